@@ -1,0 +1,2 @@
+//! Encoding benchmarks (filled in with the encoder).
+fn main() {}

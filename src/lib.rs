@@ -1,0 +1,20 @@
+//! kplace: batch placement for Kubernetes.
+//!
+//! The pipeline, in data-flow order (see `ARCHITECTURE.md`):
+//! [`snapshot`] (read manifests) → [`model`] (scheduling view of nodes and pods) →
+//! [`encode`] (equivalence classes and dense arrays) → evaluation (the [`plugins`] run by the
+//! [`framework`], CPU reference) → solve (`kplace-solver`) → plan → bind.
+//!
+//! Semantics follow kube-scheduler **v1.35** ([`UPSTREAM_VERSION`]); each plugin's module doc
+//! names its upstream file.
+
+pub mod encode;
+pub mod framework;
+pub mod model;
+pub mod plugins;
+pub mod quantity;
+pub mod resources;
+pub mod snapshot;
+
+/// The kube-scheduler release whose semantics kplace follows.
+pub const UPSTREAM_VERSION: &str = "v1.35";

@@ -1,0 +1,2 @@
+//! The `kplace` command line.
+fn main() {}
