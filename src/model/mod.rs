@@ -66,6 +66,10 @@ pub struct Pod {
     pub host_ports: Vec<HostPort>,
     /// `spec.topologySpreadConstraints`.
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    /// The selector upstream's `helper.DefaultSelector` derives for this pod from the Services,
+    /// ReplicationControllers, ReplicaSets and StatefulSets in the snapshot that select or own it
+    /// (used by PodTopologySpread's default constraints); `None` when it would be empty.
+    pub default_spread_selector: Option<LabelSelector>,
     /// Images of the pod's (app) containers, normalized as upstream's ImageLocality does.
     pub images: Vec<String>,
     /// Whether the pod mounts a PersistentVolumeClaim (volume constraints are not evaluated).

@@ -47,6 +47,7 @@ impl PodBuilder {
                 tolerations: Vec::new(),
                 host_ports: Vec::new(),
                 topology_spread_constraints: Vec::new(),
+                default_spread_selector: None,
                 images: Vec::new(),
                 has_pvc: false,
                 has_local_storage: false,
@@ -207,6 +208,12 @@ impl PodBuilder {
     /// Adds a topology spread constraint.
     pub fn spread(mut self, c: TopologySpreadConstraint) -> Self {
         self.pod.topology_spread_constraints.push(c);
+        self
+    }
+
+    /// Sets the selector PodTopologySpread's default constraints use for this pod.
+    pub fn default_spread_selector(mut self, sel: LabelSelector) -> Self {
+        self.pod.default_spread_selector = Some(sel);
         self
     }
 
