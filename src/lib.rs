@@ -11,6 +11,7 @@
 pub mod encode;
 pub mod framework;
 pub mod model;
+pub mod plan;
 pub mod plugins;
 pub mod quantity;
 pub mod resources;

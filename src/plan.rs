@@ -1,0 +1,107 @@
+//! The plan document: what `baseline`, `plan` and `rebalance` produce and what `bind` consumes.
+//!
+//! Input: decisions of a scheduler run; output: a stable JSON/YAML document
+//! (`placements`, `evictions`, `unschedulable`, `summary`). Every pending pod appears exactly once
+//! in `placements` or `unschedulable`; `placements` are in scheduling order.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A pod placed on a node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// `namespace/name`.
+    pub pod: String,
+    /// Node name.
+    pub node: String,
+}
+
+/// A running pod evicted to make room for a preemptor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Eviction {
+    /// `namespace/name` of the victim.
+    pub pod: String,
+    /// The node it runs on.
+    pub node: String,
+    /// `namespace/name` of the pod it makes room for.
+    pub preemptor: String,
+}
+
+/// A pending pod that could not be placed, with kube-scheduler's FitError message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unschedulable {
+    /// `namespace/name`.
+    pub pod: String,
+    /// The message, byte for byte as kube-scheduler words it
+    /// (`0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.`).
+    pub message: String,
+    /// Reason → number of nodes that gave it.
+    pub reasons: BTreeMap<String, usize>,
+}
+
+/// Wall-clock time per stage, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    /// Reading and parsing the snapshot.
+    pub load: f64,
+    /// Building the model and encoding.
+    pub encode: f64,
+    /// Filtering and scoring.
+    pub evaluate: f64,
+    /// Assignment (and preemption).
+    pub solve: f64,
+}
+
+/// Utilization of one resource over the nodes, after the plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceUtilization {
+    /// Sum of allocatable over all nodes.
+    pub allocatable: i64,
+    /// Sum of requests of pods on nodes (bound and placed).
+    pub requested: i64,
+    /// Mean per-node utilization (requested / allocatable), 0–1, over nodes with allocatable > 0.
+    pub mean: f64,
+    /// Highest per-node utilization.
+    pub max: f64,
+    /// Population standard deviation of per-node utilization.
+    pub stddev: f64,
+}
+
+/// Totals of a plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of placements.
+    pub placed: usize,
+    /// Number of unschedulable pods.
+    pub unschedulable: usize,
+    /// Number of evictions.
+    pub evicted: usize,
+    /// Placed pods by priority.
+    pub placed_by_priority: BTreeMap<i32, usize>,
+    /// Unschedulable pods by priority.
+    pub unschedulable_by_priority: BTreeMap<i32, usize>,
+    /// Nodes with at least one pod after the plan.
+    pub nodes_used: usize,
+    /// Utilization per resource after the plan (`cpu` in millicores, others in base units).
+    pub utilization: BTreeMap<String, ResourceUtilization>,
+    /// Time per stage.
+    pub timings_ms: Timings,
+    /// The evaluation backend used (`cpu` or the GPU adapter's name).
+    pub backend: String,
+    /// The algorithm that produced the plan (`baseline`, `greedy`, `lp`, …).
+    pub algorithm: String,
+}
+
+/// A complete plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Placements in scheduling order.
+    pub placements: Vec<Placement>,
+    /// Evictions (preemption victims).
+    pub evictions: Vec<Eviction>,
+    /// Pods that could not be placed.
+    pub unschedulable: Vec<Unschedulable>,
+    /// Totals.
+    pub summary: Summary,
+}
