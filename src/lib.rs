@@ -10,6 +10,7 @@
 
 pub mod encode;
 pub mod framework;
+pub mod inspect;
 pub mod model;
 pub mod plan;
 pub mod plugins;

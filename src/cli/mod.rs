@@ -1,0 +1,102 @@
+//! Command-line definitions (clap derive) and dispatch. `anyhow` lives here and nowhere else.
+//!
+//! Exit codes: 0 success (unschedulable pods are an outcome, not a failure); 1 an error
+//! (bad input, I/O, an invalid configuration); 2 invalid command-line usage (from clap).
+
+mod baseline;
+mod explain;
+mod inspect;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use tracing_subscriber::EnvFilter;
+
+/// Exit code for errors.
+pub const EXIT_ERROR: u8 = 1;
+
+/// kplace: GPU-accelerated batch placement for Kubernetes.
+#[derive(Debug, Parser)]
+#[command(name = "kplace", version, about, propagate_version = true)]
+pub struct Cli {
+    /// More log output on stderr (-v: debug, -vv: trace).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Summarize a cluster snapshot: nodes, pods, pod classes, capacity and utilization.
+    Inspect(InspectArgs),
+    /// Simulate the default kube-scheduler placing the pending pods one at a time.
+    Baseline(baseline::BaselineArgs),
+    /// Show, for one pending pod, every node's filter verdicts and scores.
+    Explain(explain::ExplainArgs),
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Human-readable tables.
+    Table,
+    /// JSON on stdout.
+    Json,
+    /// YAML on stdout.
+    Yaml,
+}
+
+/// Where the cluster comes from, shared by every command that reads a snapshot.
+#[derive(Debug, Clone, Args)]
+pub struct SnapshotArgs {
+    /// Files or directories of Kubernetes manifests (YAML, multi-document, `kind: List`, JSON).
+    #[arg(required = true, value_name = "SNAPSHOT")]
+    pub paths: Vec<PathBuf>,
+    /// Scheduler names whose pending pods kplace places (repeatable).
+    #[arg(long = "scheduler-name", value_name = "NAME", default_values = ["default-scheduler", "kplace"])]
+    pub scheduler_names: Vec<String>,
+}
+
+/// `kplace inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    snapshot: SnapshotArgs,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
+    output: OutputFormat,
+}
+
+/// Sets up `tracing` on stderr. `RUST_LOG` overrides the level.
+pub fn init_logging(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        (false, _) => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+}
+
+/// Runs the parsed command.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Inspect(args) => inspect::run(&args.snapshot, args.output),
+        Command::Baseline(args) => baseline::run(&args),
+        Command::Explain(args) => explain::run(&args),
+    }
+}

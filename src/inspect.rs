@@ -1,0 +1,201 @@
+//! `kplace inspect`: a summary of a cluster snapshot.
+//!
+//! Input: the model built from a snapshot (nodes with their bound pods, pending pods);
+//! output: [`InspectReport`], serializable as JSON/YAML and printable as tables.
+//! No upstream counterpart: this is what `kubectl describe nodes` and a few `kubectl get`
+//! queries would tell, in one place.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::model::{ClusterState, Pod};
+use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource};
+
+/// Label naming a node's instance type.
+pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
+/// Label naming a node's zone.
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
+/// Counts of pods the snapshot held but kplace does not schedule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct IgnoredPods {
+    /// Pending pods for another scheduler.
+    pub other_scheduler: usize,
+    /// Pods in a terminal phase.
+    pub terminal: usize,
+    /// Pending pods being deleted.
+    pub terminating: usize,
+}
+
+/// Nodes of one shape: instance type and allocatable CPU/memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeShape {
+    /// `node.kubernetes.io/instance-type`, or `-`.
+    pub instance_type: String,
+    /// Allocatable CPU, millicores.
+    pub cpu_millis: i64,
+    /// Allocatable memory, bytes.
+    pub memory_bytes: i64,
+    /// Extended resources on the node (e.g. `nvidia.com/gpu`).
+    pub extended: BTreeMap<String, i64>,
+    /// Number of nodes of this shape.
+    pub count: usize,
+}
+
+/// Totals of one resource over the cluster.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ResourceTotals {
+    /// Sum of node allocatable.
+    pub allocatable: i64,
+    /// Sum of requests of bound (non-terminal) pods.
+    pub requested: i64,
+    /// Sum of requests of pending pods.
+    pub pending: i64,
+    /// `requested / allocatable` (0 when nothing is allocatable).
+    pub utilization: f64,
+    /// `(requested + pending) / allocatable`.
+    pub utilization_if_all_placed: f64,
+}
+
+/// Node counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct NodeSummary {
+    /// All nodes.
+    pub total: usize,
+    /// Nodes with `spec.unschedulable`.
+    pub cordoned: Vec<String>,
+    /// Nodes per zone (`-` for nodes without a zone label).
+    pub by_zone: BTreeMap<String, usize>,
+    /// Nodes per shape.
+    pub shapes: Vec<NodeShape>,
+    /// `key=value:effect` → number of nodes with that taint.
+    pub taints: BTreeMap<String, usize>,
+}
+
+/// Pod counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PodSummary {
+    /// Bound, non-terminal pods.
+    pub bound: usize,
+    /// Pending pods kplace schedules.
+    pub pending: usize,
+    /// Pending pods by priority.
+    pub pending_by_priority: BTreeMap<i32, usize>,
+    /// Pending pods by scheduler name.
+    pub pending_by_scheduler: BTreeMap<String, usize>,
+    /// Number of scheduling equivalence classes among pending pods.
+    pub pending_classes: usize,
+    /// Pods not scheduled by kplace.
+    pub ignored: IgnoredPods,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct InspectReport {
+    /// Nodes.
+    pub nodes: NodeSummary,
+    /// Pods.
+    pub pods: PodSummary,
+    /// Per resource (`cpu` in millicores, memory and storage in bytes).
+    pub resources: BTreeMap<String, ResourceTotals>,
+}
+
+/// Builds the report. `pending_classes` is the number of equivalence classes the encoder found.
+pub fn inspect(
+    state: &ClusterState,
+    pending: &[Pod],
+    ignored: IgnoredPods,
+    pending_classes: usize,
+) -> InspectReport {
+    let mut report = InspectReport::default();
+    let mut alloc = Resource::default();
+    let mut requested = Resource::default();
+    let mut pending_req = Resource::default();
+    let mut shapes: BTreeMap<(String, i64, i64, BTreeMap<String, i64>), usize> = BTreeMap::new();
+
+    report.nodes.total = state.nodes.len();
+    for node in &state.nodes {
+        alloc.add(&node.allocatable);
+        requested.add(&node.requested);
+        requested.allowed_pod_number += node.pods.len() as i64;
+        if node.unschedulable {
+            report.nodes.cordoned.push(node.name.clone());
+        }
+        let zone = node.labels.get(ZONE_LABEL).cloned().unwrap_or_else(|| "-".to_string());
+        *report.nodes.by_zone.entry(zone).or_insert(0) += 1;
+        for t in &node.taints {
+            let key = if t.value.is_empty() {
+                format!("{}:{}", t.key, t.effect.as_str())
+            } else {
+                format!("{}={}:{}", t.key, t.value, t.effect.as_str())
+            };
+            *report.nodes.taints.entry(key).or_insert(0) += 1;
+        }
+        let it = node.labels.get(INSTANCE_TYPE_LABEL).cloned().unwrap_or_else(|| "-".to_string());
+        let extended = node.allocatable.scalar.clone();
+        *shapes
+            .entry((it, node.allocatable.milli_cpu, node.allocatable.memory, extended))
+            .or_insert(0) += 1;
+        report.pods.bound += node.pods.len();
+    }
+    report.nodes.shapes = shapes
+        .into_iter()
+        .map(|((instance_type, cpu_millis, memory_bytes, extended), count)| NodeShape {
+            instance_type,
+            cpu_millis,
+            memory_bytes,
+            extended,
+            count,
+        })
+        .collect();
+
+    report.pods.pending = pending.len();
+    for pod in pending {
+        pending_req.add(&pod.requests);
+        pending_req.allowed_pod_number += 1;
+        *report.pods.pending_by_priority.entry(pod.priority).or_insert(0) += 1;
+        *report.pods.pending_by_scheduler.entry(pod.scheduler_name.clone()).or_insert(0) += 1;
+    }
+    report.pods.pending_classes = pending_classes;
+    report.pods.ignored = ignored;
+
+    let mut names: Vec<String> =
+        [CPU, MEMORY, EPHEMERAL_STORAGE, PODS].iter().map(|s| (*s).to_string()).collect();
+    for r in [&alloc, &requested, &pending_req] {
+        for k in r.scalar.keys() {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+    }
+    for name in names {
+        let a = alloc.get(&name);
+        let r = requested.get(&name);
+        let p = pending_req.get(&name);
+        if a == 0 && r == 0 && p == 0 {
+            continue;
+        }
+        let ratio = |x: i64| if a > 0 { x as f64 / a as f64 } else { 0.0 };
+        report.resources.insert(
+            name,
+            ResourceTotals {
+                allocatable: a,
+                requested: r,
+                pending: p,
+                utilization: ratio(r),
+                utilization_if_all_placed: ratio(r + p),
+            },
+        );
+    }
+    report
+}
+
+/// Formats an amount of a resource for people: CPU as cores, memory/storage in GiB.
+pub fn human_amount(resource: &str, amount: i64) -> String {
+    match resource {
+        CPU => format!("{:.2}", amount as f64 / 1000.0),
+        MEMORY | EPHEMERAL_STORAGE => format!("{:.1}Gi", amount as f64 / (1u64 << 30) as f64),
+        _ => amount.to_string(),
+    }
+}
