@@ -105,3 +105,59 @@ pub struct Plan {
     /// Totals.
     pub summary: Summary,
 }
+
+/// Computes the summary of `plan`, given the cluster *after* the plan was applied and the
+/// pending pods it was made for. Timings, backend and algorithm are left for the caller.
+pub fn summarize(plan: &Plan, after: &crate::model::ClusterState, pending: &[crate::model::Pod]) -> Summary {
+    use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
+
+    let priority: BTreeMap<String, i32> = pending.iter().map(|p| (p.key(), p.priority)).collect();
+    let mut s = Summary {
+        placed: plan.placements.len(),
+        unschedulable: plan.unschedulable.len(),
+        evicted: plan.evictions.len(),
+        ..Default::default()
+    };
+    for p in &plan.placements {
+        *s.placed_by_priority.entry(priority.get(&p.pod).copied().unwrap_or(0)).or_insert(0) += 1;
+    }
+    for u in &plan.unschedulable {
+        *s.unschedulable_by_priority.entry(priority.get(&u.pod).copied().unwrap_or(0)).or_insert(0) +=
+            1;
+    }
+    s.nodes_used = after.nodes.iter().filter(|n| !n.pods.is_empty()).count();
+
+    let mut names: Vec<String> =
+        [CPU, MEMORY, EPHEMERAL_STORAGE, PODS].iter().map(|n| (*n).to_string()).collect();
+    for n in &after.nodes {
+        for k in n.allocatable.scalar.keys() {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+    }
+    for name in names {
+        let mut u = ResourceUtilization::default();
+        let mut ratios = Vec::new();
+        for n in &after.nodes {
+            let alloc = n.allocatable.get(&name);
+            let req = if name == PODS { n.pods.len() as i64 } else { n.requested.get(&name) };
+            u.allocatable += alloc;
+            u.requested += req;
+            if alloc > 0 {
+                ratios.push(req as f64 / alloc as f64);
+            }
+        }
+        if u.allocatable == 0 && u.requested == 0 {
+            continue;
+        }
+        if !ratios.is_empty() {
+            let len = ratios.len() as f64;
+            u.mean = ratios.iter().sum::<f64>() / len;
+            u.max = ratios.iter().copied().fold(0.0, f64::max);
+            u.stddev = (ratios.iter().map(|r| (r - u.mean).powi(2)).sum::<f64>() / len).sqrt();
+        }
+        s.utilization.insert(name, u);
+    }
+    s
+}

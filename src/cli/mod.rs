@@ -75,6 +75,44 @@ pub struct InspectArgs {
     output: OutputFormat,
 }
 
+/// A snapshot read and converted into the model, with timings.
+pub struct Loaded {
+    /// The model.
+    pub cluster: kplace::snapshot::Cluster,
+    /// Milliseconds spent reading and parsing files.
+    pub load_ms: f64,
+    /// Milliseconds spent building the model.
+    pub build_ms: f64,
+}
+
+/// Reads the snapshot named on the command line and builds the model; logs warnings.
+pub fn load_cluster(args: &SnapshotArgs) -> anyhow::Result<Loaded> {
+    let start = std::time::Instant::now();
+    let snapshot = kplace::snapshot::load(&args.paths)?;
+    let load_ms = start.elapsed().as_secs_f64() * 1000.0;
+    let start = std::time::Instant::now();
+    let options = kplace::snapshot::BuildOptions { scheduler_names: args.scheduler_names.clone() };
+    let cluster = kplace::snapshot::build(&snapshot, &options)?;
+    let build_ms = start.elapsed().as_secs_f64() * 1000.0;
+    for w in &cluster.warnings {
+        tracing::warn!("{w}");
+    }
+    tracing::info!(
+        nodes = cluster.state.nodes.len(),
+        pending = cluster.pending.len(),
+        "loaded snapshot in {load_ms:.1} ms"
+    );
+    Ok(Loaded { cluster, load_ms, build_ms })
+}
+
+/// Reads `--config`, or returns upstream's default configuration.
+pub fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<kplace::framework::config::SchedulerConfig> {
+    Ok(match path {
+        Some(p) => kplace::framework::config::SchedulerConfig::from_file(p)?,
+        None => kplace::framework::config::SchedulerConfig::default(),
+    })
+}
+
 /// Sets up `tracing` on stderr. `RUST_LOG` overrides the level.
 pub fn init_logging(verbose: u8, quiet: bool) {
     let level = match (quiet, verbose) {
