@@ -4,6 +4,7 @@
 //! Counterpart: `pkg/scheduler/framework/` and `pkg/scheduler/schedule_one.go` (v1.35).
 
 pub mod args;
+pub mod config;
 pub mod profile;
 pub mod status;
 
