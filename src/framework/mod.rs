@@ -4,7 +4,9 @@
 //! Counterpart: `pkg/scheduler/framework/` and `pkg/scheduler/schedule_one.go` (v1.35).
 
 pub mod args;
+pub mod config;
 pub mod fit_error;
+pub mod profile;
 pub mod status;
 
 pub use status::{Code, MAX_NODE_SCORE, MIN_NODE_SCORE, Status, default_normalize_score};

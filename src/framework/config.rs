@@ -1,0 +1,2162 @@
+//! `--config FILE`: a `KubeSchedulerConfiguration` (`kubescheduler.config.k8s.io/v1`), read as
+//! kube-scheduler v1.35 reads it.
+//!
+//! Input: YAML or JSON text. Output: a [`SchedulerConfig`], one resolved [`Profile`] per
+//! `profiles[]` entry, merged with upstream's defaults, or a [`ConfigError`] naming the file and
+//! the field path of every problem.
+//!
+//! Counterparts (v1.35): `staging/src/k8s.io/kube-scheduler/config/v1/types.go` and
+//! `types_pluginargs.go` (the schema; decoding is strict, so unknown fields are errors),
+//! `pkg/scheduler/apis/config/v1/defaults.go` (defaults), `default_plugins.go` (plugin merge,
+//! see [`crate::framework::profile`]), `pkg/scheduler/apis/config/validation/validation.go` and
+//! `validation_pluginargs.go` (validation), and the checks `NewFramework` makes when it builds a
+//! profile (`pkg/scheduler/framework/runtime/framework.go`).
+//!
+//! Fields that do not affect placement (`leaderElection`, `clientConnection`, `parallelism`,
+//! backoff, profiling, `delayCacheUntilActive`) are accepted and checked as upstream checks
+//! them, then dropped. `extenders` are refused: kplace cannot call them.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use k8s_openapi::api::core::v1 as corev1;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::args::{
+    DefaultPreemptionArgs, InterPodAffinityArgs, NodeAffinityArgs,
+    NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, PodTopologySpreadArgs, ResourceSpec,
+    ScoringStrategy, ScoringStrategyType, SpreadDefaultingType, UtilizationShapePoint,
+    default_resource_specs,
+};
+use super::profile::{
+    DEFAULT_SCHEDULER_NAME, EnabledPlugin, ExtensionPoint, KPLACE_SCHEDULER_NAME, PluginArgs,
+    PluginName, PluginNameError, PluginSet, PluginsConfig, Profile, default_plugins, expand,
+    merge_plugins,
+};
+use crate::model::{
+    InclusionPolicy, MatchOp, NodeAffinity, NodeSelector, NodeSelectorTerm,
+    PreferredSchedulingTerm, Requirement, TopologySpreadConstraint, UnsatisfiableAction,
+};
+
+/// The only accepted `apiVersion`.
+pub const API_VERSION: &str = "kubescheduler.config.k8s.io/v1";
+/// The only accepted `kind`.
+pub const KIND: &str = "KubeSchedulerConfiguration";
+
+/// One problem in a configuration, at a field path such as
+/// `profiles[0].pluginConfig[1].args.scoringStrategy.type`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// The field path (empty for the document itself).
+    pub field: String,
+    /// What is wrong, in lower case, with the offending value quoted.
+    pub message: String,
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.field.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.field, self.message)
+        }
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+impl FieldError {
+    fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError { field: field.into(), message: message.into() }
+    }
+}
+
+/// Why a configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("reading scheduler configuration {}: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The IO error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The text is not YAML or JSON.
+    #[error("{source_name}: not valid YAML or JSON: {message}")]
+    Syntax {
+        /// The file name (or `<config>` for text).
+        source_name: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// The document does not decode or does not validate; every problem found is listed.
+    #[error("{source_name}: {}", join_errors(.errors))]
+    Invalid {
+        /// The file name (or `<config>` for text).
+        source_name: String,
+        /// The problems, in document order.
+        errors: Vec<FieldError>,
+    },
+}
+
+fn join_errors(errors: &[FieldError]) -> String {
+    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+/// A loaded scheduler configuration: the resolved profiles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedulerConfig {
+    /// The profiles, in the order written.
+    pub profiles: Vec<Profile>,
+    /// The top-level `percentageOfNodesToScore` as written (`None`: upstream's default 0, the
+    /// adaptive percentage). Each profile's effective value is in
+    /// [`Profile::percentage_of_nodes_to_score`].
+    pub percentage_of_nodes_to_score: Option<i32>,
+    /// Things kube-scheduler accepts silently but a user likely wants to know about (args for a
+    /// plugin that takes none, `disabled` naming an unknown plugin, …).
+    pub warnings: Vec<String>,
+}
+
+impl Default for SchedulerConfig {
+    /// No `--config`: one `default-scheduler` profile with upstream's defaults.
+    fn default() -> Self {
+        SchedulerConfig {
+            profiles: vec![Profile::default_profile()],
+            percentage_of_nodes_to_score: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl FromStr for SchedulerConfig {
+    type Err = ConfigError;
+
+    /// Parses YAML or JSON text; errors name the source `<config>`.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        SchedulerConfig::parse(text, "<config>")
+    }
+}
+
+impl SchedulerConfig {
+    /// Reads and resolves a configuration file (YAML or JSON).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<SchedulerConfig, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+        SchedulerConfig::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and resolves YAML or JSON text; `source_name` prefixes every error message.
+    pub fn parse(text: &str, source_name: &str) -> Result<SchedulerConfig, ConfigError> {
+        let value = parse_document(text).map_err(|message| ConfigError::Syntax {
+            source_name: source_name.to_string(),
+            message,
+        })?;
+        resolve(&value)
+            .map_err(|errors| ConfigError::Invalid { source_name: source_name.to_string(), errors })
+    }
+
+    /// The profile with this scheduler name.
+    pub fn profile(&self, scheduler_name: &str) -> Option<&Profile> {
+        self.profiles.iter().find(|p| p.scheduler_name == scheduler_name)
+    }
+
+    /// The profile that schedules pods with this `spec.schedulerName`: the profile of that name,
+    /// or, for `kplace` when no profile is named so, the `default-scheduler` profile.
+    pub fn profile_for(&self, scheduler_name: &str) -> Option<&Profile> {
+        self.profile(scheduler_name).or_else(|| {
+            (scheduler_name == KPLACE_SCHEDULER_NAME)
+                .then(|| self.profile(DEFAULT_SCHEDULER_NAME))
+                .flatten()
+        })
+    }
+
+    /// Every scheduler name kplace serves: the profiles' names, plus `kplace` when it falls back
+    /// to `default-scheduler`.
+    pub fn served_scheduler_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> =
+            self.profiles.iter().map(|p| p.scheduler_name.as_str()).collect();
+        if self.profile(KPLACE_SCHEDULER_NAME).is_none()
+            && self.profile(DEFAULT_SCHEDULER_NAME).is_some()
+        {
+            names.push(KPLACE_SCHEDULER_NAME);
+        }
+        names
+    }
+}
+
+/// YAML or JSON text to a JSON value. JSON is YAML, so one parser reads both (and, like
+/// upstream's strict decoding, refuses duplicate keys); a JSON document the YAML parser cannot
+/// read is retried as JSON.
+fn parse_document(text: &str) -> Result<Value, String> {
+    match serde_saphyr::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(yaml_error) if text.trim_start().starts_with('{') => {
+            serde_json::from_str(text).map_err(|json_error| format!("{json_error} ({yaml_error})"))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The v1 schema, field for field (strict: unknown fields are errors, as upstream decodes).
+// ---------------------------------------------------------------------------------------------
+
+// Some fields are accepted only to be checked or dropped.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawConfig {
+    api_version: Option<String>,
+    kind: Option<String>,
+    parallelism: Option<i32>,
+    leader_election: Option<RawLeaderElection>,
+    client_connection: Option<RawClientConnection>,
+    enable_profiling: Option<bool>,
+    enable_contention_profiling: Option<bool>,
+    percentage_of_nodes_to_score: Option<i32>,
+    pod_initial_backoff_seconds: Option<i64>,
+    pod_max_backoff_seconds: Option<i64>,
+    profiles: Option<Vec<RawProfile>>,
+    extenders: Option<Vec<Value>>,
+    delay_cache_until_active: Option<bool>,
+}
+
+/// component-base `LeaderElectionConfiguration` (v1alpha1).
+// Some fields are accepted only to be checked or dropped.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawLeaderElection {
+    leader_elect: Option<bool>,
+    lease_duration: Option<String>,
+    renew_deadline: Option<String>,
+    retry_period: Option<String>,
+    resource_lock: Option<String>,
+    resource_name: Option<String>,
+    resource_namespace: Option<String>,
+}
+
+/// component-base `ClientConnectionConfiguration` (v1alpha1).
+// Some fields are accepted only to be checked or dropped.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawClientConnection {
+    kubeconfig: Option<String>,
+    accept_content_types: Option<String>,
+    content_type: Option<String>,
+    qps: Option<f32>,
+    burst: Option<i32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawProfile {
+    scheduler_name: Option<String>,
+    percentage_of_nodes_to_score: Option<i32>,
+    plugins: Option<RawPlugins>,
+    plugin_config: Option<Vec<RawPluginConfig>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawPlugins {
+    pre_enqueue: Option<RawPluginSet>,
+    queue_sort: Option<RawPluginSet>,
+    pre_filter: Option<RawPluginSet>,
+    filter: Option<RawPluginSet>,
+    post_filter: Option<RawPluginSet>,
+    pre_score: Option<RawPluginSet>,
+    score: Option<RawPluginSet>,
+    reserve: Option<RawPluginSet>,
+    permit: Option<RawPluginSet>,
+    pre_bind: Option<RawPluginSet>,
+    bind: Option<RawPluginSet>,
+    post_bind: Option<RawPluginSet>,
+    multi_point: Option<RawPluginSet>,
+}
+
+impl RawPlugins {
+    fn get(&self, ep: ExtensionPoint) -> Option<&RawPluginSet> {
+        match ep {
+            ExtensionPoint::PreEnqueue => self.pre_enqueue.as_ref(),
+            ExtensionPoint::QueueSort => self.queue_sort.as_ref(),
+            ExtensionPoint::PreFilter => self.pre_filter.as_ref(),
+            ExtensionPoint::Filter => self.filter.as_ref(),
+            ExtensionPoint::PostFilter => self.post_filter.as_ref(),
+            ExtensionPoint::PreScore => self.pre_score.as_ref(),
+            ExtensionPoint::Score => self.score.as_ref(),
+            ExtensionPoint::Reserve => self.reserve.as_ref(),
+            ExtensionPoint::Permit => self.permit.as_ref(),
+            ExtensionPoint::PreBind => self.pre_bind.as_ref(),
+            ExtensionPoint::Bind => self.bind.as_ref(),
+            ExtensionPoint::PostBind => self.post_bind.as_ref(),
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawPluginSet {
+    enabled: Option<Vec<RawPlugin>>,
+    disabled: Option<Vec<RawPlugin>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawPlugin {
+    name: String,
+    weight: Option<i32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawPluginConfig {
+    name: String,
+    args: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawFitArgs {
+    api_version: Option<String>,
+    kind: Option<String>,
+    ignored_resources: Option<Vec<String>>,
+    ignored_resource_groups: Option<Vec<String>>,
+    scoring_strategy: Option<RawScoringStrategy>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawScoringStrategy {
+    #[serde(rename = "type")]
+    strategy_type: Option<String>,
+    resources: Option<Vec<RawResourceSpec>>,
+    requested_to_capacity_ratio: Option<RawRequestedToCapacityRatio>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawResourceSpec {
+    name: String,
+    weight: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawRequestedToCapacityRatio {
+    shape: Option<Vec<RawShapePoint>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawShapePoint {
+    #[serde(default)]
+    utilization: i32,
+    #[serde(default)]
+    score: i32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawBalancedAllocationArgs {
+    api_version: Option<String>,
+    kind: Option<String>,
+    resources: Option<Vec<RawResourceSpec>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawPodTopologySpreadArgs {
+    api_version: Option<String>,
+    kind: Option<String>,
+    default_constraints: Option<Vec<corev1::TopologySpreadConstraint>>,
+    defaulting_type: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawInterPodAffinityArgs {
+    api_version: Option<String>,
+    kind: Option<String>,
+    hard_pod_affinity_weight: Option<i32>,
+    ignore_preferred_terms_of_existing_pods: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawNodeAffinityArgs {
+    api_version: Option<String>,
+    kind: Option<String>,
+    added_affinity: Option<corev1::NodeAffinity>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawDefaultPreemptionArgs {
+    api_version: Option<String>,
+    kind: Option<String>,
+    min_candidate_nodes_percentage: Option<i32>,
+    min_candidate_nodes_absolute: Option<i32>,
+}
+
+// Some fields are accepted only to be checked or dropped.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawVolumeBindingArgs {
+    api_version: Option<String>,
+    kind: Option<String>,
+    bind_timeout_seconds: Option<i64>,
+    shape: Option<Vec<RawShapePoint>>,
+}
+
+// Some fields are accepted only to be checked or dropped.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawDynamicResourcesArgs {
+    api_version: Option<String>,
+    kind: Option<String>,
+    filter_timeout: Option<String>,
+    binding_timeout: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding helpers.
+// ---------------------------------------------------------------------------------------------
+
+fn join_path(prefix: &str, rest: &str) -> String {
+    match (prefix.is_empty(), rest.is_empty() || rest == ".") {
+        (_, true) => prefix.to_string(),
+        (true, false) => rest.to_string(),
+        (false, false) if rest.starts_with('[') => format!("{prefix}{rest}"),
+        (false, false) => format!("{prefix}.{rest}"),
+    }
+}
+
+/// Decodes `value` into `T`, naming the field path of the first problem (relative to `prefix`).
+fn decode<T: DeserializeOwned>(value: &Value, prefix: &str) -> Result<T, FieldError> {
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let field = join_path(prefix, &e.path().to_string());
+        FieldError::new(field, tidy_serde_message(&e.inner().to_string()))
+    })
+}
+
+/// serde's messages, shortened: "unknown field `x`, expected one of …" becomes
+/// `unknown field "x"`.
+fn tidy_serde_message(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some(end) = rest.find('`')
+    {
+        return format!("unknown field {:?}", &rest[..end]);
+    }
+    message.to_string()
+}
+
+/// Kubernetes API types from k8s-openapi ignore unknown fields when they deserialize; upstream's
+/// strict decoding does not. Finds a field of `original` that did not survive the round trip
+/// through `parsed` (a null field is as good as absent).
+fn unknown_api_field<T: Serialize>(
+    original: &Value,
+    parsed: &T,
+    prefix: &str,
+) -> Option<FieldError> {
+    let round_trip = serde_json::to_value(parsed).ok()?;
+    first_unknown(original, &round_trip, prefix.to_string())
+        .map(|field| FieldError::new(field, "unknown field"))
+}
+
+fn first_unknown(original: &Value, round_trip: &Value, path: String) -> Option<String> {
+    match (original, round_trip) {
+        (Value::Object(o), Value::Object(r)) => o.iter().find_map(|(k, v)| {
+            if v.is_null() {
+                return None;
+            }
+            let child = join_path(&path, k);
+            match r.get(k) {
+                None => Some(child),
+                Some(rv) => first_unknown(v, rv, child),
+            }
+        }),
+        (Value::Array(o), Value::Array(r)) => o
+            .iter()
+            .zip(r)
+            .enumerate()
+            .find_map(|(i, (v, rv))| first_unknown(v, rv, format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution: defaults, validation, profiles.
+// ---------------------------------------------------------------------------------------------
+
+fn resolve(value: &Value) -> Result<SchedulerConfig, Vec<FieldError>> {
+    let Value::Object(map) = value else {
+        return Err(vec![FieldError::new(
+            "",
+            format!("expected a {KIND} object with apiVersion {API_VERSION:?}"),
+        )]);
+    };
+    // apiVersion and kind first: a v1beta3 file should be told so, not about its fields.
+    let mut errors = Vec::new();
+    match map.get("apiVersion") {
+        Some(Value::String(v)) if v == API_VERSION => {}
+        Some(Value::String(v)) if v.starts_with("kubescheduler.config.k8s.io/") => {
+            errors.push(FieldError::new(
+                "apiVersion",
+                format!("{v:?} is no longer read by kube-scheduler v1.35; use {API_VERSION:?}"),
+            ));
+        }
+        Some(other) => errors
+            .push(FieldError::new("apiVersion", format!("expected {API_VERSION:?}, got {other}"))),
+        None => errors.push(FieldError::new("apiVersion", format!("required: {API_VERSION:?}"))),
+    }
+    match map.get("kind") {
+        Some(Value::String(k)) if k == KIND => {}
+        Some(other) => {
+            errors.push(FieldError::new("kind", format!("expected {KIND:?}, got {other}")))
+        }
+        None => errors.push(FieldError::new("kind", format!("required: {KIND:?}"))),
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+
+    let raw: RawConfig = decode(value, "").map_err(|e| vec![e])?;
+    let mut warnings = Vec::new();
+    validate_component_fields(&raw, &mut errors);
+    validate_percentage("percentageOfNodesToScore", raw.percentage_of_nodes_to_score, &mut errors);
+    if raw.extenders.as_ref().is_some_and(|e| !e.is_empty()) {
+        errors.push(FieldError::new(
+            "extenders",
+            "scheduler extenders are not supported: kplace cannot call them while it places pods",
+        ));
+    }
+
+    let mut raw_profiles = raw.profiles.unwrap_or_default();
+    if raw_profiles.is_empty() {
+        raw_profiles.push(RawProfile::default());
+    }
+    let single = raw_profiles.len() == 1;
+    let mut profiles = Vec::new();
+    for (i, rp) in raw_profiles.iter().enumerate() {
+        let path = format!("profiles[{i}]");
+        let name = match (&rp.scheduler_name, single) {
+            (Some(n), _) => n.clone(),
+            (None, true) => DEFAULT_SCHEDULER_NAME.to_string(),
+            (None, false) => String::new(),
+        };
+        if name.is_empty() {
+            errors.push(FieldError::new(format!("{path}.schedulerName"), "required"));
+        } else if let Some(j) = raw_profiles[..i]
+            .iter()
+            .position(|other| other.scheduler_name.as_deref() == Some(name.as_str()))
+        {
+            errors.push(FieldError::new(
+                format!("{path}.schedulerName"),
+                format!("duplicate scheduler name {name:?} (also profiles[{j}].schedulerName)"),
+            ));
+        }
+        let pct = rp.percentage_of_nodes_to_score.or(raw.percentage_of_nodes_to_score);
+        if let Some(p) = resolve_profile(rp, &name, &path, pct, &mut errors, &mut warnings) {
+            profiles.push(p);
+        }
+    }
+    validate_common_queue_sort(&raw_profiles, &mut errors);
+
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(SchedulerConfig {
+        profiles,
+        percentage_of_nodes_to_score: raw.percentage_of_nodes_to_score,
+        warnings,
+    })
+}
+
+/// The checks upstream makes on fields that do not affect placement.
+fn validate_component_fields(raw: &RawConfig, errors: &mut Vec<FieldError>) {
+    if let Some(p) = raw.parallelism
+        && p <= 0
+    {
+        errors.push(FieldError::new(
+            "parallelism",
+            format!("should be an integer value greater than zero, got {p}"),
+        ));
+    }
+    if let Some(le) = &raw.leader_election {
+        // Leader election defaults to on, and only the "leases" lock is allowed.
+        let lock = le.resource_lock.as_deref().filter(|l| !l.is_empty()).unwrap_or("leases");
+        if le.leader_elect.unwrap_or(true) && lock != "leases" {
+            errors.push(FieldError::new(
+                "leaderElection.resourceLock",
+                format!("resourceLock value must be \"leases\", got {lock:?}"),
+            ));
+        }
+    }
+    if let Some(cc) = &raw.client_connection
+        && let Some(b) = cc.burst
+        && b < 0
+    {
+        errors.push(FieldError::new(
+            "clientConnection.burst",
+            format!("must be non-negative, got {b}"),
+        ));
+    }
+    let initial = raw.pod_initial_backoff_seconds.unwrap_or(1);
+    let max = raw.pod_max_backoff_seconds.unwrap_or(10);
+    if initial <= 0 {
+        errors.push(FieldError::new(
+            "podInitialBackoffSeconds",
+            format!("must be greater than 0, got {initial}"),
+        ));
+    }
+    if max < initial {
+        errors.push(FieldError::new(
+            "podMaxBackoffSeconds",
+            format!("must be greater than or equal to podInitialBackoffSeconds, got {max}"),
+        ));
+    }
+}
+
+fn validate_percentage(field: &str, value: Option<i32>, errors: &mut Vec<FieldError>) {
+    if let Some(v) = value
+        && !(0..=100).contains(&v)
+    {
+        errors.push(FieldError::new(field, format!("{v} is not in the valid range [0, 100]")));
+    }
+}
+
+/// All profiles must configure `queueSort` identically: the scheduler has one queue.
+fn validate_common_queue_sort(profiles: &[RawProfile], errors: &mut Vec<FieldError>) {
+    fn canonical(p: &RawProfile) -> (Vec<(String, Option<i32>)>, Vec<String>) {
+        let set = p.plugins.as_ref().and_then(|pl| pl.queue_sort.as_ref());
+        let enabled = set
+            .and_then(|s| s.enabled.as_ref())
+            .map(|v| v.iter().map(|e| (e.name.clone(), e.weight)).collect())
+            .unwrap_or_default();
+        let disabled = set
+            .and_then(|s| s.disabled.as_ref())
+            .map(|v| v.iter().map(|e| e.name.clone()).collect())
+            .unwrap_or_default();
+        (enabled, disabled)
+    }
+    let Some(first) = profiles.first() else { return };
+    let canon = canonical(first);
+    for (i, p) in profiles.iter().enumerate().skip(1) {
+        if canonical(p) != canon {
+            errors.push(FieldError::new(
+                format!("profiles[{i}].plugins.queueSort"),
+                "must be the same for all profiles",
+            ));
+        }
+    }
+}
+
+/// Converts one profile's `plugins` into typed sets; unknown names are errors, removed names in
+/// `enabled` are errors, unknown names in `disabled` are warnings (upstream ignores them).
+fn plugins_config(
+    raw: Option<&RawPlugins>,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+    warnings: &mut Vec<String>,
+) -> PluginsConfig {
+    let mut out = PluginsConfig::default();
+    let Some(raw) = raw else { return out };
+    let mut convert = |raw_set: Option<&RawPluginSet>, field: &str| -> PluginSet {
+        let mut set = PluginSet::default();
+        let Some(raw_set) = raw_set else { return set };
+        for (j, p) in raw_set.enabled.iter().flatten().enumerate() {
+            let origin = format!("{field}.enabled[{j}]");
+            match PluginName::parse(&p.name) {
+                Ok(name) => {
+                    set.enabled.push(EnabledPlugin { name, weight: p.weight, origin: Some(origin) })
+                }
+                Err(e) => errors
+                    .push(FieldError::new(format!("{path}.plugins.{origin}.name"), e.to_string())),
+            }
+        }
+        for (j, p) in raw_set.disabled.iter().flatten().enumerate() {
+            if p.name != "*"
+                && matches!(PluginName::parse(&p.name), Err(PluginNameError::Unknown { .. }))
+            {
+                warnings.push(format!(
+                    "{path}.plugins.{field}.disabled[{j}].name: {:?} is not a kube-scheduler \
+                     v1.35 plugin; disabling it has no effect",
+                    p.name
+                ));
+            }
+            set.disabled.push(p.name.clone());
+        }
+        set
+    };
+    out.multi_point = convert(raw.multi_point.as_ref(), "multiPoint");
+    for ep in ExtensionPoint::ALL {
+        *out.get_mut(ep) = convert(raw.get(ep), ep.field_name());
+    }
+    out
+}
+
+/// One profile: plugins merged and expanded, plugin args decoded. `None` when it has errors.
+fn resolve_profile(
+    rp: &RawProfile,
+    name: &str,
+    path: &str,
+    percentage_of_nodes_to_score: Option<i32>,
+    errors: &mut Vec<FieldError>,
+    warnings: &mut Vec<String>,
+) -> Option<Profile> {
+    let errors_before = errors.len();
+    validate_percentage(
+        &format!("{path}.percentageOfNodesToScore"),
+        rp.percentage_of_nodes_to_score,
+        errors,
+    );
+    let custom = plugins_config(rp.plugins.as_ref(), path, errors, warnings);
+    let merged = merge_plugins(&default_plugins(), &custom);
+    let expanded = match expand(&merged) {
+        Ok(e) => Some(e),
+        Err(errs) => {
+            for e in errs {
+                errors.push(FieldError::new(format!("{path}.plugins.{}", e.field), e.message));
+            }
+            None
+        }
+    };
+
+    let mut args = PluginArgs::default();
+    let configs = rp.plugin_config.as_deref().unwrap_or_default();
+    for (j, pc) in configs.iter().enumerate() {
+        let pc_path = format!("{path}.pluginConfig[{j}]");
+        if configs[..j].iter().any(|other| other.name == pc.name) {
+            errors.push(FieldError::new(
+                &pc_path,
+                format!("duplicate config for plugin {:?}", pc.name),
+            ));
+            continue;
+        }
+        let args_value = pc.args.as_ref().unwrap_or(&Value::Null);
+        apply_plugin_args(&pc.name, args_value, &pc_path, &mut args, errors, warnings);
+    }
+
+    if errors.len() > errors_before {
+        return None;
+    }
+    expanded.map(|e| Profile::from_expanded(name, e, percentage_of_nodes_to_score, args))
+}
+
+/// Decodes, defaults and validates `pluginConfig[].args` for one plugin into `out`.
+fn apply_plugin_args(
+    plugin: &str,
+    value: &Value,
+    path: &str,
+    out: &mut PluginArgs,
+    errors: &mut Vec<FieldError>,
+    warnings: &mut Vec<String>,
+) {
+    let name = match PluginName::parse(plugin) {
+        Ok(n) => n,
+        Err(e @ PluginNameError::Removed { .. }) => {
+            errors.push(FieldError::new(format!("{path}.name"), e.to_string()));
+            return;
+        }
+        Err(PluginNameError::Unknown { .. }) => {
+            warnings.push(format!(
+                "{path}: configuration for {plugin:?}, which is not a kube-scheduler v1.35 plugin, is ignored"
+            ));
+            return;
+        }
+    };
+    let args_path = format!("{path}.args");
+    // Absent args decode as an empty object: every field takes its default.
+    let empty = Value::Object(serde_json::Map::new());
+    let value = if value.is_null() { &empty } else { value };
+    let mut push = |e: FieldError| errors.push(e);
+    match name {
+        PluginName::NodeResourcesFit => match decode::<RawFitArgs>(value, &args_path) {
+            Ok(raw) => {
+                check_type_meta(name, &raw.api_version, &raw.kind, &args_path, &mut push);
+                out.node_resources_fit = fit_args(raw, &args_path, &mut push);
+            }
+            Err(e) => push(e),
+        },
+        PluginName::NodeResourcesBalancedAllocation => {
+            match decode::<RawBalancedAllocationArgs>(value, &args_path) {
+                Ok(raw) => {
+                    check_type_meta(name, &raw.api_version, &raw.kind, &args_path, &mut push);
+                    out.balanced_allocation = balanced_allocation_args(raw, &args_path, &mut push);
+                }
+                Err(e) => push(e),
+            }
+        }
+        PluginName::PodTopologySpread => {
+            match decode::<RawPodTopologySpreadArgs>(value, &args_path) {
+                Ok(raw) => {
+                    check_type_meta(name, &raw.api_version, &raw.kind, &args_path, &mut push);
+                    if let Some(list) = &raw.default_constraints
+                        && let Some(e) = unknown_api_field(
+                            value.get("defaultConstraints").unwrap_or(&Value::Null),
+                            list,
+                            &format!("{args_path}.defaultConstraints"),
+                        )
+                    {
+                        push(e);
+                    }
+                    out.pod_topology_spread = spread_args(raw, &args_path, &mut push);
+                }
+                Err(e) => push(e),
+            }
+        }
+        PluginName::InterPodAffinity => {
+            match decode::<RawInterPodAffinityArgs>(value, &args_path) {
+                Ok(raw) => {
+                    check_type_meta(name, &raw.api_version, &raw.kind, &args_path, &mut push);
+                    let weight = raw.hard_pod_affinity_weight.unwrap_or(1);
+                    if !(0..=100).contains(&weight) {
+                        push(FieldError::new(
+                            format!("{args_path}.hardPodAffinityWeight"),
+                            format!("{weight} is not in the valid range [0, 100]"),
+                        ));
+                    }
+                    out.inter_pod_affinity = InterPodAffinityArgs {
+                        hard_pod_affinity_weight: weight,
+                        ignore_preferred_terms_of_existing_pods: raw
+                            .ignore_preferred_terms_of_existing_pods
+                            .unwrap_or(false),
+                    };
+                }
+                Err(e) => push(e),
+            }
+        }
+        PluginName::NodeAffinity => match decode::<RawNodeAffinityArgs>(value, &args_path) {
+            Ok(raw) => {
+                check_type_meta(name, &raw.api_version, &raw.kind, &args_path, &mut push);
+                let added_path = format!("{args_path}.addedAffinity");
+                if let Some(a) = &raw.added_affinity
+                    && let Some(e) = unknown_api_field(
+                        value.get("addedAffinity").unwrap_or(&Value::Null),
+                        a,
+                        &added_path,
+                    )
+                {
+                    push(e);
+                }
+                out.node_affinity = NodeAffinityArgs {
+                    added_affinity: raw
+                        .added_affinity
+                        .as_ref()
+                        .map(|a| convert_node_affinity(a, &added_path, &mut push)),
+                };
+            }
+            Err(e) => push(e),
+        },
+        PluginName::DefaultPreemption => {
+            match decode::<RawDefaultPreemptionArgs>(value, &args_path) {
+                Ok(raw) => {
+                    check_type_meta(name, &raw.api_version, &raw.kind, &args_path, &mut push);
+                    out.default_preemption = preemption_args(raw, &args_path, &mut push);
+                }
+                Err(e) => push(e),
+            }
+        }
+        PluginName::VolumeBinding => match decode::<RawVolumeBindingArgs>(value, &args_path) {
+            Ok(raw) => {
+                check_type_meta(name, &raw.api_version, &raw.kind, &args_path, &mut push);
+                if let Some(t) = raw.bind_timeout_seconds
+                    && t < 0
+                {
+                    push(FieldError::new(
+                        format!("{args_path}.bindTimeoutSeconds"),
+                        format!("must not be negative, got {t}"),
+                    ));
+                }
+                if let Some(shape) = &raw.shape {
+                    validate_shape(shape, &format!("{args_path}.shape"), &mut push);
+                }
+            }
+            Err(e) => push(e),
+        },
+        PluginName::DynamicResources => {
+            match decode::<RawDynamicResourcesArgs>(value, &args_path) {
+                Ok(raw) => {
+                    check_type_meta(name, &raw.api_version, &raw.kind, &args_path, &mut push)
+                }
+                Err(e) => push(e),
+            }
+        }
+        other => {
+            if !value.as_object().is_some_and(|m| m.is_empty()) {
+                warnings.push(format!(
+                    "{args_path}: plugin {:?} takes no arguments; these are ignored",
+                    other.as_str()
+                ));
+            }
+        }
+    }
+}
+
+/// `args.apiVersion` / `args.kind`, when present, must name `<Plugin>Args` in v1.
+fn check_type_meta(
+    plugin: PluginName,
+    api_version: &Option<String>,
+    kind: &Option<String>,
+    path: &str,
+    push: &mut impl FnMut(FieldError),
+) {
+    if let Some(v) = api_version
+        && v != API_VERSION
+    {
+        push(FieldError::new(
+            format!("{path}.apiVersion"),
+            format!("expected {API_VERSION:?}, got {v:?}"),
+        ));
+    }
+    let want = format!("{}Args", plugin.as_str());
+    if let Some(k) = kind
+        && *k != want
+    {
+        push(FieldError::new(
+            format!("{path}.kind"),
+            format!("args for plugin {} must be of kind {want:?}, got {k:?}", plugin.as_str()),
+        ));
+    }
+}
+
+/// Upstream `validateFunctionShape`: at least one point, utilization strictly increasing,
+/// utilization in [0, 100], score in [0, 10].
+fn validate_shape(shape: &[RawShapePoint], path: &str, push: &mut impl FnMut(FieldError)) {
+    if shape.is_empty() {
+        push(FieldError::new(path, "required: at least one point must be specified"));
+        return;
+    }
+    if let Some(i) = (1..shape.len()).find(|&i| shape[i - 1].utilization >= shape[i].utilization) {
+        push(FieldError::new(
+            format!("{path}[{i}].utilization"),
+            format!(
+                "{} is not greater than the previous point: values must be sorted in increasing order",
+                shape[i].utilization
+            ),
+        ));
+    }
+    for (i, p) in shape.iter().enumerate() {
+        if !(0..=100).contains(&p.utilization) {
+            push(FieldError::new(
+                format!("{path}[{i}].utilization"),
+                format!("{} is not in the valid range [0, 100]", p.utilization),
+            ));
+        }
+        if !(0..=10).contains(&p.score) {
+            push(FieldError::new(
+                format!("{path}[{i}].score"),
+                format!("{} is not in the valid range [0, 10]", p.score),
+            ));
+        }
+    }
+}
+
+/// `NodeResourcesFitArgs`: `SetDefaults_NodeResourcesFitArgs` then
+/// `ValidateNodeResourcesFitArgs`.
+fn fit_args(
+    raw: RawFitArgs,
+    path: &str,
+    push: &mut impl FnMut(FieldError),
+) -> NodeResourcesFitArgs {
+    let ignored_resources = raw.ignored_resources.unwrap_or_default();
+    for (i, r) in ignored_resources.iter().enumerate() {
+        for msg in qualified_name_errors(r) {
+            push(FieldError::new(format!("{path}.ignoredResources[{i}]"), format!("{r:?}: {msg}")));
+        }
+    }
+    let ignored_resource_groups = raw.ignored_resource_groups.unwrap_or_default();
+    for (i, g) in ignored_resource_groups.iter().enumerate() {
+        let field = format!("{path}.ignoredResourceGroups[{i}]");
+        if g.contains('/') {
+            push(FieldError::new(&field, format!("{g:?}: resource group name can't contain '/'")));
+        }
+        for msg in qualified_name_errors(g) {
+            push(FieldError::new(&field, format!("{g:?}: {msg}")));
+        }
+    }
+
+    let strategy_path = format!("{path}.scoringStrategy");
+    let scoring_strategy = match raw.scoring_strategy {
+        None => ScoringStrategy::default(),
+        Some(s) => {
+            let type_name = s.strategy_type.unwrap_or_default();
+            let kind = match type_name.as_str() {
+                "LeastAllocated" => ScoringStrategyType::LeastAllocated,
+                "MostAllocated" => ScoringStrategyType::MostAllocated,
+                "RequestedToCapacityRatio" => ScoringStrategyType::RequestedToCapacityRatio,
+                other => {
+                    push(FieldError::new(
+                        format!("{strategy_path}.type"),
+                        format!(
+                            "unsupported value {other:?}: supported values are \"LeastAllocated\", \
+                             \"MostAllocated\", \"RequestedToCapacityRatio\""
+                        ),
+                    ));
+                    ScoringStrategyType::LeastAllocated
+                }
+            };
+            let resources = resource_specs(
+                s.resources,
+                |i, r| {
+                    (r.weight <= 0 || r.weight > 100).then(|| {
+                        FieldError::new(
+                            format!("{strategy_path}.resources[{i}].weight"),
+                            format!(
+                                "resource weight of {} not in valid range (0, 100], got {}",
+                                r.name, r.weight
+                            ),
+                        )
+                    })
+                },
+                push,
+            );
+            let rtcr_path = format!("{strategy_path}.requestedToCapacityRatio");
+            let mut shape = Vec::new();
+            match (kind, s.requested_to_capacity_ratio) {
+                (ScoringStrategyType::RequestedToCapacityRatio, None) => push(FieldError::new(
+                    rtcr_path,
+                    "required: must be specified when type is RequestedToCapacityRatio",
+                )),
+                (ScoringStrategyType::RequestedToCapacityRatio, Some(r)) => {
+                    let points = r.shape.unwrap_or_default();
+                    validate_shape(&points, &format!("{rtcr_path}.shape"), push);
+                    shape = points
+                        .iter()
+                        .map(|p| UtilizationShapePoint {
+                            utilization: p.utilization,
+                            score: p.score,
+                        })
+                        .collect();
+                }
+                (_, Some(_)) => push(FieldError::new(
+                    rtcr_path,
+                    "forbidden: must be absent when type is not RequestedToCapacityRatio",
+                )),
+                _ => {}
+            }
+            ScoringStrategy { kind, resources, shape }
+        }
+    };
+    NodeResourcesFitArgs { ignored_resources, ignored_resource_groups, scoring_strategy }
+}
+
+/// Resource specs with upstream's defaulting (empty list: cpu and memory; weight 0 or absent: 1),
+/// each checked by `check`.
+fn resource_specs(
+    raw: Option<Vec<RawResourceSpec>>,
+    check: impl Fn(usize, &ResourceSpec) -> Option<FieldError>,
+    push: &mut impl FnMut(FieldError),
+) -> Vec<ResourceSpec> {
+    let raw = raw.unwrap_or_default();
+    if raw.is_empty() {
+        return default_resource_specs();
+    }
+    let specs: Vec<ResourceSpec> = raw
+        .into_iter()
+        .map(|r| {
+            let w = r.weight.unwrap_or(0);
+            ResourceSpec { name: r.name, weight: if w == 0 { 1 } else { w } }
+        })
+        .collect();
+    for (i, s) in specs.iter().enumerate() {
+        if let Some(e) = check(i, s) {
+            push(e);
+        }
+    }
+    specs
+}
+
+/// `NodeResourcesBalancedAllocationArgs`: defaults, then no duplicate names and every weight 1.
+fn balanced_allocation_args(
+    raw: RawBalancedAllocationArgs,
+    path: &str,
+    push: &mut impl FnMut(FieldError),
+) -> NodeResourcesBalancedAllocationArgs {
+    let resources_path = format!("{path}.resources");
+    let resources = resource_specs(raw.resources, |_, _| None, push);
+    for (i, r) in resources.iter().enumerate() {
+        if resources[..i].iter().any(|o| o.name == r.name) {
+            push(FieldError::new(
+                format!("{resources_path}[{i}].name"),
+                format!("duplicate resource {:?}", r.name),
+            ));
+        }
+        if r.weight != 1 {
+            push(FieldError::new(
+                format!("{resources_path}[{i}].weight"),
+                format!("must be 1, got {}", r.weight),
+            ));
+        }
+    }
+    NodeResourcesBalancedAllocationArgs { resources }
+}
+
+/// `DefaultPreemptionArgs`: defaults 10% / 100, then the ranges.
+fn preemption_args(
+    raw: RawDefaultPreemptionArgs,
+    path: &str,
+    push: &mut impl FnMut(FieldError),
+) -> DefaultPreemptionArgs {
+    let defaults = DefaultPreemptionArgs::default();
+    let pct = raw.min_candidate_nodes_percentage.unwrap_or(defaults.min_candidate_nodes_percentage);
+    let abs = raw.min_candidate_nodes_absolute.unwrap_or(defaults.min_candidate_nodes_absolute);
+    let pct_path = format!("{path}.minCandidateNodesPercentage");
+    let abs_path = format!("{path}.minCandidateNodesAbsolute");
+    if !(0..=100).contains(&pct) {
+        push(FieldError::new(&pct_path, format!("{pct} is not in the valid range [0, 100]")));
+    }
+    if abs < 0 {
+        push(FieldError::new(&abs_path, format!("{abs} is not in the valid range [0, inf)")));
+    }
+    if pct == 0 && abs == 0 {
+        push(FieldError::new(
+            &pct_path,
+            "cannot be zero at the same time as minCandidateNodesAbsolute",
+        ));
+        push(FieldError::new(
+            &abs_path,
+            "cannot be zero at the same time as minCandidateNodesPercentage",
+        ));
+    }
+    DefaultPreemptionArgs { min_candidate_nodes_percentage: pct, min_candidate_nodes_absolute: abs }
+}
+
+/// `PodTopologySpreadArgs`: `defaultingType` defaults to `System`; validation as upstream's
+/// `ValidatePodTopologySpreadArgs`.
+fn spread_args(
+    raw: RawPodTopologySpreadArgs,
+    path: &str,
+    push: &mut impl FnMut(FieldError),
+) -> PodTopologySpreadArgs {
+    let constraints = raw.default_constraints.unwrap_or_default();
+    let type_name =
+        raw.defaulting_type.filter(|t| !t.is_empty()).unwrap_or_else(|| "System".into());
+    let defaulting_type = match type_name.as_str() {
+        "System" => {
+            if !constraints.is_empty() {
+                push(FieldError::new(
+                    format!("{path}.defaultingType"),
+                    "\"System\" is invalid when defaultConstraints are not empty (use \"List\")",
+                ));
+            }
+            SpreadDefaultingType::System
+        }
+        "List" => SpreadDefaultingType::List,
+        other => {
+            push(FieldError::new(
+                format!("{path}.defaultingType"),
+                format!("unsupported value {other:?}: supported values are \"List\", \"System\""),
+            ));
+            SpreadDefaultingType::System
+        }
+    };
+    let list_path = format!("{path}.defaultConstraints");
+    let mut default_constraints = Vec::new();
+    for (i, c) in constraints.iter().enumerate() {
+        let p = format!("{list_path}[{i}]");
+        if c.max_skew <= 0 {
+            push(FieldError::new(
+                format!("{p}.maxSkew"),
+                format!("{} is not in the valid range (0, inf)", c.max_skew),
+            ));
+        }
+        if c.topology_key.is_empty() {
+            push(FieldError::new(format!("{p}.topologyKey"), "required: can not be empty"));
+        } else {
+            for msg in qualified_name_errors(&c.topology_key) {
+                push(FieldError::new(
+                    format!("{p}.topologyKey"),
+                    format!("{:?}: {msg}", c.topology_key),
+                ));
+            }
+        }
+        let when = match c.when_unsatisfiable.as_str() {
+            "DoNotSchedule" => Some(UnsatisfiableAction::DoNotSchedule),
+            "ScheduleAnyway" => Some(UnsatisfiableAction::ScheduleAnyway),
+            "" => {
+                push(FieldError::new(
+                    format!("{p}.whenUnsatisfiable"),
+                    "required: can not be empty",
+                ));
+                None
+            }
+            other => {
+                push(FieldError::new(
+                    format!("{p}.whenUnsatisfiable"),
+                    format!(
+                        "unsupported value {other:?}: supported values are \"DoNotSchedule\", \"ScheduleAnyway\""
+                    ),
+                ));
+                None
+            }
+        };
+        if c.label_selector.is_some() {
+            push(FieldError::new(
+                format!("{p}.labelSelector"),
+                "forbidden: constraint must not define a selector, as they deduced for each pod",
+            ));
+        }
+        if constraints[..i].iter().any(|o| {
+            o.topology_key == c.topology_key && o.when_unsatisfiable == c.when_unsatisfiable
+        }) {
+            push(FieldError::new(
+                &p,
+                format!("duplicate value {{{}, {}}}", c.topology_key, c.when_unsatisfiable),
+            ));
+        }
+        if let Some(when_unsatisfiable) = when {
+            default_constraints.push(convert_spread_constraint(c, when_unsatisfiable));
+        }
+    }
+    PodTopologySpreadArgs { default_constraints, defaulting_type }
+}
+
+// TODO(dedupe): use snapshot::convert
+/// A default spread constraint in the model. The selector stays `None` (the plugin derives it
+/// per pod). The inclusion policies default as the plugin defaults them (`Honor` for node
+/// affinity, `Ignore` for taints); the plugin honours a policy only when it reads `Honor`, so any
+/// other value acts as `Ignore`.
+fn convert_spread_constraint(
+    c: &corev1::TopologySpreadConstraint,
+    when_unsatisfiable: UnsatisfiableAction,
+) -> TopologySpreadConstraint {
+    let policy = |v: &Option<String>, default: InclusionPolicy| match v.as_deref() {
+        None => default,
+        Some("Honor") => InclusionPolicy::Honor,
+        Some(_) => InclusionPolicy::Ignore,
+    };
+    TopologySpreadConstraint {
+        max_skew: c.max_skew,
+        topology_key: c.topology_key.clone(),
+        when_unsatisfiable,
+        label_selector: None,
+        min_domains: c.min_domains,
+        node_affinity_policy: policy(&c.node_affinity_policy, InclusionPolicy::Honor),
+        node_taints_policy: policy(&c.node_taints_policy, InclusionPolicy::Ignore),
+        match_label_keys: c.match_label_keys.clone().unwrap_or_default(),
+    }
+}
+
+// TODO(dedupe): use snapshot::convert
+/// `addedAffinity` in the model, validated as upstream's `ValidateNodeAffinityArgs`
+/// (`nodeaffinity.NewNodeSelector` / `NewPreferredSchedulingTerms`: operators, value counts,
+/// label keys and values, `matchFields` with one value and `In`/`NotIn`).
+fn convert_node_affinity(
+    a: &corev1::NodeAffinity,
+    path: &str,
+    push: &mut impl FnMut(FieldError),
+) -> NodeAffinity {
+    let required = a.required_during_scheduling_ignored_during_execution.as_ref().map(|ns| {
+        let base =
+            format!("{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+        NodeSelector {
+            terms: ns
+                .node_selector_terms
+                .iter()
+                .enumerate()
+                .map(|(i, t)| convert_term(t, &format!("{base}[{i}]"), push))
+                .collect(),
+        }
+    });
+    let preferred = a
+        .preferred_during_scheduling_ignored_during_execution
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, t)| PreferredSchedulingTerm {
+            weight: t.weight,
+            preference: convert_term(
+                &t.preference,
+                &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"),
+                push,
+            ),
+        })
+        .collect();
+    NodeAffinity { required, preferred }
+}
+
+fn convert_term(
+    t: &corev1::NodeSelectorTerm,
+    path: &str,
+    push: &mut impl FnMut(FieldError),
+) -> NodeSelectorTerm {
+    let mut term = NodeSelectorTerm::default();
+    for (i, r) in t.match_expressions.iter().flatten().enumerate() {
+        let p = format!("{path}.matchExpressions[{i}]");
+        let values = r.values.clone().unwrap_or_default();
+        let op = match r.operator.as_str() {
+            "In" => MatchOp::In,
+            "NotIn" => MatchOp::NotIn,
+            "Exists" => MatchOp::Exists,
+            "DoesNotExist" => MatchOp::DoesNotExist,
+            "Gt" => MatchOp::Gt,
+            "Lt" => MatchOp::Lt,
+            other => {
+                push(FieldError::new(
+                    format!("{p}.operator"),
+                    format!(
+                        "unsupported value {other:?}: supported values are \"DoesNotExist\", \
+                         \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\""
+                    ),
+                ));
+                continue;
+            }
+        };
+        let mut ok = true;
+        for msg in qualified_name_errors(&r.key) {
+            push(FieldError::new(format!("{p}.key"), format!("{:?}: {msg}", r.key)));
+            ok = false;
+        }
+        let count_error = match op {
+            MatchOp::In | MatchOp::NotIn if values.is_empty() => {
+                Some("for 'in', 'notin' operators, values set can't be empty")
+            }
+            MatchOp::Exists | MatchOp::DoesNotExist if !values.is_empty() => {
+                Some("values set must be empty for exists and does not exist")
+            }
+            MatchOp::Gt | MatchOp::Lt if values.len() != 1 => {
+                Some("for 'Gt', 'Lt' operators, exactly one value is required")
+            }
+            _ => None,
+        };
+        if let Some(msg) = count_error {
+            push(FieldError::new(format!("{p}.values"), msg));
+            ok = false;
+        }
+        for (j, v) in values.iter().enumerate() {
+            if matches!(op, MatchOp::Gt | MatchOp::Lt) && v.parse::<i64>().is_err() {
+                push(FieldError::new(
+                    format!("{p}.values[{j}]"),
+                    format!("{v:?}: for 'Gt', 'Lt' operators, the value must be an integer"),
+                ));
+                ok = false;
+            }
+            for msg in label_value_errors(v) {
+                push(FieldError::new(format!("{p}.values[{j}]"), format!("{v:?}: {msg}")));
+                ok = false;
+            }
+        }
+        if ok {
+            term.match_expressions.push(Requirement { key: r.key.clone(), op, values });
+        }
+    }
+    for (i, r) in t.match_fields.iter().flatten().enumerate() {
+        let p = format!("{path}.matchFields[{i}]");
+        let values = r.values.clone().unwrap_or_default();
+        let op = match r.operator.as_str() {
+            "In" => MatchOp::In,
+            "NotIn" => MatchOp::NotIn,
+            other => {
+                push(FieldError::new(
+                    format!("{p}.operator"),
+                    format!("unsupported value {other:?}: supported values are \"In\", \"NotIn\""),
+                ));
+                continue;
+            }
+        };
+        if values.len() != 1 {
+            push(FieldError::new(format!("{p}.values"), "must have one element"));
+            continue;
+        }
+        term.match_fields.push(Requirement { key: r.key.clone(), op, values });
+    }
+    term
+}
+
+// ---------------------------------------------------------------------------------------------
+// apimachinery's name checks (`k8s.io/apimachinery/pkg/util/validation`).
+// ---------------------------------------------------------------------------------------------
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, the name part of a qualified name and a
+/// non-empty label value.
+fn is_qualified_name_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_alphanumeric();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) => {
+            alnum(f) && alnum(l) && b.iter().all(|c| alnum(c) || matches!(c, b'-' | b'_' | b'.'))
+        }
+        _ => false,
+    }
+}
+
+/// `IsDNS1123Subdomain`.
+fn dns1123_subdomain_errors(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > 253 {
+        errs.push("must be no more than 253 characters".to_string());
+    }
+    let label_ok = |l: &str| {
+        let b = l.as_bytes();
+        let ok = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+        match (b.first(), b.last()) {
+            (Some(f), Some(e)) => ok(f) && ok(e) && b.iter().all(|c| ok(c) || *c == b'-'),
+            _ => false,
+        }
+    };
+    if !s.split('.').all(label_ok) {
+        errs.push(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
+             '-' or '.', and must start and end with an alphanumeric character"
+                .to_string(),
+        );
+    }
+    errs
+}
+
+/// `IsQualifiedName`: an optional DNS subdomain prefix and `/`, then a name of at most 63
+/// characters.
+fn qualified_name_errors(value: &str) -> Vec<String> {
+    const NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', \
+                            and must start and end with an alphanumeric character";
+    let mut errs = Vec::new();
+    let parts: Vec<&str> = value.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push("prefix part must be non-empty".to_string());
+            } else {
+                errs.extend(
+                    dns1123_subdomain_errors(prefix)
+                        .into_iter()
+                        .map(|m| format!("prefix part {m}")),
+                );
+            }
+            *name
+        }
+        _ => {
+            errs.push(
+                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and \
+                 must start and end with an alphanumeric character, with an optional DNS \
+                 subdomain prefix and '/' (e.g. 'example.com/MyName')"
+                    .to_string(),
+            );
+            return errs;
+        }
+    };
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errs.push("name part must be no more than 63 characters".to_string());
+    }
+    if !is_qualified_name_part(name) {
+        errs.push(NAME_MSG.to_string());
+    }
+    errs
+}
+
+/// `IsValidLabelValue`: empty, or at most 63 characters of the qualified-name form.
+fn label_value_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    if !value.is_empty() && !is_qualified_name_part(value) {
+        errs.push(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', \
+             '_' or '.', and must start and end with an alphanumeric character"
+                .to_string(),
+        );
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framework::args::ScoringStrategyType::*;
+    use PluginName::*;
+
+    fn sample(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/config").join(name)
+    }
+
+    fn load(name: &str) -> SchedulerConfig {
+        match SchedulerConfig::from_file(sample(name)) {
+            Ok(c) => c,
+            Err(e) => panic!("{name} should load: {e}"),
+        }
+    }
+
+    const HEADER: &str =
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+
+    fn parse(body: &str) -> Result<SchedulerConfig, ConfigError> {
+        SchedulerConfig::parse(&format!("{HEADER}{body}"), "test.yaml")
+    }
+
+    fn field_errors(case: &str, result: Result<SchedulerConfig, ConfigError>) -> Vec<FieldError> {
+        match result {
+            Err(ConfigError::Invalid { errors, .. }) => errors,
+            Err(other) => panic!("{case}: expected field errors, got {other}"),
+            Ok(_) => panic!("{case}: expected field errors, got a configuration"),
+        }
+    }
+
+    fn only_profile(c: &SchedulerConfig) -> &Profile {
+        assert_eq!(c.profiles.len(), 1, "one profile");
+        &c.profiles[0]
+    }
+
+    /// A check on a loaded configuration.
+    type Check = fn(&SchedulerConfig);
+
+    fn weights(p: &Profile) -> Vec<(PluginName, i64)> {
+        p.score.clone()
+    }
+
+    #[test]
+    fn no_configuration_means_one_default_profile() {
+        let c = SchedulerConfig::default();
+        assert_eq!(c.profiles, vec![Profile::default_profile()]);
+        assert_eq!(c.percentage_of_nodes_to_score, None);
+    }
+
+    #[test]
+    fn sample_configurations_load_as_kube_scheduler_reads_them() {
+        let cases: Vec<(&str, Check)> = vec![
+            ("minimal.yaml", |c| {
+                assert_eq!(c.profiles, vec![Profile::default_profile()]);
+                assert!(c.warnings.is_empty());
+            }),
+            ("bin-packing.yaml", |c| {
+                let p = only_profile(c);
+                assert_eq!(
+                    weights(p),
+                    vec![
+                        (NodeResourcesFit, 5),
+                        (TaintToleration, 3),
+                        (NodeAffinity, 2),
+                        (VolumeBinding, 1),
+                        (PodTopologySpread, 2),
+                        (InterPodAffinity, 2),
+                        (DynamicResources, 1),
+                        (ImageLocality, 1),
+                    ]
+                );
+                let fit = &p.args.node_resources_fit;
+                assert_eq!(fit.scoring_strategy.kind, MostAllocated);
+                assert_eq!(
+                    fit.scoring_strategy.resources,
+                    vec![
+                        ResourceSpec::new("cpu", 1),
+                        ResourceSpec::new("memory", 1),
+                        ResourceSpec::new("nvidia.com/gpu", 5),
+                    ]
+                );
+                assert_eq!(fit.ignored_resource_groups, vec!["example.com".to_string()]);
+                assert_eq!(p.percentage_of_nodes_to_score, Some(50));
+                assert_eq!(c.percentage_of_nodes_to_score, Some(50));
+            }),
+            ("requested-to-capacity-ratio.yaml", |c| {
+                let s = &only_profile(c).args.node_resources_fit.scoring_strategy;
+                assert_eq!(s.kind, RequestedToCapacityRatio);
+                assert_eq!(
+                    s.resources,
+                    vec![ResourceSpec::new("cpu", 3), ResourceSpec::new("memory", 1)]
+                );
+                let shape: Vec<(i32, i32)> =
+                    s.shape.iter().map(|p| (p.utilization, p.score)).collect();
+                assert_eq!(shape, vec![(0, 0), (80, 10), (100, 6)]);
+                assert_eq!(only_profile(c).scheduler_name, "default-scheduler");
+            }),
+            ("multiple-profiles.yaml", |c| {
+                let names: Vec<&str> =
+                    c.profiles.iter().map(|p| p.scheduler_name.as_str()).collect();
+                assert_eq!(
+                    names,
+                    vec!["default-scheduler", "no-scoring-scheduler", "batch-scheduler"]
+                );
+                assert_eq!(c.profiles[0], Profile::default_profile());
+
+                let none = &c.profiles[1];
+                assert!(none.score.is_empty() && none.pre_score.is_empty());
+                assert_eq!(none.filter, c.profiles[0].filter);
+
+                let batch = &c.profiles[2];
+                assert_eq!(batch.score_weight(PodTopologySpread), Some(5));
+                assert!(!batch.preemption_enabled());
+                assert_eq!(batch.post_filter, vec![DynamicResources]);
+                assert_eq!(batch.percentage_of_nodes_to_score, Some(100));
+                let spread = &batch.args.pod_topology_spread;
+                assert_eq!(spread.defaulting_type, SpreadDefaultingType::List);
+                assert_eq!(
+                    spread.default_constraints,
+                    vec![
+                        TopologySpreadConstraint {
+                            max_skew: 2,
+                            topology_key: "topology.kubernetes.io/zone".into(),
+                            when_unsatisfiable: UnsatisfiableAction::ScheduleAnyway,
+                            label_selector: None,
+                            min_domains: None,
+                            node_affinity_policy: InclusionPolicy::Honor,
+                            node_taints_policy: InclusionPolicy::Ignore,
+                            match_label_keys: vec![],
+                        },
+                        TopologySpreadConstraint {
+                            max_skew: 1,
+                            topology_key: "kubernetes.io/hostname".into(),
+                            when_unsatisfiable: UnsatisfiableAction::DoNotSchedule,
+                            label_selector: None,
+                            min_domains: None,
+                            node_affinity_policy: InclusionPolicy::Honor,
+                            node_taints_policy: InclusionPolicy::Honor,
+                            match_label_keys: vec![],
+                        },
+                    ]
+                );
+                let added = batch.args.node_affinity.added_affinity.clone().unwrap_or_default();
+                assert_eq!(
+                    added.required,
+                    Some(NodeSelector {
+                        terms: vec![NodeSelectorTerm {
+                            match_expressions: vec![Requirement::new(
+                                "node.example.com/lifecycle",
+                                MatchOp::NotIn,
+                                &["spot"]
+                            )],
+                            ..Default::default()
+                        }]
+                    })
+                );
+                assert_eq!(
+                    added.preferred,
+                    vec![PreferredSchedulingTerm {
+                        weight: 10,
+                        preference: NodeSelectorTerm {
+                            match_expressions: vec![Requirement::new(
+                                "node.example.com/cpu-generation",
+                                MatchOp::Gt,
+                                &["3"]
+                            )],
+                            ..Default::default()
+                        },
+                    }]
+                );
+                assert_eq!(
+                    batch.args.inter_pod_affinity,
+                    InterPodAffinityArgs {
+                        hard_pod_affinity_weight: 10,
+                        ignore_preferred_terms_of_existing_pods: true
+                    }
+                );
+                assert_eq!(
+                    batch.args.default_preemption,
+                    DefaultPreemptionArgs {
+                        min_candidate_nodes_percentage: 20,
+                        min_candidate_nodes_absolute: 50
+                    }
+                );
+                // The other profiles keep default arguments.
+                assert_eq!(c.profiles[1].args, PluginArgs::default());
+            }),
+            ("reordered-filters.yaml", |c| {
+                let p = only_profile(c);
+                assert_eq!(
+                    p.filter,
+                    vec![
+                        NodeName,
+                        NodeUnschedulable,
+                        NodeResourcesFit,
+                        TaintToleration,
+                        NodeAffinity,
+                        NodePorts,
+                        PodTopologySpread,
+                        InterPodAffinity,
+                    ]
+                );
+                assert_eq!(p.pre_filter, Profile::default_profile().pre_filter);
+            }),
+            ("spread-heavy.json", |c| {
+                let p = only_profile(c);
+                assert_eq!(p.score_weight(PodTopologySpread), Some(10));
+                assert_eq!(p.score_weight(ImageLocality), Some(3));
+                assert_eq!(p.score.first(), Some(&(PodTopologySpread, 10)));
+                assert_eq!(
+                    p.args.balanced_allocation.resources,
+                    vec![
+                        ResourceSpec::new("cpu", 1),
+                        ResourceSpec::new("memory", 1),
+                        ResourceSpec::new("ephemeral-storage", 1),
+                    ]
+                );
+            }),
+        ];
+        for (file, check) in cases {
+            check(&load(file));
+        }
+    }
+
+    #[test]
+    fn invalid_sample_configurations_are_rejected_naming_file_and_field() {
+        let cases = [
+            (
+                "invalid-unknown-field.yaml",
+                "profiles[0].pluginConfig[0].args.scoringStrategy.resource",
+                "unknown field \"resource\"",
+            ),
+            (
+                "invalid-unknown-plugin.yaml",
+                "profiles[0].plugins.score.enabled[0].name",
+                "unknown plugin \"SelectorSpread\"",
+            ),
+            (
+                "invalid-shape.yaml",
+                "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[1].utilization",
+                "sorted in increasing order",
+            ),
+            (
+                "invalid-shape.yaml",
+                "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[1].score",
+                "11 is not in the valid range [0, 10]",
+            ),
+            ("invalid-api-version.yaml", "apiVersion", "\"kubescheduler.config.k8s.io/v1beta3\""),
+            ("invalid-extenders.yaml", "extenders", "not supported"),
+        ];
+        for (file, field, message) in cases {
+            let err = match SchedulerConfig::from_file(sample(file)) {
+                Err(e) => e,
+                Ok(_) => panic!("{file} should be rejected"),
+            };
+            let text = err.to_string();
+            assert!(text.contains(file), "{file}: the message names the file: {text}");
+            assert!(
+                text.contains(&format!("{field}: ")) && text.contains(message),
+                "{file}: want {field}: …{message}…, got {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn plugin_configurations_resolve_like_upstream() {
+        let cases: Vec<(&str, &str, Check)> = vec![
+            (
+                "disabling a score plugin removes only its score",
+                "profiles:\n- plugins:\n    score:\n      disabled:\n      - name: ImageLocality\n",
+                |c| {
+                    let p = only_profile(c);
+                    assert_eq!(p.score_weight(ImageLocality), None);
+                    assert_eq!(p.score.len(), 8);
+                    assert_eq!(p.filter, Profile::default_profile().filter);
+                },
+            ),
+            (
+                "star disabled then enabled at score keeps only the listed plugins and weights",
+                "profiles:\n- plugins:\n    score:\n      disabled:\n      - name: '*'\n      enabled:\n      - name: NodeResourcesFit\n        weight: 2\n      - name: ImageLocality\n",
+                |c| {
+                    let p = only_profile(c);
+                    assert_eq!(weights(p), vec![(NodeResourcesFit, 2), (ImageLocality, 1)]);
+                    assert_eq!(p.pre_score, Profile::default_profile().pre_score);
+                },
+            ),
+            (
+                "a score-specific weight beats the multiPoint weight",
+                "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: 7\n    score:\n      enabled:\n      - name: TaintToleration\n        weight: 9\n",
+                |c| assert_eq!(only_profile(c).score_weight(TaintToleration), Some(9)),
+            ),
+            (
+                "a multiPoint weight applies when score does not name the plugin",
+                "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: 7\n",
+                |c| assert_eq!(only_profile(c).score_weight(TaintToleration), Some(7)),
+            ),
+            (
+                "re-enabling a default in multiPoint without a weight resets it to one",
+                "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: NodeAffinity\n",
+                |c| assert_eq!(only_profile(c).score_weight(NodeAffinity), Some(1)),
+            ),
+            (
+                "disabling a plugin in multiPoint removes it from every extension point",
+                "profiles:\n- plugins:\n    multiPoint:\n      disabled:\n      - name: PodTopologySpread\n",
+                |c| {
+                    let p = only_profile(c);
+                    for ep in ExtensionPoint::ALL {
+                        assert!(!p.runs(PodTopologySpread, ep), "not at {ep}");
+                    }
+                },
+            ),
+            (
+                "a profile's percentage overrides the global one, which applies otherwise",
+                "percentageOfNodesToScore: 30\nprofiles:\n- schedulerName: a\n  percentageOfNodesToScore: 70\n- schedulerName: b\n",
+                |c| {
+                    assert_eq!(c.profiles[0].percentage_of_nodes_to_score, Some(70));
+                    assert_eq!(c.profiles[1].percentage_of_nodes_to_score, Some(30));
+                },
+            ),
+            (
+                "absent args take every default",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n  - name: PodTopologySpread\n    args: {}\n",
+                |c| assert_eq!(only_profile(c).args, PluginArgs::default()),
+            ),
+            (
+                "a scoring strategy without resources scores cpu and memory, and weight 0 means 1",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: LeastAllocated\n  - name: NodeResourcesBalancedAllocation\n    args:\n      resources:\n      - name: cpu\n        weight: 0\n",
+                |c| {
+                    let a = &only_profile(c).args;
+                    assert_eq!(a.node_resources_fit.scoring_strategy, ScoringStrategy::default());
+                    assert_eq!(a.balanced_allocation.resources, vec![ResourceSpec::new("cpu", 1)]);
+                },
+            ),
+            (
+                "a List defaulting type with no constraints means no default constraints",
+                "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n      defaultingType: List\n",
+                |c| {
+                    let s = &only_profile(c).args.pod_topology_spread;
+                    assert_eq!(s.defaulting_type, SpreadDefaultingType::List);
+                    assert!(s.default_constraints.is_empty());
+                },
+            ),
+            (
+                "disabling a plugin kube-scheduler does not know only warns",
+                "profiles:\n- plugins:\n    filter:\n      disabled:\n      - name: NoSuchPlugin\n",
+                |c| {
+                    assert_eq!(only_profile(c).filter, Profile::default_profile().filter);
+                    assert_eq!(c.warnings.len(), 1);
+                    assert!(c.warnings[0].contains("profiles[0].plugins.filter.disabled[0].name"));
+                },
+            ),
+            (
+                "args for a plugin that takes none only warn",
+                "profiles:\n- pluginConfig:\n  - name: ImageLocality\n    args:\n      foo: 1\n",
+                |c| assert!(c.warnings.iter().any(|w| w.contains("takes no arguments"))),
+            ),
+            (
+                "components settings that do not affect placement are accepted",
+                "parallelism: 8\npodInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 20\nenableProfiling: false\nenableContentionProfiling: false\ndelayCacheUntilActive: true\nleaderElection:\n  leaderElect: false\n  leaseDuration: 15s\n  renewDeadline: 10s\n  retryPeriod: 2s\n  resourceLock: leases\nclientConnection:\n  kubeconfig: /etc/kubernetes/scheduler.conf\n  contentType: application/vnd.kubernetes.protobuf\n  acceptContentTypes: application/json\nextenders: []\n",
+                |c| assert_eq!(c.profiles, vec![Profile::default_profile()]),
+            ),
+        ];
+        for (name, body, check) in cases {
+            match parse(body) {
+                Ok(c) => check(&c),
+                Err(e) => panic!("{name}: {e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_configurations_are_rejected_naming_the_field() {
+        let cases = [
+            (
+                "an unknown top-level field",
+                "profile:\n- schedulerName: x\n",
+                "profile",
+                "unknown field \"profile\"",
+            ),
+            (
+                "a weight of the wrong type",
+                "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: ImageLocality\n        weight: high\n",
+                "profiles[0].plugins.score.enabled[0].weight",
+                "invalid type",
+            ),
+            (
+                "a plugin without a name",
+                "profiles:\n- plugins:\n    score:\n      enabled:\n      - weight: 2\n",
+                "profiles[0].plugins.score.enabled[0]",
+                "missing field `name`",
+            ),
+            (
+                "a plugin removed in v1.32",
+                "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n",
+                "profiles[0].plugins.filter.enabled[0].name",
+                "removed in kube-scheduler v1.32",
+            ),
+            (
+                "a plugin enabled where it has no such extension point",
+                "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: ImageLocality\n",
+                "profiles[0].plugins.filter.enabled[0]",
+                "does not implement the filter extension point",
+            ),
+            (
+                "no bind plugin left",
+                "profiles:\n- plugins:\n    bind:\n      disabled:\n      - name: '*'\n",
+                "profiles[0].plugins.bind",
+                "at least one bind plugin",
+            ),
+            (
+                "two profiles of the same name",
+                "profiles:\n- schedulerName: a\n- schedulerName: a\n",
+                "profiles[1].schedulerName",
+                "duplicate scheduler name \"a\"",
+            ),
+            (
+                "an unnamed profile among several",
+                "profiles:\n- schedulerName: a\n- {}\n",
+                "profiles[1].schedulerName",
+                "required",
+            ),
+            (
+                "queueSort configured differently across profiles",
+                "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n    queueSort:\n      disabled:\n      - name: '*'\n      enabled:\n      - name: PrioritySort\n",
+                "profiles[1].plugins.queueSort",
+                "must be the same for all profiles",
+            ),
+            (
+                "a global percentageOfNodesToScore above 100",
+                "percentageOfNodesToScore: 101\n",
+                "percentageOfNodesToScore",
+                "101 is not in the valid range [0, 100]",
+            ),
+            (
+                "a profile percentageOfNodesToScore below 0",
+                "profiles:\n- percentageOfNodesToScore: -1\n",
+                "profiles[0].percentageOfNodesToScore",
+                "-1 is not in the valid range",
+            ),
+            ("a non-positive parallelism", "parallelism: 0\n", "parallelism", "greater than zero"),
+            (
+                "a leader election lock other than leases",
+                "leaderElection:\n  resourceLock: endpoints\n",
+                "leaderElection.resourceLock",
+                "must be \"leases\"",
+            ),
+            (
+                "a max backoff below the initial backoff",
+                "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n",
+                "podMaxBackoffSeconds",
+                "greater than or equal to podInitialBackoffSeconds",
+            ),
+            (
+                "two configs for one plugin",
+                "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n  - name: NodeAffinity\n",
+                "profiles[0].pluginConfig[1]",
+                "duplicate config for plugin \"NodeAffinity\"",
+            ),
+            (
+                "args of the wrong kind",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      kind: InterPodAffinityArgs\n",
+                "profiles[0].pluginConfig[0].args.kind",
+                "must be of kind \"NodeResourcesFitArgs\"",
+            ),
+            (
+                "args of another API version",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      apiVersion: kubescheduler.config.k8s.io/v1beta3\n",
+                "profiles[0].pluginConfig[0].args.apiVersion",
+                "expected \"kubescheduler.config.k8s.io/v1\"",
+            ),
+            (
+                "a hardPodAffinityWeight above 100",
+                "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args:\n      hardPodAffinityWeight: 101\n",
+                "profiles[0].pluginConfig[0].args.hardPodAffinityWeight",
+                "101 is not in the valid range [0, 100]",
+            ),
+            (
+                "an unsupported scoring strategy type",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: Balanced\n",
+                "profiles[0].pluginConfig[0].args.scoringStrategy.type",
+                "unsupported value \"Balanced\"",
+            ),
+            (
+                "a scoring strategy without a type",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        resources:\n        - name: cpu\n",
+                "profiles[0].pluginConfig[0].args.scoringStrategy.type",
+                "unsupported value \"\"",
+            ),
+            (
+                "a resource weight above 100",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: MostAllocated\n        resources:\n        - name: cpu\n          weight: 101\n",
+                "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight",
+                "not in valid range (0, 100]",
+            ),
+            (
+                "a shape given for MostAllocated",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: MostAllocated\n        requestedToCapacityRatio:\n          shape:\n          - utilization: 0\n            score: 0\n",
+                "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio",
+                "forbidden",
+            ),
+            (
+                "RequestedToCapacityRatio without a shape",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: RequestedToCapacityRatio\n        requestedToCapacityRatio: {}\n",
+                "profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape",
+                "at least one point",
+            ),
+            (
+                "an ignored resource group with a slash",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      ignoredResourceGroups: [example.com/foo]\n",
+                "profiles[0].pluginConfig[0].args.ignoredResourceGroups[0]",
+                "can't contain '/'",
+            ),
+            (
+                "a balanced allocation weight other than 1",
+                "profiles:\n- pluginConfig:\n  - name: NodeResourcesBalancedAllocation\n    args:\n      resources:\n      - name: cpu\n        weight: 2\n",
+                "profiles[0].pluginConfig[0].args.resources[0].weight",
+                "must be 1",
+            ),
+            (
+                "a default constraint with a label selector",
+                "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:\n      - maxSkew: 1\n        topologyKey: zone\n        whenUnsatisfiable: DoNotSchedule\n        labelSelector:\n          matchLabels: {app: web}\n",
+                "profiles[0].pluginConfig[0].args.defaultConstraints[0].labelSelector",
+                "must not define a selector",
+            ),
+            (
+                "a default constraint with maxSkew 0",
+                "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:\n      - maxSkew: 0\n        topologyKey: zone\n        whenUnsatisfiable: DoNotSchedule\n",
+                "profiles[0].pluginConfig[0].args.defaultConstraints[0].maxSkew",
+                "not in the valid range (0, inf)",
+            ),
+            (
+                "default constraints with the System defaulting type",
+                "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n      defaultConstraints:\n      - maxSkew: 1\n        topologyKey: zone\n        whenUnsatisfiable: DoNotSchedule\n",
+                "profiles[0].pluginConfig[0].args.defaultingType",
+                "\"System\" is invalid when defaultConstraints are not empty",
+            ),
+            (
+                "two default constraints on the same key and action",
+                "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:\n      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n      - {maxSkew: 2, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n",
+                "profiles[0].pluginConfig[0].args.defaultConstraints[1]",
+                "duplicate value {zone, DoNotSchedule}",
+            ),
+            (
+                "an unknown field inside a default constraint",
+                "profiles:\n- pluginConfig:\n  - name: PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:\n      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, maxSkews: 2}\n",
+                "profiles[0].pluginConfig[0].args.defaultConstraints[0].maxSkews",
+                "unknown field",
+            ),
+            (
+                "an unknown field inside addedAffinity",
+                "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n          - matchExpression:\n            - {key: a, operator: Exists}\n",
+                "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpression",
+                "unknown field",
+            ),
+            (
+                "an unsupported node selector operator in addedAffinity",
+                "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n          - matchExpressions:\n            - {key: a, operator: Equals, values: [b]}\n",
+                "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator",
+                "unsupported value \"Equals\"",
+            ),
+            (
+                "a Gt requirement with a non-integer value",
+                "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n        preferredDuringSchedulingIgnoredDuringExecution:\n        - weight: 1\n          preference:\n            matchExpressions:\n            - {key: cores, operator: Gt, values: [many]}\n",
+                "profiles[0].pluginConfig[0].args.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].values[0]",
+                "must be an integer",
+            ),
+            (
+                "an In requirement without values",
+                "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n          - matchExpressions:\n            - {key: a, operator: In}\n",
+                "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values",
+                "can't be empty",
+            ),
+            (
+                "an invalid label key in addedAffinity",
+                "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n          - matchExpressions:\n            - {key: 'Bad_Prefix/zone', operator: Exists}\n",
+                "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key",
+                "prefix part",
+            ),
+            (
+                "both preemption minimums zero",
+                "profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args:\n      minCandidateNodesPercentage: 0\n      minCandidateNodesAbsolute: 0\n",
+                "profiles[0].pluginConfig[0].args.minCandidateNodesAbsolute",
+                "cannot be zero at the same time",
+            ),
+            (
+                "config for a plugin removed in v1.32",
+                "profiles:\n- pluginConfig:\n  - name: GCEPDLimits\n",
+                "profiles[0].pluginConfig[0].name",
+                "removed in kube-scheduler v1.32",
+            ),
+        ];
+        for (name, body, field, message) in cases {
+            let errors = field_errors(name, parse(body));
+            assert!(
+                errors.iter().any(|e| e.field == field && e.message.contains(message)),
+                "{name}: want {field}: …{message}…, got {errors:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn documents_that_are_not_configurations_are_rejected() {
+        let cases = [
+            (
+                "a wrong kind",
+                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeletConfiguration\n",
+                "kind",
+            ),
+            ("a missing apiVersion", "kind: KubeSchedulerConfiguration\n", "apiVersion"),
+            ("a list instead of an object", "- a\n- b\n", ""),
+            (
+                "a core API version",
+                "apiVersion: v1\nkind: KubeSchedulerConfiguration\n",
+                "apiVersion",
+            ),
+        ];
+        for (name, text, field) in cases {
+            let errors = field_errors(name, SchedulerConfig::parse(text, "doc.yaml"));
+            assert!(errors.iter().any(|e| e.field == field), "{name}: got {errors:?}");
+        }
+        assert!(
+            matches!(
+                SchedulerConfig::parse(
+                    &format!("{HEADER}kind: KubeSchedulerConfiguration\n"),
+                    "dup.yaml"
+                ),
+                Err(ConfigError::Syntax { .. })
+            ),
+            "a duplicated key is refused, as upstream's strict decoding refuses it"
+        );
+        let tabbed = "{\n\t\"apiVersion\": \"kubescheduler.config.k8s.io/v1\",\n\t\"kind\": \"KubeSchedulerConfiguration\"\n}\n";
+        assert!(SchedulerConfig::parse(tabbed, "tabbed.json").is_ok(), "tab-indented JSON is read");
+        assert!(
+            matches!(
+                SchedulerConfig::parse("profiles: [", "broken.yaml"),
+                Err(ConfigError::Syntax { .. })
+            ),
+            "broken YAML is a syntax error"
+        );
+        assert!(
+            matches!(
+                SchedulerConfig::parse("{\"apiVersion\": ", "broken.json"),
+                Err(ConfigError::Syntax { .. })
+            ),
+            "broken JSON is a syntax error"
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_an_io_error_naming_the_path() {
+        let err =
+            SchedulerConfig::from_file(sample("no-such-file.yaml")).expect_err("missing file");
+        assert!(matches!(err, ConfigError::Io { .. }));
+        assert!(err.to_string().contains("no-such-file.yaml"), "{err}");
+    }
+
+    #[test]
+    fn pods_for_kplace_use_the_default_profile_unless_kplace_is_configured() {
+        let cases: [(&str, &str, &str, Option<&str>); 4] = [
+            ("kplace falls back to default-scheduler", "", "kplace", Some("default-scheduler")),
+            (
+                "a kplace profile is used when configured",
+                "profiles:\n- schedulerName: default-scheduler\n- schedulerName: kplace\n",
+                "kplace",
+                Some("kplace"),
+            ),
+            (
+                "kplace has no profile when default-scheduler is not configured",
+                "profiles:\n- schedulerName: batch\n",
+                "kplace",
+                None,
+            ),
+            ("other names never fall back", "", "my-scheduler", None),
+        ];
+        for (name, body, scheduler, want) in cases {
+            let c = match parse(body) {
+                Ok(c) => c,
+                Err(e) => panic!("{name}: {e}"),
+            };
+            let got = c.profile_for(scheduler).map(|p| p.scheduler_name.as_str());
+            assert_eq!(got, want, "{name}");
+        }
+        let c = SchedulerConfig::default();
+        assert_eq!(c.served_scheduler_names(), vec!["default-scheduler", "kplace"]);
+    }
+}
