@@ -14,3 +14,7 @@
 //!   where `feasible` indexes `cluster.nodes` and `scores` is aligned with it.
 //!
 //! All arithmetic is integer (as upstream's), so the GPU can reproduce it exactly.
+
+pub mod node_name;
+pub mod node_unschedulable;
+pub mod taint_toleration;
