@@ -19,4 +19,5 @@ pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_unschedulable;
+pub mod noderesources;
 pub mod taint_toleration;
