@@ -15,6 +15,7 @@
 //!
 //! All arithmetic is integer (as upstream's), so the GPU can reproduce it exactly.
 
+pub mod image_locality;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
