@@ -14,3 +14,11 @@
 //!   where `feasible` indexes `cluster.nodes` and `scores` is aligned with it.
 //!
 //! All arithmetic is integer (as upstream's), so the GPU can reproduce it exactly.
+
+pub mod image_locality;
+pub mod node_affinity;
+pub mod node_name;
+pub mod node_ports;
+pub mod node_unschedulable;
+pub mod noderesources;
+pub mod taint_toleration;
