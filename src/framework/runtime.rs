@@ -1,0 +1,497 @@
+//! The framework runtime: runs one pod through a profile's PreFilter, Filter, PreScore, Score and
+//! NormalizeScore plugins, in the profile's order, with upstream's skip and failure rules.
+//!
+//! Input: a [`Profile`], the cluster and a pod; output: a [`CycleState`], per-node [`Status`]es
+//! and weighted [`NodeScores`]. Counterpart: `pkg/scheduler/framework/runtime/framework.go`
+//! (`RunPreFilterPlugins`, `RunFilterPlugins`, `RunPreScorePlugins`, `RunScorePlugins`), v1.35.
+//! Plugins kplace does not evaluate (volume plugins, DRA, scheduling gates) are left out; the
+//! caller warns about them once.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use thiserror::Error;
+
+use super::config::SchedulerConfig;
+use super::profile::{PluginName, Profile};
+use super::status::{Code, MAX_NODE_SCORE, MIN_NODE_SCORE, Status};
+use crate::framework::args::DefaultPreemptionArgs;
+use crate::model::{ClusterState, Node, Pod};
+use crate::plugins::image_locality::ImageLocality;
+use crate::plugins::interpodaffinity::InterPodAffinity;
+use crate::plugins::node_affinity::{NodeAffinity, NodeAffinityPreFilter};
+use crate::plugins::node_name::NodeName;
+use crate::plugins::node_ports::{NodePorts, NodePortsPreFilter};
+use crate::plugins::node_unschedulable::NodeUnschedulable;
+use crate::plugins::noderesources::{BalancedAllocation, Fit, FitPreFilter};
+use crate::plugins::podtopologyspread::PodTopologySpread;
+use crate::plugins::taint_toleration::TaintToleration;
+
+type IpaState = crate::plugins::interpodaffinity::PreFilterState;
+type PtsState = crate::plugins::podtopologyspread::PreFilterState;
+
+/// A profile's plugin arguments were rejected when the plugins were built.
+#[derive(Debug, Error)]
+#[error("profile {profile:?}: plugin {plugin}: {message}")]
+pub struct FrameworkError {
+    /// The profile's scheduler name.
+    pub profile: String,
+    /// The plugin.
+    pub plugin: &'static str,
+    /// What was wrong.
+    pub message: String,
+}
+
+/// The per-pod state PreFilter plugins computed (upstream `CycleState`).
+#[derive(Debug, Clone, Default)]
+pub struct CycleState {
+    skip_filter: BTreeSet<PluginName>,
+    fit: Option<FitPreFilter>,
+    ports: Option<NodePortsPreFilter>,
+    node_affinity: Option<NodeAffinityPreFilter>,
+    ipa: Option<IpaState>,
+    pts: Option<PtsState>,
+    node_names: Option<BTreeSet<String>>,
+    plugins_with_nodes: BTreeSet<&'static str>,
+}
+
+impl CycleState {
+    /// The nodes PreFilter restricted the pod to, if any (upstream `PreFilterResult.NodeNames`).
+    pub fn node_names(&self) -> Option<&BTreeSet<String>> {
+        self.node_names.as_ref()
+    }
+
+    /// The plugins whose PreFilter restricted the nodes, sorted.
+    pub fn pre_filter_restricting_plugins(&self) -> Vec<&'static str> {
+        self.plugins_with_nodes.iter().copied().collect()
+    }
+
+    /// Removes `victim` (which is on `node`) from the inter-pod states, as upstream's
+    /// `RunPreFilterExtensionRemovePod` does during preemption.
+    pub fn remove_pod(&mut self, fw: &Framework, pod: &Pod, victim: &Pod, node: &Node) {
+        if let Some(s) = self.ipa.as_mut() {
+            fw.ipa.remove_pod(s, pod, victim, node);
+        }
+        if let Some(s) = self.pts.as_mut() {
+            fw.pts.remove_pod(s, pod, victim, node);
+        }
+    }
+}
+
+/// The outcome of PreFilter.
+#[derive(Debug)]
+pub enum PreFilterOutcome {
+    /// Filtering can go ahead with this state.
+    Proceed(CycleState),
+    /// A PreFilter plugin rejected the pod on every node.
+    Rejected(Status),
+}
+
+/// One score plugin's contribution on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginScore {
+    /// The plugin.
+    pub plugin: PluginName,
+    /// The raw score from `Score`.
+    pub raw: i64,
+    /// The score after `NormalizeScore` (0–100).
+    pub normalized: i64,
+    /// The plugin's weight.
+    pub weight: i64,
+}
+
+/// All plugins' scores on one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeScores {
+    /// Node index in the cluster.
+    pub node: usize,
+    /// Per plugin, in the profile's score order.
+    pub plugins: Vec<PluginScore>,
+    /// Sum of `normalized × weight`.
+    pub total: i64,
+}
+
+/// A profile's plugins, built and ready to run.
+#[derive(Debug)]
+pub struct Framework {
+    profile: Profile,
+    node_unschedulable: NodeUnschedulable,
+    node_name: NodeName,
+    taint: TaintToleration,
+    node_affinity: NodeAffinity,
+    ports: NodePorts,
+    fit: Fit,
+    ipa: InterPodAffinity,
+    pts: PodTopologySpread,
+    balanced: BalancedAllocation,
+    image: ImageLocality,
+}
+
+impl Framework {
+    /// Builds the plugins of `profile` with its arguments.
+    pub fn new(profile: &Profile) -> Result<Framework, FrameworkError> {
+        let err = |plugin: &'static str, message: String| FrameworkError {
+            profile: profile.scheduler_name.clone(),
+            plugin,
+            message,
+        };
+        let a = &profile.args;
+        Ok(Framework {
+            profile: profile.clone(),
+            node_unschedulable: NodeUnschedulable::new(),
+            node_name: NodeName::new(),
+            taint: TaintToleration::new(),
+            node_affinity: NodeAffinity::new(&a.node_affinity)
+                .map_err(|e| err(NodeAffinity::NAME, e.to_string()))?,
+            ports: NodePorts::new(),
+            fit: Fit::new(&a.node_resources_fit).map_err(|e| err(Fit::NAME, e.to_string()))?,
+            ipa: InterPodAffinity::new(&a.inter_pod_affinity),
+            pts: PodTopologySpread::new(&a.pod_topology_spread),
+            balanced: BalancedAllocation::new(&a.balanced_allocation)
+                .map_err(|e| err(BalancedAllocation::NAME, e.to_string()))?,
+            image: ImageLocality::new(),
+        })
+    }
+
+    /// The framework for pods with `spec.schedulerName == scheduler_name` under `config`
+    /// (falling back to the default profile for `kplace`).
+    pub fn for_scheduler(
+        config: &SchedulerConfig,
+        scheduler_name: &str,
+    ) -> Result<Framework, FrameworkError> {
+        let profile = config.profile_for(scheduler_name).ok_or_else(|| FrameworkError {
+            profile: scheduler_name.to_string(),
+            plugin: "",
+            message: format!("no profile for scheduler name {scheduler_name:?}"),
+        })?;
+        Framework::new(profile)
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The profile's `percentageOfNodesToScore`.
+    pub fn percentage_of_nodes_to_score(&self) -> Option<i32> {
+        self.profile.percentage_of_nodes_to_score
+    }
+
+    /// Whether any evaluated score plugin is enabled.
+    pub fn has_score_plugins(&self) -> bool {
+        self.profile.score.iter().any(|(p, _)| p.evaluated())
+    }
+
+    /// Whether DefaultPreemption runs as PostFilter.
+    pub fn preemption_enabled(&self) -> bool {
+        self.profile.preemption_enabled()
+    }
+
+    /// DefaultPreemption's arguments.
+    pub fn preemption_args(&self) -> DefaultPreemptionArgs {
+        self.profile.args.default_preemption
+    }
+
+    /// Runs the PreFilter plugins in order (upstream `RunPreFilterPlugins`): a `Skip` skips that
+    /// plugin's Filter; `UnschedulableAndUnresolvable` stops at once; `Unschedulable` is kept and
+    /// returned after the remaining plugins ran; node-name restrictions are intersected.
+    pub fn pre_filter(&self, pod: &Pod, cluster: &ClusterState) -> PreFilterOutcome {
+        let mut state = CycleState::default();
+        let mut rejected: Option<Status> = None;
+        let mut order: Vec<PluginName> = self.profile.pre_filter.clone();
+        // A filter plugin whose PreFilter is disabled still needs its state: compute it last.
+        for p in &self.profile.filter {
+            if !order.contains(p) {
+                order.push(*p);
+            }
+        }
+        for plugin in order {
+            let result: Result<Option<BTreeSet<String>>, Status> = match plugin {
+                PluginName::NodeResourcesFit => {
+                    self.fit.pre_filter(pod, cluster).map(|s| state.fit = Some(s)).map(|()| None)
+                }
+                PluginName::NodePorts => {
+                    self.ports.pre_filter(pod, cluster).map(|s| state.ports = Some(s)).map(|()| None)
+                }
+                PluginName::NodeAffinity => self.node_affinity.pre_filter(pod, cluster).map(|s| {
+                    let names = s.node_names.clone();
+                    state.node_affinity = Some(s);
+                    names
+                }),
+                PluginName::InterPodAffinity => {
+                    self.ipa.pre_filter(pod, cluster).map(|s| state.ipa = Some(s)).map(|()| None)
+                }
+                PluginName::PodTopologySpread => {
+                    self.pts.pre_filter(pod, cluster).map(|s| state.pts = Some(s)).map(|()| None)
+                }
+                _ => continue,
+            };
+            match result {
+                Err(status) if status.code == Code::Skip => {
+                    state.skip_filter.insert(plugin);
+                }
+                Err(status) => {
+                    let status = status.with_plugin(plugin.as_str());
+                    match status.code {
+                        Code::Unschedulable => rejected = Some(status),
+                        // Unresolvable (and errors) end PreFilter at once.
+                        _ => return PreFilterOutcome::Rejected(status),
+                    }
+                }
+                Ok(Some(names)) => {
+                    state.plugins_with_nodes.insert(plugin.as_str());
+                    let merged = match state.node_names.take() {
+                        None => names,
+                        Some(prev) => prev.intersection(&names).cloned().collect(),
+                    };
+                    let empty = merged.is_empty();
+                    state.node_names = Some(merged);
+                    if empty {
+                        let plugins: Vec<&str> = state.plugins_with_nodes.iter().copied().collect();
+                        let msg = if plugins.len() == 1 {
+                            format!("node(s) didn't satisfy plugin {}", plugins[0])
+                        } else {
+                            format!(
+                                "node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                                plugins.join(" ")
+                            )
+                        };
+                        return PreFilterOutcome::Rejected(Status::unresolvable(msg));
+                    }
+                }
+                Ok(None) => {}
+            }
+        }
+        match rejected {
+            Some(status) => PreFilterOutcome::Rejected(status),
+            None => PreFilterOutcome::Proceed(state),
+        }
+    }
+
+    fn run_filter(&self, plugin: PluginName, state: &CycleState, pod: &Pod, node: &Node) -> Status {
+        let missing = || Status::error(format!("{}: no PreFilter state", plugin.as_str()));
+        match plugin {
+            PluginName::NodeUnschedulable => self.node_unschedulable.filter(pod, node),
+            PluginName::NodeName => self.node_name.filter(pod, node),
+            PluginName::TaintToleration => self.taint.filter(pod, node),
+            PluginName::NodeAffinity => self.node_affinity.filter(pod, node),
+            PluginName::NodePorts => match &state.ports {
+                Some(s) => self.ports.filter(s, pod, node),
+                None => missing(),
+            },
+            PluginName::NodeResourcesFit => match &state.fit {
+                Some(s) => self.fit.filter(s, pod, node),
+                None => missing(),
+            },
+            PluginName::InterPodAffinity => match &state.ipa {
+                Some(s) => self.ipa.filter(s, pod, node),
+                None => missing(),
+            },
+            PluginName::PodTopologySpread => match &state.pts {
+                Some(s) => self.pts.filter(s, pod, node),
+                None => missing(),
+            },
+            _ => Status::success(),
+        }
+    }
+
+    /// Runs the Filter plugins in order and returns the first failure (upstream
+    /// `RunFilterPlugins`), tagged with its plugin; success when every plugin passes.
+    pub fn filter(&self, state: &CycleState, pod: &Pod, node: &Node) -> Status {
+        for &plugin in &self.profile.filter {
+            if !plugin.evaluated() || state.skip_filter.contains(&plugin) {
+                continue;
+            }
+            let status = self.run_filter(plugin, state, pod, node);
+            if !status.is_success() {
+                return status.with_plugin(plugin.as_str());
+            }
+        }
+        Status::success()
+    }
+
+    /// Runs every Filter plugin on the node, without stopping at the first failure (for
+    /// `explain`). Skipped plugins report `Skip`.
+    pub fn filter_each(&self, state: &CycleState, pod: &Pod, node: &Node) -> Vec<(PluginName, Status)> {
+        self.profile
+            .filter
+            .iter()
+            .filter(|p| p.evaluated())
+            .map(|&plugin| {
+                let status = if state.skip_filter.contains(&plugin) {
+                    Status::skip()
+                } else {
+                    self.run_filter(plugin, state, pod, node)
+                };
+                (plugin, status.with_plugin(plugin.as_str()))
+            })
+            .collect()
+    }
+
+    /// Runs PreScore, Score and NormalizeScore over the feasible nodes and weights the scores
+    /// (upstream `RunPreScorePlugins` + `RunScorePlugins`). An `Err` is a scheduler error (a
+    /// plugin failed or produced a score outside 0–100), not an unschedulable outcome.
+    pub fn score(
+        &self,
+        pod: &Pod,
+        cluster: &ClusterState,
+        feasible: &[usize],
+    ) -> Result<Vec<NodeScores>, Status> {
+        let mut out: Vec<NodeScores> = feasible
+            .iter()
+            .map(|&node| NodeScores { node, plugins: Vec::new(), total: 0 })
+            .collect();
+        for &(plugin, weight) in &self.profile.score {
+            if !plugin.evaluated() {
+                continue;
+            }
+            let runs_pre_score = self.profile.pre_score.contains(&plugin);
+            let raw = match self.score_plugin(plugin, runs_pre_score, pod, cluster, feasible)? {
+                Some(raw) => raw,
+                None => continue, // PreScore said Skip.
+            };
+            let (raw, normalized) = raw;
+            for (i, ns) in out.iter_mut().enumerate() {
+                let n = normalized[i];
+                if !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&n) {
+                    return Err(Status::error(format!(
+                        "plugin {:?} returns an invalid score {n}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        plugin.as_str()
+                    )));
+                }
+                ns.plugins.push(PluginScore { plugin, raw: raw[i], normalized: n, weight });
+                ns.total += n * weight;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One plugin's raw and normalized scores over `feasible`; `None` when PreScore skipped.
+    #[allow(clippy::type_complexity)]
+    fn score_plugin(
+        &self,
+        plugin: PluginName,
+        runs_pre_score: bool,
+        pod: &Pod,
+        cluster: &ClusterState,
+        feasible: &[usize],
+    ) -> Result<Option<(Vec<i64>, Vec<i64>)>, Status> {
+        let nodes: Vec<&Node> = feasible.iter().map(|&i| &cluster.nodes[i]).collect();
+        // A PreScore result of Skip skips Score; an error fails the cycle.
+        fn pre<T>(r: Result<T, Status>, plugin: PluginName) -> Result<Option<T>, Status> {
+            match r {
+                Ok(s) => Ok(Some(s)),
+                Err(s) if s.code == Code::Skip => Ok(None),
+                Err(s) => Err(s.with_plugin(plugin.as_str())),
+            }
+        }
+        let _ = runs_pre_score; // Upstream plugins compute their score state in PreScore; a
+        // profile that disables PreScore for a scored plugin fails upstream, kplace computes it.
+        let raw_and_norm = match plugin {
+            PluginName::TaintToleration => {
+                let Some(s) = pre(self.taint.pre_score(pod, cluster, feasible), plugin)? else {
+                    return Ok(None);
+                };
+                let raw: Vec<i64> = nodes.iter().map(|n| self.taint.score(&s, pod, n)).collect();
+                let mut norm = raw.clone();
+                self.taint.normalize_score(&s, &mut norm);
+                (raw, norm)
+            }
+            PluginName::NodeAffinity => {
+                let Some(s) = pre(self.node_affinity.pre_score(pod, cluster, feasible), plugin)?
+                else {
+                    return Ok(None);
+                };
+                let raw: Vec<i64> =
+                    nodes.iter().map(|n| self.node_affinity.score(&s, pod, n)).collect();
+                let mut norm = raw.clone();
+                self.node_affinity.normalize_score(&s, &mut norm);
+                (raw, norm)
+            }
+            PluginName::NodeResourcesFit => {
+                let Some(s) = pre(self.fit.pre_score(pod, cluster, feasible), plugin)? else {
+                    return Ok(None);
+                };
+                let raw: Vec<i64> = nodes.iter().map(|n| self.fit.score(&s, pod, n)).collect();
+                (raw.clone(), raw)
+            }
+            PluginName::NodeResourcesBalancedAllocation => {
+                let Some(s) = pre(self.balanced.pre_score(pod, cluster, feasible), plugin)? else {
+                    return Ok(None);
+                };
+                let raw: Vec<i64> =
+                    nodes.iter().map(|n| self.balanced.score(&s, pod, n)).collect();
+                (raw.clone(), raw)
+            }
+            PluginName::ImageLocality => {
+                let Some(s) = pre(self.image.pre_score(pod, cluster, feasible), plugin)? else {
+                    return Ok(None);
+                };
+                let raw: Vec<i64> = nodes.iter().map(|n| self.image.score(&s, pod, n)).collect();
+                (raw.clone(), raw)
+            }
+            PluginName::InterPodAffinity => {
+                let Some(s) = pre(self.ipa.pre_score(pod, cluster, feasible), plugin)? else {
+                    return Ok(None);
+                };
+                let raw: Vec<i64> = nodes.iter().map(|n| self.ipa.score(&s, pod, n)).collect();
+                let mut norm = raw.clone();
+                self.ipa.normalize_score(&s, &mut norm);
+                (raw, norm)
+            }
+            PluginName::PodTopologySpread => {
+                let Some(s) = pre(self.pts.pre_score(pod, cluster, feasible), plugin)? else {
+                    return Ok(None);
+                };
+                let raw: Vec<i64> = nodes.iter().map(|n| self.pts.score(&s, pod, n)).collect();
+                let mut norm = raw.clone();
+                self.pts.normalize_score(&s, &mut norm);
+                (raw, norm)
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(raw_and_norm))
+    }
+
+    /// A filter oracle for preemption: PreFilter and Filter of `pod` with pods removed from a
+    /// node, updating the inter-pod state incrementally as upstream's `RemovePod` extensions do.
+    pub fn oracle<'a>(&'a self, pod: &'a Pod, cluster: &'a ClusterState) -> Oracle<'a> {
+        let state = match self.pre_filter(pod, cluster) {
+            PreFilterOutcome::Proceed(s) => Some(s),
+            PreFilterOutcome::Rejected(_) => None,
+        };
+        Oracle { fw: self, cluster, state }
+    }
+}
+
+/// See [`Framework::oracle`].
+#[derive(Debug)]
+pub struct Oracle<'a> {
+    fw: &'a Framework,
+    cluster: &'a ClusterState,
+    state: Option<CycleState>,
+}
+
+impl crate::baseline::preemption::FilterOracle for Oracle<'_> {
+    fn filter_without(&self, pod: &Pod, node_idx: usize, removed: &[Arc<Pod>]) -> Status {
+        let Some(base) = &self.state else {
+            return Status::unresolvable("PreFilter rejected the pod");
+        };
+        let Some(original) = self.cluster.nodes.get(node_idx) else {
+            return Status::error(format!("no node at index {node_idx}"));
+        };
+        let mut node = original.clone();
+        let mut state = base.clone();
+        for victim in removed {
+            if node.remove_pod(&victim.namespace, &victim.name).is_some() {
+                state.remove_pod(self.fw, pod, victim, original);
+            }
+        }
+        if let Some(names) = state.node_names()
+            && !names.contains(&node.name)
+        {
+            return Status::unresolvable("node(s) didn't satisfy plugin(s)");
+        }
+        self.fw.filter(&state, pod, &node)
+    }
+}
