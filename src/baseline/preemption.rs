@@ -1962,7 +1962,10 @@ mod tests {
     fn filter_pods_with_pdb_violation_counts_down_each_budget() {
         let foo = ("app", "foo");
         let labelled = |name: &str| Arc::new(pod(name, LOW, NONE).label(foo.0, foo.1).obj());
-        let cases: Vec<(&str, Vec<Arc<Pod>>, Vec<Pdb>, Vec<&str>, Vec<&str>)> = vec![
+        /// Name, pods in order, budgets, expected violating and non-violating pod names.
+        type PdbCase =
+            (&'static str, Vec<Arc<Pod>>, Vec<Pdb>, Vec<&'static str>, Vec<&'static str>);
+        let cases: Vec<PdbCase> = vec![
             (
                 "a pod selected by a budget allowing no disruption violates it",
                 vec![labelled("a")],
