@@ -8,6 +8,7 @@
 //! Semantics follow kube-scheduler **v1.35** ([`UPSTREAM_VERSION`]); each plugin's module doc
 //! names its upstream file.
 
+pub mod baseline;
 pub mod encode;
 pub mod framework;
 pub mod inspect;

@@ -44,6 +44,9 @@ pub struct BaselineOptions {
     pub seed: u64,
     /// Score every feasible node instead of sampling (`percentageOfNodesToScore: 100`).
     pub score_all_nodes: bool,
+    /// The simulation clock (Unix seconds): the start time of pods that have not started, as
+    /// upstream's preemption uses `time.Now()` for them.
+    pub now: i64,
 }
 
 /// How many feasible nodes to find before scoring (upstream `numFeasibleNodesToFind`).
@@ -204,9 +207,17 @@ impl<'a> Baseline<'a> {
         if fw.preemption_enabled() {
             let oracle = fw.oracle(pod, &self.cluster);
             let args = fw.preemption_args();
-            match preemption::preempt(pod, &self.cluster, &diagnosis, &args, &oracle, &mut self.rng)
-            {
-                PreemptionOutcome::Preempted { node, victims } => {
+            let outcome = preemption::preempt(
+                pod,
+                &self.cluster,
+                &diagnosis,
+                &args,
+                &oracle,
+                self.options.now,
+                &mut self.rng,
+            );
+            match outcome {
+                PreemptionOutcome::Preempted { node, victims, .. } => {
                     drop(oracle);
                     for v in &victims {
                         self.cluster.nodes[node].remove_pod(&v.namespace, &v.name);
@@ -215,7 +226,8 @@ impl<'a> Baseline<'a> {
                     return CycleResult::Preempted(node, victims);
                 }
                 PreemptionOutcome::NotPossible { post_filter_msg }
-                | PreemptionOutcome::Ineligible { post_filter_msg } => {
+                | PreemptionOutcome::Ineligible { post_filter_msg }
+                | PreemptionOutcome::Error { post_filter_msg } => {
                     diagnosis.post_filter_msg = Some(post_filter_msg);
                 }
             }

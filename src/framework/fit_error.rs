@@ -132,7 +132,10 @@ mod tests {
                 (1, &["Insufficient memory"]),
             ]),
         };
-        assert_eq!(e.message(), "0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient memory.");
+        assert_eq!(
+            e.message(),
+            "0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient memory."
+        );
     }
 
     #[test]
@@ -155,15 +158,17 @@ mod tests {
         let mut d = diag(&[(0, &["Insufficient cpu"])]);
         d.pre_filter_msg = Some("node(s) didn't match pod affinity rules".to_string());
         let e = FitError { num_all_nodes: 5, diagnosis: d };
-        assert_eq!(e.message(), "0/5 nodes are available: node(s) didn't match pod affinity rules.");
+        assert_eq!(
+            e.message(),
+            "0/5 nodes are available: node(s) didn't match pod affinity rules."
+        );
     }
 
     #[test]
     fn absent_nodes_count_with_the_absent_status() {
         let mut d = diag(&[(0, &["Insufficient cpu"])]);
-        d.absent_nodes_status = Some(Status::unresolvable(
-            "node(s) didn't satisfy plugin(s) [NodeAffinity]",
-        ));
+        d.absent_nodes_status =
+            Some(Status::unresolvable("node(s) didn't satisfy plugin(s) [NodeAffinity]"));
         let e = FitError { num_all_nodes: 4, diagnosis: d };
         assert_eq!(
             e.message(),

@@ -1,0 +1,11 @@
+//! `kplace baseline`: the sequential default kube-scheduler, simulated faithfully.
+//!
+//! Input: the cluster model, pending pods, a scheduler configuration; output: a plan.
+//! [`scheduler`] is the scheduling loop (`pkg/scheduler/schedule_one.go`), [`node_order`] the
+//! order the scheduler lists nodes in, [`preemption`] DefaultPreemption (v1.35).
+
+pub mod node_order;
+pub mod preemption;
+pub mod scheduler;
+
+pub use scheduler::{BaselineOptions, run_baseline};
