@@ -24,7 +24,7 @@ use super::node_order::scheduler_node_order;
 use super::preemption::{self, PreemptionOutcome};
 use crate::framework::config::SchedulerConfig;
 use crate::framework::fit_error::{Diagnosis, FitError};
-use crate::framework::runtime::{Framework, PreFilterOutcome};
+use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Pod};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
@@ -92,6 +92,8 @@ pub enum CycleResult {
     Unschedulable(FitError),
     /// The cluster has no nodes.
     NoNodes,
+    /// A plugin failed (a scheduler error, not an unschedulable outcome).
+    Error(String),
 }
 
 /// The sequential scheduler's state across pods.
@@ -153,7 +155,7 @@ impl<'a> Baseline<'a> {
         let mut num_to_find = if self.options.score_all_nodes {
             nodes.len()
         } else {
-            num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score(self.config), nodes.len())
+            num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score(), nodes.len())
         };
         if !fw.has_score_plugins() {
             num_to_find = 1;
@@ -182,7 +184,10 @@ impl<'a> Baseline<'a> {
             0 => return self.post_filter(fw, pod, diagnosis),
             1 => feasible[0],
             _ => {
-                let scores = fw.score(&state, pod, &self.cluster, &feasible);
+                let scores = match fw.score(pod, &self.cluster, &feasible) {
+                    Ok(s) => s,
+                    Err(status) => return CycleResult::Error(status.reasons.join(", ")),
+                };
                 // Upstream pops a max-heap on (total score, random): a uniform choice among ties.
                 let mut best: Option<(i64, u64, usize)> = None;
                 for s in &scores {
@@ -242,22 +247,25 @@ impl<'a> Baseline<'a> {
     }
 }
 
-/// Runs the sequential scheduler over every pending pod and returns the plan.
+/// Runs the sequential scheduler over every pending pod and returns the plan. Fails only when a
+/// profile's plugins cannot be built from its arguments.
 pub fn run_baseline(
     cluster: ClusterState,
     pending: &[Pod],
     config: &SchedulerConfig,
     options: BaselineOptions,
-) -> Plan {
+) -> Result<Plan, FrameworkError> {
     let started = Instant::now();
     let mut plan = Plan::default();
     let mut frameworks: BTreeMap<String, Framework> = BTreeMap::new();
     let mut sched = Baseline::new(cluster, config, options);
     for i in queue_order(pending) {
         let pod = &pending[i];
-        let fw = frameworks
-            .entry(pod.scheduler_name.clone())
-            .or_insert_with(|| Framework::for_scheduler(config, &pod.scheduler_name));
+        if !frameworks.contains_key(&pod.scheduler_name) {
+            let fw = Framework::for_scheduler(config, &pod.scheduler_name)?;
+            frameworks.insert(pod.scheduler_name.clone(), fw);
+        }
+        let fw = &frameworks[&pod.scheduler_name];
         match sched.schedule_one(fw, pod) {
             CycleResult::Scheduled(n) => {
                 plan.placements.push(Placement {
@@ -290,6 +298,13 @@ pub fn run_baseline(
                     reasons: BTreeMap::new(),
                 });
             }
+            CycleResult::Error(message) => {
+                plan.unschedulable.push(Unschedulable {
+                    pod: pod.key(),
+                    message,
+                    reasons: BTreeMap::new(),
+                });
+            }
         }
     }
     let solve_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -297,7 +312,7 @@ pub fn run_baseline(
     plan.summary.timings_ms.solve = solve_ms;
     plan.summary.algorithm = "baseline".to_string();
     plan.summary.backend = "cpu".to_string();
-    plan
+    Ok(plan)
 }
 
 #[cfg(test)]
