@@ -14,3 +14,5 @@
 //!   where `feasible` indexes `cluster.nodes` and `scores` is aligned with it.
 //!
 //! All arithmetic is integer (as upstream's), so the GPU can reproduce it exactly.
+
+pub mod interpodaffinity;
