@@ -16,3 +16,4 @@
 //! All arithmetic is integer (as upstream's), so the GPU can reproduce it exactly.
 
 pub mod interpodaffinity;
+pub mod podtopologyspread;

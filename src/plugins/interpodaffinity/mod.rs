@@ -2,8 +2,9 @@
 //!
 //! Input: the pod being scheduled, the [`ClusterState`] (every node with its pods, and namespace
 //! labels for `namespaceSelector`) and [`InterPodAffinityArgs`]. Output: a per-pod
-//! [`PreFilterState`] and per-node filter [`Status`]es with upstream's reasons; a per-pod
-//! [`PreScoreState`], raw per-node scores and their normalization to 0–100.
+//! [`PreFilterState`] and per-node filter statuses ([`crate::framework::Status`]) with
+//! upstream's reasons; a per-pod [`PreScoreState`], raw per-node scores and their normalization
+//! to 0–100.
 //!
 //! Upstream (v1.35): `pkg/scheduler/framework/plugins/interpodaffinity/plugin.go`
 //! (`mergeAffinityTermNamespacesIfNotEmpty`, `GetNamespaceLabelsSnapshot`), `filtering.go`,
