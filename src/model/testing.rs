@@ -229,6 +229,12 @@ impl PodBuilder {
         self
     }
 
+    /// Marks the pod terminating (`metadata.deletionTimestamp` set).
+    pub fn terminating(mut self) -> Self {
+        self.pod.terminating = true;
+        self
+    }
+
     /// The pod.
     pub fn obj(self) -> Pod {
         self.pod

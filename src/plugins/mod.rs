@@ -13,12 +13,17 @@
 //!   `score(&self, [state,] pod, node) -> i64`, and `normalize_score(&self, [state,] scores)`
 //!   where `feasible` indexes `cluster.nodes` and `scores` is aligned with it.
 //!
-//! All arithmetic is integer (as upstream's), so the GPU can reproduce it exactly.
+//! Arithmetic follows upstream step for step: integer where upstream uses integers, and float64
+//! in the few places upstream does (BalancedAllocation, ImageLocality's spread factor,
+//! InterPodAffinity's normalization, PodTopologySpread's weights), each documented where it
+//! happens, so that a GPU twin knows exactly what it must reproduce.
 
 pub mod image_locality;
+pub mod interpodaffinity;
 pub mod node_affinity;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_unschedulable;
 pub mod noderesources;
+pub mod podtopologyspread;
 pub mod taint_toleration;
