@@ -138,7 +138,7 @@ pub fn explain(
     let queue_position = order.iter().position(|&i| i == target).unwrap_or(0);
     let mut sched = Baseline::new(cluster, config, options.baseline.clone());
     let mut frameworks = std::collections::BTreeMap::<String, Framework>::new();
-    let mut fw_for = |name: &str| -> Result<Framework, FrameworkError> { Framework::for_scheduler(config, name) };
+    let fw_for = |name: &str| -> Result<Framework, FrameworkError> { Framework::for_scheduler(config, name) };
     let mut placed_before = 0;
     if !options.as_is {
         for &i in order.iter().take(queue_position) {

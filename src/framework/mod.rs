@@ -6,6 +6,7 @@
 pub mod args;
 pub mod config;
 pub mod fit_error;
+pub mod runtime;
 pub mod profile;
 pub mod status;
 

@@ -23,7 +23,8 @@ use crate::plugins::node_affinity::{NodeAffinity, NodeAffinityPreFilter};
 use crate::plugins::node_name::NodeName;
 use crate::plugins::node_ports::{NodePorts, NodePortsPreFilter};
 use crate::plugins::node_unschedulable::NodeUnschedulable;
-use crate::plugins::noderesources::{BalancedAllocation, Fit, FitPreFilter};
+use crate::plugins::noderesources::fit::FitPreFilter;
+use crate::plugins::noderesources::{BalancedAllocation, Fit};
 use crate::plugins::podtopologyspread::PodTopologySpread;
 use crate::plugins::taint_toleration::TaintToleration;
 
@@ -69,11 +70,12 @@ impl CycleState {
     /// Removes `victim` (which is on `node`) from the inter-pod states, as upstream's
     /// `RunPreFilterExtensionRemovePod` does during preemption.
     pub fn remove_pod(&mut self, fw: &Framework, pod: &Pod, victim: &Pod, node: &Node) {
+        let _ = (fw, pod);
         if let Some(s) = self.ipa.as_mut() {
-            fw.ipa.remove_pod(s, pod, victim, node);
+            s.remove_pod(victim, node);
         }
         if let Some(s) = self.pts.as_mut() {
-            fw.pts.remove_pod(s, pod, victim, node);
+            s.remove_pod(victim, node);
         }
     }
 }
@@ -145,8 +147,8 @@ impl Framework {
                 .map_err(|e| err(NodeAffinity::NAME, e.to_string()))?,
             ports: NodePorts::new(),
             fit: Fit::new(&a.node_resources_fit).map_err(|e| err(Fit::NAME, e.to_string()))?,
-            ipa: InterPodAffinity::new(&a.inter_pod_affinity),
-            pts: PodTopologySpread::new(&a.pod_topology_spread),
+            ipa: InterPodAffinity::new(a.inter_pod_affinity.clone()),
+            pts: PodTopologySpread::new(a.pod_topology_spread.clone()),
             balanced: BalancedAllocation::new(&a.balanced_allocation)
                 .map_err(|e| err(BalancedAllocation::NAME, e.to_string()))?,
             image: ImageLocality::new(),
