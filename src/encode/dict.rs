@@ -188,8 +188,9 @@ pub enum RequirementKind {
 /// What [`ImageInfo`] records about an image name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ImageInfo {
-    /// `sizeBytes` as reported by the first node (in name order) that has the image; 0 if no node
-    /// has it. (Upstream keeps the size from whichever node its cache saw first.)
+    /// `sizeBytes` as reported by the first node (in name order) that has the image (the largest,
+    /// if that node lists the name twice); 0 if no node has it. (Upstream keeps the size from
+    /// whichever node its cache saw first.)
     pub size_bytes: i64,
     /// Number of nodes that have the image.
     pub num_nodes: u32,
@@ -380,18 +381,19 @@ impl Dictionaries {
         let mut image_names: BTreeSet<String> = BTreeSet::new();
         let mut info: BTreeMap<&str, ImageInfo> = BTreeMap::new();
         for node in &state.nodes {
-            let mut seen: BTreeSet<&str> = BTreeSet::new();
+            // A name listed twice on one node takes its largest size, whatever the list order.
+            let mut seen: BTreeMap<&str, i64> = BTreeMap::new();
             for image in &node.images {
                 for name in &image.names {
-                    if seen.insert(name.as_str()) {
-                        let e = info
-                            .entry(name.as_str())
-                            .or_insert(ImageInfo { size_bytes: image.size_bytes, num_nodes: 0 });
-                        e.num_nodes += 1;
-                    }
+                    let size = seen.entry(name.as_str()).or_insert(image.size_bytes);
+                    *size = (*size).max(image.size_bytes);
                 }
             }
-            image_names.extend(seen.iter().map(|s| s.to_string()));
+            for (name, size) in &seen {
+                let e = info.entry(name).or_insert(ImageInfo { size_bytes: *size, num_nodes: 0 });
+                e.num_nodes += 1;
+            }
+            image_names.extend(seen.keys().map(|s| s.to_string()));
         }
         image_names.extend(sigs().flat_map(|s| s.images.iter().cloned()));
         let images = Dict::build("images", image_names)?;

@@ -146,7 +146,7 @@ pub struct Encoded {
 pub fn encode(state: &ClusterState, pending: &[Pod]) -> Result<Encoded, EncodeError> {
     let classes = classes::classify(pending)?;
     let mut dicts = Dictionaries::build(state, pending, &classes)?;
-    tensors::fit_adaptive_units(&mut dicts.resources, state, &classes)?;
+    tensors::fit_adaptive_units(&mut dicts.resources, state, &classes);
     let tensors = Tensors::build(state, pending, &classes, &dicts)?;
     let gpu = GpuBuffers::build(&tensors, &dicts, &classes)?;
     Ok(Encoded { classes, dicts, tensors, gpu })

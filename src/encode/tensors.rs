@@ -243,61 +243,100 @@ pub struct AffinityRow {
 
 /// All dense arrays of one encoding (layout in the module doc).
 #[derive(Debug, Clone, PartialEq)]
-#[allow(missing_docs)]
 pub struct Tensors {
+    /// `N × R` allocatable, rounded down.
     pub node_allocatable: Array2<u32>,
+    /// `N × R` sum of the pods' rounded-up requests; the `pods` column is the pod count.
     pub node_requested: Array2<u32>,
+    /// `N × R` like `node_requested`, with upstream's non-zero defaults in `cpu`/`memory`.
     pub node_nonzero_requested: Array2<u32>,
+    /// Per node: [`NODE_UNSCHEDULABLE`], [`NODE_INEXACT_UNITS`].
     pub node_flags: Array1<u32>,
+    /// Per node: label-pair ids, ascending.
     pub node_labels: Csr,
+    /// Per node: taint ids, ascending.
     pub node_taints: Csr,
+    /// Per node: image ids, ascending.
     pub node_images: Csr,
+    /// Per node: host-port ids in use, ascending.
     pub node_used_ports: Csr,
+    /// `N × K` local domain id per topology key, `NONE` when the node lacks the key.
     pub node_domains: Array2<u32>,
+    /// Per node: its bound-pod ids (contiguous).
     pub node_bound_pods: Csr,
+    /// Per bound pod: node index.
     pub bound_pod_node: Array1<u32>,
+    /// Per bound pod: namespace id.
     pub bound_pod_namespace: Array1<u32>,
+    /// Per bound pod: priority.
     pub bound_pod_priority: Array1<i32>,
+    /// Per bound pod: label-pair ids, ascending.
     pub bound_pod_labels: Csr,
 
+    /// `C × R` effective requests, rounded up; `pods` column = 1.
     pub class_requests: Array2<u32>,
+    /// `C × R` non-zero requests (scoring), rounded up.
     pub class_nonzero_requests: Array2<u32>,
+    /// Per class: [`CLASS_TOLERATES_UNSCHEDULABLE`] and the other `CLASS_*` flags.
     pub class_flags: Array1<u32>,
+    /// Per class: priority.
     pub class_priority: Array1<i32>,
+    /// Per class: number of member pods.
     pub class_size: Array1<u32>,
+    /// Per class: namespace id.
     pub class_namespace: Array1<u32>,
+    /// Per class: node index of `spec.nodeName`, `NONE` if absent or unknown.
     pub class_node_name: Array1<u32>,
+    /// Per class: selector id of the default spread selector, or `NONE`.
     pub class_default_spread_selector: Array1<u32>,
+    /// Per class: label-pair ids, ascending.
     pub class_labels: Csr,
+    /// Per class: toleration ids.
     pub class_tolerations: Csr,
+    /// Per class: ids of the taints some toleration tolerates (serves both the filter and the
+    /// PreferNoSchedule score: a toleration with another effect never tolerates a PreferNoSchedule
+    /// taint).
     pub class_tolerated_taints: Csr,
+    /// Per class: wanted host-port ids.
     pub class_host_ports: Csr,
+    /// Per class: image ids, one per container (repeats kept).
     pub class_images: Csr,
+    /// Per class: requirement ids of `nodeSelector`, ANDed.
     pub class_node_selector: Csr,
+    /// Per class: required node-term ids, ORed.
     pub class_required_terms: Csr,
+    /// Per class: preferred node-term ids.
     pub class_preferred_terms: Csr,
+    /// Weights aligned with `class_preferred_terms.ids`.
     pub class_preferred_weights: Vec<i32>,
+    /// Per class: spread-row ids (contiguous).
     pub class_spread: Csr,
+    /// Per class: affinity-row ids (contiguous).
     pub class_affinity: Csr,
 
+    /// Compiled requirements, by requirement id.
     pub requirements: Vec<CompiledRequirement>,
+    /// The sets of all compiled requirements, concatenated.
     pub requirement_sets: Vec<u32>,
+    /// Per node term: requirement ids, ANDed.
     pub node_terms: Csr,
+    /// Per node term: [`TERM_NEVER_MATCHES`], [`TERM_INVALID`].
     pub node_term_flags: Vec<u32>,
+    /// Per label selector: requirement ids, ANDed.
     pub selectors: Csr,
+    /// Spread rows.
     pub spread: Vec<SpreadRow>,
+    /// Affinity rows.
     pub affinity: Vec<AffinityRow>,
+    /// Per affinity row: namespace ids it selects, ascending.
     pub affinity_namespaces: Csr,
+    /// Per taint id: effect code.
     pub taint_effects: Vec<u32>,
 }
 
 /// Raises the shift of every adaptive resource column until all its amounts fit (see
 /// [`super::units`]). Fixed columns are left alone (their overflow is reported when encoding).
-pub fn fit_adaptive_units(
-    table: &mut ResourceTable,
-    state: &ClusterState,
-    classes: &PodClasses,
-) -> Result<(), EncodeError> {
+pub fn fit_adaptive_units(table: &mut ResourceTable, state: &ClusterState, classes: &PodClasses) {
     for unit in table.units.iter_mut().filter(|u| u.adaptive) {
         let name = unit.name.as_str();
         let capacities: Vec<i64> = state.nodes.iter().map(|n| n.allocatable.get(name)).collect();
@@ -316,7 +355,6 @@ pub fn fit_adaptive_units(
             }
         }
     }
-    Ok(())
 }
 
 struct Ctx<'a> {
@@ -431,12 +469,7 @@ impl Tensors {
                         amount_error(e, subject(), unit, AmountField::Requested, count)
                     })?
                 } else {
-                    self::sum_requests(
-                        node,
-                        unit,
-                        |p| p.requests.get(name),
-                        AmountField::Requested,
-                    )?
+                    sum_requests(node, unit, |p| p.requests.get(name), AmountField::Requested)?
                 };
                 let nonzero = match name {
                     CPU => sum_requests(
