@@ -36,8 +36,12 @@ pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
     let encode_start = Instant::now();
     let state = loaded.cluster.state.clone();
     let encode_ms = encode_start.elapsed().as_secs_f64() * 1000.0;
-    let options = BaselineOptions { seed: args.seed, score_all_nodes: args.score_all_nodes };
-    let mut plan = run_baseline(state, &loaded.cluster.pending, &config, options);
+    let options = BaselineOptions {
+        seed: args.seed,
+        score_all_nodes: args.score_all_nodes,
+        ..Default::default()
+    };
+    let mut plan = run_baseline(state, &loaded.cluster.pending, &config, options)?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.encode = loaded.build_ms + encode_ms;
     match args.output {

@@ -9,7 +9,7 @@ use super::{OutputFormat, SnapshotArgs, load_cluster};
 
 pub fn run(args: &SnapshotArgs, output: OutputFormat) -> anyhow::Result<ExitCode> {
     let loaded = load_cluster(args)?;
-    let classes = kplace::encode::classes::PodClasses::build(&loaded.cluster.pending).classes.len();
+    let classes = kplace::encode::classes::classify(&loaded.cluster.pending)?.classes.len();
     let report = inspect(
         &loaded.cluster.state,
         &loaded.cluster.pending,
