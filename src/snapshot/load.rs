@@ -32,7 +32,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Snapshot, SnapshotError> {
             files.sort();
             let before = snapshot.object_count();
             for file in &files {
-                read_file(&mut snapshot, file)?;
+                read_file(&mut snapshot, file, Strictness::SkipNonObjects)?;
             }
             if snapshot.object_count() == before {
                 snapshot.warnings.push(Warning {
@@ -42,7 +42,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Snapshot, SnapshotError> {
                 });
             }
         } else {
-            read_file(&mut snapshot, path)?;
+            read_file(&mut snapshot, path, Strictness::Strict)?;
         }
     }
     if snapshot.object_count() == 0 {
@@ -80,13 +80,31 @@ fn walk(
     Ok(())
 }
 
-fn read_file(snapshot: &mut Snapshot, file: &Path) -> Result<(), SnapshotError> {
+/// What to do with a document that is not a Kubernetes object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Strictness {
+    /// An error (files named explicitly, text handed in directly).
+    Strict,
+    /// A warning, and the document is skipped (files found by walking a directory, which may
+    /// hold other YAML or JSON files).
+    SkipNonObjects,
+}
+
+fn read_file(
+    snapshot: &mut Snapshot,
+    file: &Path,
+    strictness: Strictness,
+) -> Result<(), SnapshotError> {
     let text = std::fs::read_to_string(file)
         .map_err(|source| SnapshotError::Io { path: file.to_path_buf(), source })?;
     snapshot.files.push(file.to_path_buf());
     let is_json =
         file.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    if is_json { add_json(snapshot, file, &text) } else { add_yaml(snapshot, file, &text) }
+    if is_json {
+        add_json(snapshot, file, &text, strictness)
+    } else {
+        add_yaml(snapshot, file, &text, strictness)
+    }
 }
 
 /// A document's top-level mapping, with the line of each element of `items` when it is a
@@ -223,6 +241,7 @@ pub(super) fn add_yaml(
     snapshot: &mut Snapshot,
     file: &Path,
     text: &str,
+    strictness: Strictness,
 ) -> Result<(), SnapshotError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let docs: Vec<serde_saphyr::Spanned<RawDoc>> =
@@ -250,7 +269,7 @@ pub(super) fn add_yaml(
             item: None,
             line: (line > 0).then_some(line),
         };
-        add_document(snapshot, doc.value.value, source, &doc.value.item_lines)?;
+        add_document(snapshot, doc.value.value, source, &doc.value.item_lines, strictness)?;
     }
     Ok(())
 }
@@ -260,6 +279,7 @@ pub(super) fn add_json(
     snapshot: &mut Snapshot,
     file: &Path,
     text: &str,
+    strictness: Strictness,
 ) -> Result<(), SnapshotError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
@@ -282,7 +302,7 @@ pub(super) fn add_json(
             item: None,
             line: Some(line as u64),
         };
-        add_document(snapshot, value, source, &[])?;
+        add_document(snapshot, value, source, &[], strictness)?;
         count += 1;
     }
     if count == 0 {
@@ -312,13 +332,29 @@ fn object_ref(v: &Value, kind: &str, namespaced: bool) -> ObjectRef {
     ObjectRef { kind: kind.to_string(), namespace, name }
 }
 
-/// One document: a single object or a `List`.
+/// One document: a single object or a `List`. With [`Strictness::SkipNonObjects`], a document
+/// that is not a Kubernetes object is skipped with a warning.
 fn add_document(
     snapshot: &mut Snapshot,
     value: Value,
     source: Source,
     item_lines: &[u64],
+    strictness: Strictness,
 ) -> Result<(), SnapshotError> {
+    let not_object = |v: &Value| {
+        v.as_object().is_none_or(|o| {
+            o.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty)
+                || o.get("kind").and_then(Value::as_str).is_none_or(str::is_empty)
+        })
+    };
+    if strictness == Strictness::SkipNonObjects && not_object(&value) {
+        snapshot.warnings.push(Warning {
+            source: Some(source),
+            object: None,
+            message: "not a Kubernetes object (no apiVersion or kind); skipped".to_string(),
+        });
+        return Ok(());
+    }
     let Some(obj) = value.as_object() else {
         return Err(SnapshotError::NotAnObject {
             at: source,

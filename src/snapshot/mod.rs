@@ -251,13 +251,15 @@ impl Snapshot {
         self.seen.len() + self.skipped.values().sum::<usize>()
     }
 
-    /// Adds the objects of a YAML stream (one or more documents) read from `file`.
+    /// Adds the objects of a YAML stream (one or more documents) read from `file`. Every
+    /// document must be a Kubernetes object.
     pub fn add_yaml(&mut self, file: &Path, text: &str) -> Result<(), SnapshotError> {
-        load::add_yaml(self, file, text)
+        load::add_yaml(self, file, text, load::Strictness::Strict)
     }
 
     /// Adds the objects of a JSON text (one value, or several concatenated) read from `file`.
+    /// Every value must be a Kubernetes object.
     pub fn add_json(&mut self, file: &Path, text: &str) -> Result<(), SnapshotError> {
-        load::add_json(self, file, text)
+        load::add_json(self, file, text, load::Strictness::Strict)
     }
 }
