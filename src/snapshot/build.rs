@@ -1,0 +1,606 @@
+//! From a [`Snapshot`] to the scheduling model: nodes with their pods, pending pods, PDBs.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1 as k8s;
+
+use super::convert::{self, ConvertError, PodContext};
+use super::{ObjectRef, Snapshot, SnapshotError, Source, Warning};
+use crate::model::{
+    ClusterState, LabelSelector, Labels, MatchOp, Pod, PreemptionPolicy, Requirement,
+};
+
+/// Scheduler names kplace serves unless told otherwise.
+pub const DEFAULT_SCHEDULER_NAMES: &[&str] = &["default-scheduler", "kplace"];
+
+/// The PriorityClasses every API server creates (`scheduling.SystemPriorityClasses()`), used
+/// when a snapshot does not include them: (name, value).
+const SYSTEM_PRIORITY_CLASSES: &[(&str, i32)] =
+    &[("system-node-critical", 2_000_001_000), ("system-cluster-critical", 2_000_000_000)];
+
+/// How to build a [`Cluster`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Pending pods whose `spec.schedulerName` is one of these are placed by kplace.
+    pub scheduler_names: Vec<String>,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            scheduler_names: DEFAULT_SCHEDULER_NAMES.iter().map(|s| (*s).to_string()).collect(),
+        }
+    }
+}
+
+/// Pods left out of the model, by reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IgnoredPods {
+    /// Pending pods of a scheduler kplace does not serve.
+    pub other_scheduler: usize,
+    /// Pods in phase Succeeded or Failed (the scheduler's informer filters them out).
+    pub terminal: usize,
+    /// Pending pods being deleted (`metadata.deletionTimestamp`; the scheduler skips them).
+    pub terminating: usize,
+    /// Pending pods with `spec.schedulingGates` (not scheduled until the gates are removed).
+    pub gated: usize,
+    /// Pods bound to a node that is not in the snapshot.
+    pub unknown_node: usize,
+}
+
+/// A snapshot in the scheduling model.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    /// Nodes (sorted by name) with their bound, non-terminal pods (added in namespace/name
+    /// order), namespace labels and PDBs.
+    pub state: ClusterState,
+    /// Pods to place: no `spec.nodeName`, not terminal, not being deleted, not gated, and
+    /// served by kplace. Sorted by namespace, then name.
+    pub pending: Vec<Pod>,
+    /// Counts of the pods left out, by reason.
+    pub ignored: IgnoredPods,
+    /// Findings that do not stop the run (the snapshot's own warnings first).
+    pub warnings: Vec<Warning>,
+}
+
+/// A resolved PriorityClass.
+#[derive(Debug, Clone, Copy)]
+struct Class {
+    value: i32,
+    policy: PreemptionPolicy,
+}
+
+/// Builds the model from a snapshot. See [`Cluster`] for what goes where.
+pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, SnapshotError> {
+    let mut warnings = snapshot.warnings.clone();
+    let field_error = |at: &Source, object: &ObjectRef, e: ConvertError| SnapshotError::Field {
+        at: at.clone(),
+        object: object.clone(),
+        field: e.field,
+        message: e.message,
+    };
+
+    // Priority classes, and the global default (the lowest value among those marked, as the
+    // admission plugin picks when several are).
+    let mut classes: BTreeMap<String, Class> = SYSTEM_PRIORITY_CLASSES
+        .iter()
+        .map(|(n, v)| {
+            ((*n).to_string(), Class { value: *v, policy: PreemptionPolicy::PreemptLowerPriority })
+        })
+        .collect();
+    let mut global_default: Option<(i32, String)> = None;
+    for pc in &snapshot.priority_classes {
+        let name = pc.object.metadata.name.clone().unwrap_or_default();
+        let object =
+            ObjectRef { kind: "PriorityClass".into(), namespace: None, name: name.clone() };
+        let policy = match pc.object.preemption_policy.as_deref() {
+            None | Some("") => PreemptionPolicy::PreemptLowerPriority,
+            Some(p) => {
+                convert::preemption_policy(p).map_err(|e| field_error(&pc.source, &object, e))?
+            }
+        };
+        classes.insert(name.clone(), Class { value: pc.object.value, policy });
+        if pc.object.global_default == Some(true) {
+            let candidate = (pc.object.value, name);
+            if global_default.as_ref().is_none_or(|d| candidate < *d) {
+                global_default = Some(candidate);
+            }
+        }
+    }
+    let default_class = global_default.as_ref().and_then(|(_, n)| classes.get(n).copied());
+
+    // Namespaces: the API server always labels them with their own name.
+    let mut namespace_labels: BTreeMap<String, Labels> = BTreeMap::new();
+    for ns in &snapshot.namespaces {
+        let name = ns.object.metadata.name.clone().unwrap_or_default();
+        let mut labels = ns.object.metadata.labels.clone().unwrap_or_default();
+        labels.insert("kubernetes.io/metadata.name".to_string(), name.clone());
+        namespace_labels.insert(name, labels);
+    }
+
+    // Nodes, sorted by name.
+    let mut nodes = Vec::with_capacity(snapshot.nodes.len());
+    for n in &snapshot.nodes {
+        let object = ObjectRef {
+            kind: "Node".into(),
+            namespace: None,
+            name: n.object.metadata.name.clone().unwrap_or_default(),
+        };
+        let node = convert::node(&n.object).map_err(|e| field_error(&n.source, &object, e))?;
+        if let Some(status) = &n.object.status
+            && let (Some(alloc), Some(cap)) = (&status.allocatable, &status.capacity)
+        {
+            for name in cap.keys().filter(|k| !alloc.contains_key(*k)) {
+                warnings.push(Warning {
+                    source: Some(n.source.clone()),
+                    object: Some(object.clone()),
+                    message: format!(
+                        "status.allocatable has no {name:?} although status.capacity has; \
+                         counted as 0, as kube-scheduler does"
+                    ),
+                });
+            }
+        }
+        nodes.push(node);
+    }
+    nodes.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut state = ClusterState { nodes, namespace_labels, pdbs: Vec::new() };
+
+    let selectors = SelectorIndex::new(snapshot);
+
+    // Pods in namespace/name order.
+    let mut pods: Vec<_> = snapshot.pods.iter().collect();
+    pods.sort_by(|a, b| {
+        (&a.object.metadata.namespace, &a.object.metadata.name)
+            .cmp(&(&b.object.metadata.namespace, &b.object.metadata.name))
+    });
+    let mut pending = Vec::new();
+    let mut ignored = IgnoredPods::default();
+    for p in pods {
+        let k8s_pod = &p.object;
+        let object = ObjectRef {
+            kind: "Pod".into(),
+            namespace: k8s_pod.metadata.namespace.clone(),
+            name: k8s_pod.metadata.name.clone().unwrap_or_default(),
+        };
+        let spec = k8s_pod.spec.as_ref();
+        let phase = convert::pod_phase(k8s_pod.status.as_ref().and_then(|s| s.phase.as_deref()))
+            .map_err(|e| field_error(&p.source, &object, e))?;
+        if matches!(phase, crate::model::PodPhase::Succeeded | crate::model::PodPhase::Failed) {
+            ignored.terminal += 1;
+            continue;
+        }
+        let node_name = spec.and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty());
+        if node_name.is_none() {
+            let scheduler = spec
+                .and_then(|s| s.scheduler_name.as_deref())
+                .filter(|s| !s.is_empty())
+                .unwrap_or("default-scheduler");
+            if k8s_pod.metadata.deletion_timestamp.is_some() {
+                ignored.terminating += 1;
+                continue;
+            }
+            if !options.scheduler_names.iter().any(|s| s == scheduler) {
+                ignored.other_scheduler += 1;
+                continue;
+            }
+            if spec.and_then(|s| s.scheduling_gates.as_ref()).is_some_and(|g| !g.is_empty()) {
+                ignored.gated += 1;
+                warnings.push(Warning {
+                    source: Some(p.source.clone()),
+                    object: Some(object.clone()),
+                    message: "pod has scheduling gates; it is not placed until they are removed"
+                        .to_string(),
+                });
+                continue;
+            }
+        }
+        let (priority, preemption_policy) = resolve_priority(k8s_pod, &classes, default_class)
+            .map_err(|e| field_error(&p.source, &object, e))?;
+        let ctx = PodContext {
+            priority,
+            preemption_policy,
+            default_spread_selector: selectors.default_selector(k8s_pod),
+        };
+        let pod = convert::pod(k8s_pod, &ctx).map_err(|e| field_error(&p.source, &object, e))?;
+        match &node_name {
+            Some(node) => match state.node_index(node) {
+                Some(i) => state.nodes[i].add_pod(Arc::new(pod)),
+                None => {
+                    ignored.unknown_node += 1;
+                    warnings.push(Warning {
+                        source: Some(p.source.clone()),
+                        object: Some(object),
+                        message: format!(
+                            "bound to node {node:?}, which is not in the snapshot; the pod is ignored"
+                        ),
+                    });
+                }
+            },
+            None => {
+                if pod.has_pvc {
+                    warnings.push(Warning {
+                        source: Some(p.source.clone()),
+                        object: Some(object),
+                        message: "pod uses PersistentVolumeClaims; volume constraints \
+                                  (VolumeBinding, VolumeZone, NodeVolumeLimits, VolumeRestrictions) \
+                                  are not checked"
+                            .to_string(),
+                    });
+                }
+                pending.push(pod);
+            }
+        }
+    }
+
+    // PodDisruptionBudgets, by namespace and name.
+    for p in &snapshot.pdbs {
+        let (pdb, error) = convert::pdb(&p.object);
+        if let Some(e) = error {
+            warnings.push(Warning {
+                source: Some(p.source.clone()),
+                object: Some(ObjectRef {
+                    kind: "PodDisruptionBudget".into(),
+                    namespace: Some(pdb.namespace.clone()),
+                    name: pdb.name.clone(),
+                }),
+                message: format!("{e}; the budget selects no pods, as preemption treats it"),
+            });
+        }
+        state.pdbs.push(pdb);
+    }
+    state.pdbs.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+
+    Ok(Cluster { state, pending, ignored, warnings })
+}
+
+/// Priority and preemption policy as the Priority admission plugin sets them: `spec.priority`
+/// when present; else the value of `spec.priorityClassName` (an unknown class is an error);
+/// else the global default class; else 0 and `PreemptLowerPriority`.
+fn resolve_priority(
+    pod: &k8s::Pod,
+    classes: &BTreeMap<String, Class>,
+    default_class: Option<Class>,
+) -> Result<(i32, PreemptionPolicy), ConvertError> {
+    let spec = pod.spec.as_ref();
+    let class_name = spec.and_then(|s| s.priority_class_name.as_deref()).filter(|s| !s.is_empty());
+    let class = match class_name {
+        Some(name) => match classes.get(name) {
+            Some(c) => Some(*c),
+            None if spec.and_then(|s| s.priority).is_some() => None,
+            None => {
+                return Err(ConvertError::new(
+                    "spec.priorityClassName",
+                    format!(
+                        "no PriorityClass named {name:?} in the snapshot, and no spec.priority"
+                    ),
+                ));
+            }
+        },
+        None => default_class,
+    };
+    let priority = spec.and_then(|s| s.priority).or(class.map(|c| c.value)).unwrap_or(0);
+    let policy = match spec.and_then(|s| s.preemption_policy.as_deref()).filter(|s| !s.is_empty()) {
+        Some(p) => convert::preemption_policy(p).map_err(|e| e.at("spec"))?,
+        None => class.map_or(PreemptionPolicy::PreemptLowerPriority, |c| c.policy),
+    };
+    Ok((priority, policy))
+}
+
+/// Services, ReplicationControllers, ReplicaSets and StatefulSets by namespace, for upstream's
+/// `helper.DefaultSelector`.
+struct SelectorIndex<'a> {
+    /// Service selectors by namespace, in name order (nil selectors left out: they select
+    /// nothing).
+    services: BTreeMap<&'a str, Vec<&'a BTreeMap<String, String>>>,
+    rcs: BTreeMap<(&'a str, &'a str), &'a k8s::ReplicationController>,
+    rss: BTreeMap<(&'a str, &'a str), &'a k8s_openapi::api::apps::v1::ReplicaSet>,
+    sss: BTreeMap<(&'a str, &'a str), &'a k8s_openapi::api::apps::v1::StatefulSet>,
+}
+
+fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> (&str, &str) {
+    (meta.namespace.as_deref().unwrap_or("default"), meta.name.as_deref().unwrap_or(""))
+}
+
+impl<'a> SelectorIndex<'a> {
+    fn new(snapshot: &'a Snapshot) -> Self {
+        let mut services: BTreeMap<&str, Vec<(&str, &BTreeMap<String, String>)>> = BTreeMap::new();
+        for s in &snapshot.services {
+            if let Some(sel) = s.object.spec.as_ref().and_then(|sp| sp.selector.as_ref()) {
+                let (ns, name) = key_of(&s.object.metadata);
+                services.entry(ns).or_default().push((name, sel));
+            }
+        }
+        let services = services
+            .into_iter()
+            .map(|(ns, mut v)| {
+                v.sort_by(|a, b| a.0.cmp(b.0));
+                (ns, v.into_iter().map(|(_, s)| s).collect())
+            })
+            .collect();
+        SelectorIndex {
+            services,
+            rcs: snapshot
+                .replication_controllers
+                .iter()
+                .map(|o| (key_of(&o.object.metadata), &o.object))
+                .collect(),
+            rss: snapshot
+                .replica_sets
+                .iter()
+                .map(|o| (key_of(&o.object.metadata), &o.object))
+                .collect(),
+            sss: snapshot
+                .stateful_sets
+                .iter()
+                .map(|o| (key_of(&o.object.metadata), &o.object))
+                .collect(),
+        }
+    }
+
+    /// Upstream `DefaultSelector`: the merged selectors of the Services selecting the pod, plus
+    /// its controlling ReplicationController's selector (merged) or ReplicaSet's/StatefulSet's
+    /// requirements (added). `None` when empty.
+    fn default_selector(&self, pod: &k8s::Pod) -> Option<LabelSelector> {
+        let (ns, _) = key_of(&pod.metadata);
+        let pod_labels = pod.metadata.labels.clone().unwrap_or_default();
+        let mut set: BTreeMap<String, String> = BTreeMap::new();
+        for sel in self.services.get(ns).into_iter().flatten() {
+            if sel.iter().all(|(k, v)| pod_labels.get(k) == Some(v)) {
+                set.extend(sel.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        let mut extra: Vec<Requirement> = Vec::new();
+        if let Some(owner) =
+            pod.metadata.owner_references.iter().flatten().find(|o| o.controller == Some(true))
+        {
+            let gv_ok = owner.api_version.matches('/').count() <= 1;
+            let key = (ns, owner.name.as_str());
+            match (owner.api_version.as_str(), owner.kind.as_str()) {
+                ("v1", "ReplicationController") if gv_ok => {
+                    if let Some(rc) = self.rcs.get(&key) {
+                        set.extend(rc_selector(rc));
+                    }
+                }
+                ("apps/v1", "ReplicaSet") => {
+                    if let Some(rs) = self.rss.get(&key)
+                        && let Some(spec) = &rs.spec
+                        && let Ok(sel) = convert::label_selector(&spec.selector)
+                    {
+                        extra.extend(sel.requirements);
+                    }
+                }
+                ("apps/v1", "StatefulSet") => {
+                    if let Some(ss) = self.sss.get(&key)
+                        && let Some(spec) = &ss.spec
+                        && let Ok(sel) = convert::label_selector(&spec.selector)
+                    {
+                        extra.extend(sel.requirements);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut selector = LabelSelector {
+            requirements: set
+                .into_iter()
+                .map(|(k, v)| Requirement { key: k, op: MatchOp::In, values: vec![v] })
+                .chain(extra)
+                .collect(),
+        };
+        selector.normalize();
+        (!selector.is_empty()).then_some(selector)
+    }
+}
+
+/// A ReplicationController's selector, defaulted to its template's labels when empty
+/// (`SetDefaults_ReplicationController`).
+fn rc_selector(rc: &k8s::ReplicationController) -> BTreeMap<String, String> {
+    let spec = rc.spec.as_ref();
+    let selector = spec.and_then(|s| s.selector.clone()).unwrap_or_default();
+    if !selector.is_empty() {
+        return selector;
+    }
+    spec.and_then(|s| s.template.as_ref())
+        .and_then(|t| t.metadata.as_ref())
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn build_yaml(yaml: &str) -> Result<Cluster, SnapshotError> {
+        let mut s = Snapshot::new();
+        s.add_yaml(Path::new("t.yaml"), yaml)?;
+        build(&s, &BuildOptions::default())
+    }
+
+    const CLASSES: &str = "\
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: batch}
+value: 10
+preemptionPolicy: Never
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: default-a}
+value: 50
+globalDefault: true
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: default-b}
+value: 40
+globalDefault: true
+preemptionPolicy: Never
+";
+
+    fn pod(name: &str, spec_extra: &str) -> String {
+        format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ns}}\nspec:\n  containers: [{{name: c}}]\n{spec_extra}"
+        )
+    }
+
+    #[test]
+    fn priority_resolves_like_the_admission_plugin() {
+        let cases: &[(&str, &str, i32, PreemptionPolicy)] = &[
+            (
+                "an explicit priority wins",
+                "  priority: 7\n  priorityClassName: high\n",
+                7,
+                PreemptionPolicy::PreemptLowerPriority,
+            ),
+            (
+                "the class value applies without a priority",
+                "  priorityClassName: high\n",
+                1000,
+                PreemptionPolicy::PreemptLowerPriority,
+            ),
+            (
+                "the class preemption policy applies",
+                "  priorityClassName: batch\n",
+                10,
+                PreemptionPolicy::Never,
+            ),
+            ("without a class the lowest global default applies", "", 40, PreemptionPolicy::Never),
+            (
+                "a built-in system class resolves without its object",
+                "  priorityClassName: system-node-critical\n",
+                2_000_001_000,
+                PreemptionPolicy::PreemptLowerPriority,
+            ),
+            (
+                "an explicit preemption policy wins",
+                "  priorityClassName: batch\n  preemptionPolicy: PreemptLowerPriority\n",
+                10,
+                PreemptionPolicy::PreemptLowerPriority,
+            ),
+            (
+                "an unknown class with an explicit priority is accepted",
+                "  priority: 3\n  priorityClassName: gone\n",
+                3,
+                PreemptionPolicy::PreemptLowerPriority,
+            ),
+        ];
+        for (name, extra, priority, policy) in cases {
+            let c = build_yaml(&format!("{CLASSES}{}", pod("p", extra))).unwrap();
+            assert_eq!(c.pending[0].priority, *priority, "{name}");
+            assert_eq!(c.pending[0].preemption_policy, *policy, "{name} (policy)");
+        }
+        let c = build_yaml(&pod("p", "")).unwrap();
+        assert_eq!(c.pending[0].priority, 0, "no class and no default gives 0");
+        let err = build_yaml(&format!("{CLASSES}{}", pod("p", "  priorityClassName: gone\n")))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("spec.priorityClassName: no PriorityClass named \"gone\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn pods_are_sorted_into_bound_pending_and_ignored() {
+        let yaml = format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nstatus: {{allocatable: {{cpu: '2', pods: '110'}}}}\n{}{}{}{}{}{}{}",
+            pod("bound", "  nodeName: n1\n"),
+            pod("pending", ""),
+            pod("volcano", "  schedulerName: volcano\n"),
+            pod("done", "  nodeName: n1\nstatus: {phase: Succeeded}\n"),
+            pod("gated", "  schedulingGates: [{name: wait}]\n"),
+            pod("elsewhere", "  nodeName: n9\n"),
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: going, namespace: ns, deletionTimestamp: '2026-01-01T00:00:00Z'}\nspec: {containers: [{name: c}]}\n",
+        );
+        let c = build_yaml(&yaml).unwrap();
+        assert_eq!(c.state.nodes[0].pods.len(), 1);
+        assert_eq!(c.state.nodes[0].pods[0].name, "bound");
+        assert_eq!(c.pending.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["pending"]);
+        assert_eq!(
+            c.ignored,
+            IgnoredPods {
+                other_scheduler: 1,
+                terminal: 1,
+                terminating: 1,
+                gated: 1,
+                unknown_node: 1
+            }
+        );
+        assert!(c.warnings.iter().any(|w| w.message.contains("not in the snapshot")));
+    }
+
+    #[test]
+    fn default_selectors_merge_services_and_controllers() {
+        let yaml = "\
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: ns}
+spec: {selector: {app: web}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: ns}
+spec: {selector: {app: other}}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web-abc, namespace: ns}
+spec:
+  selector: {matchLabels: {app: web, pod-template-hash: abc}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-abc-1
+  namespace: ns
+  labels: {app: web, pod-template-hash: abc}
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: ReplicaSet, name: web-abc, uid: u, controller: true}
+spec: {containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: lonely, namespace: ns, labels: {tier: x}}
+spec: {containers: [{name: c}]}
+";
+        let c = build_yaml(yaml).unwrap();
+        let by_name: BTreeMap<_, _> = c.pending.iter().map(|p| (p.name.as_str(), p)).collect();
+        assert_eq!(
+            by_name["web-abc-1"].default_spread_selector,
+            Some(LabelSelector::from_match_labels([("app", "web"), ("pod-template-hash", "abc")]))
+        );
+        assert_eq!(by_name["lonely"].default_spread_selector, None);
+    }
+
+    #[test]
+    fn namespaces_carry_their_name_label_and_pdbs_convert() {
+        let yaml = "\
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop, labels: {team: a}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: shop}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+status: {disruptionsAllowed: 2, currentHealthy: 3, desiredHealthy: 1, expectedPods: 3}
+";
+        let c = build_yaml(yaml).unwrap();
+        assert_eq!(
+            c.state.namespace_labels("shop").get("kubernetes.io/metadata.name").map(String::as_str),
+            Some("shop")
+        );
+        assert_eq!(c.state.pdbs[0].disruptions_allowed, 2);
+        assert_eq!(
+            c.state.pdbs[0].selector,
+            Some(LabelSelector::from_match_labels([("app", "web")]))
+        );
+    }
+}
