@@ -127,8 +127,10 @@ pub fn explain(
     key: &str,
     options: &ExplainOptions,
 ) -> Result<Explanation, ExplainError> {
-    let target =
-        pending.iter().position(|p| p.key() == key).ok_or_else(|| ExplainError::UnknownPod(key.to_string()))?;
+    let target = pending
+        .iter()
+        .position(|p| p.key() == key)
+        .ok_or_else(|| ExplainError::UnknownPod(key.to_string()))?;
     if let Some(n) = &options.node
         && cluster.node_index(n).is_none()
     {
@@ -136,9 +138,11 @@ pub fn explain(
     }
     let order = queue_order(pending);
     let queue_position = order.iter().position(|&i| i == target).unwrap_or(0);
-    let mut sched = Baseline::new(cluster, config, options.baseline.clone());
+    let mut sched = Baseline::new(cluster, options.baseline.clone());
     let mut frameworks = std::collections::BTreeMap::<String, Framework>::new();
-    let fw_for = |name: &str| -> Result<Framework, FrameworkError> { Framework::for_scheduler(config, name) };
+    let fw_for = |name: &str| -> Result<Framework, FrameworkError> {
+        Framework::for_scheduler(config, name)
+    };
     let mut placed_before = 0;
     if !options.as_is {
         for &i in order.iter().take(queue_position) {
@@ -147,7 +151,9 @@ pub fn explain(
                 frameworks.insert(p.scheduler_name.clone(), fw_for(&p.scheduler_name)?);
             }
             let fw = &frameworks[&p.scheduler_name];
-            if let CycleResult::Scheduled(_) | CycleResult::Preempted(..) = sched.schedule_one(fw, p) {
+            if let CycleResult::Scheduled(_) | CycleResult::Preempted(..) =
+                sched.schedule_one(fw, p)
+            {
                 placed_before += 1;
             }
         }
@@ -182,18 +188,22 @@ pub fn explain(
             out.pre_filter_rejection = Some(format!("{}: {msg}", status.plugin.unwrap_or("")));
             let mut d = Diagnosis::default();
             d.pre_filter_msg = Some(msg);
-            out.message = Some(FitError { num_all_nodes: cluster.nodes.len(), diagnosis: d }.message());
+            out.message =
+                Some(FitError { num_all_nodes: cluster.nodes.len(), diagnosis: d }.message());
         }
         PreFilterOutcome::Proceed(state) => {
             let mut feasible = Vec::new();
             let mut diagnosis = Diagnosis::default();
             for (i, node) in cluster.nodes.iter().enumerate() {
-                let restricted = state.node_names().is_some_and(|names| !names.contains(&node.name));
+                let restricted =
+                    state.node_names().is_some_and(|names| !names.contains(&node.name));
                 let verdicts = if restricted {
                     let plugins = state.pre_filter_restricting_plugins().join(" ");
                     vec![(
                         "PreFilter",
-                        Status::unresolvable(format!("node(s) didn't satisfy plugin(s) [{plugins}]")),
+                        Status::unresolvable(format!(
+                            "node(s) didn't satisfy plugin(s) [{plugins}]"
+                        )),
                     )]
                 } else {
                     fw.filter_each(&state, pod, node)
@@ -201,7 +211,8 @@ pub fn explain(
                         .map(|(p, s)| (p.as_str(), s))
                         .collect()
                 };
-                let first_failure = verdicts.iter().find(|(_, s)| s.is_rejected() || s.code == Code::Error);
+                let first_failure =
+                    verdicts.iter().find(|(_, s)| s.is_rejected() || s.code == Code::Error);
                 match first_failure {
                     None => feasible.push(i),
                     Some((_, s)) => {
@@ -226,7 +237,8 @@ pub fn explain(
                 }
             }
             if feasible.is_empty() {
-                out.message = Some(FitError { num_all_nodes: cluster.nodes.len(), diagnosis }.message());
+                out.message =
+                    Some(FitError { num_all_nodes: cluster.nodes.len(), diagnosis }.message());
             } else if let Ok(scores) = fw.score(pod, cluster, &feasible) {
                 let best = scores.iter().map(|s| s.total).max().unwrap_or(0);
                 for s in &scores {

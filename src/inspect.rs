@@ -11,22 +11,12 @@ use serde::Serialize;
 
 use crate::model::{ClusterState, Pod};
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource};
+pub use crate::snapshot::IgnoredPods;
 
 /// Label naming a node's instance type.
 pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
 /// Label naming a node's zone.
 pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
-
-/// Counts of pods the snapshot held but kplace does not schedule.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct IgnoredPods {
-    /// Pending pods for another scheduler.
-    pub other_scheduler: usize,
-    /// Pods in a terminal phase.
-    pub terminal: usize,
-    /// Pending pods being deleted.
-    pub terminating: usize,
-}
 
 /// Nodes of one shape: instance type and allocatable CPU/memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -108,7 +108,11 @@ pub struct Plan {
 
 /// Computes the summary of `plan`, given the cluster *after* the plan was applied and the
 /// pending pods it was made for. Timings, backend and algorithm are left for the caller.
-pub fn summarize(plan: &Plan, after: &crate::model::ClusterState, pending: &[crate::model::Pod]) -> Summary {
+pub fn summarize(
+    plan: &Plan,
+    after: &crate::model::ClusterState,
+    pending: &[crate::model::Pod],
+) -> Summary {
     use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
 
     let priority: BTreeMap<String, i32> = pending.iter().map(|p| (p.key(), p.priority)).collect();
@@ -122,8 +126,9 @@ pub fn summarize(plan: &Plan, after: &crate::model::ClusterState, pending: &[cra
         *s.placed_by_priority.entry(priority.get(&p.pod).copied().unwrap_or(0)).or_insert(0) += 1;
     }
     for u in &plan.unschedulable {
-        *s.unschedulable_by_priority.entry(priority.get(&u.pod).copied().unwrap_or(0)).or_insert(0) +=
-            1;
+        *s.unschedulable_by_priority
+            .entry(priority.get(&u.pod).copied().unwrap_or(0))
+            .or_insert(0) += 1;
     }
     s.nodes_used = after.nodes.iter().filter(|n| !n.pods.is_empty()).count();
 

@@ -24,7 +24,11 @@ fn a_pod_that_fits_nowhere_gets_upstreams_fit_error_message_byte_for_byte() {
     // outright), so preemption has no candidate and says so for all 3 nodes.
     let state = cluster(
         vec![
-            NodeBuilder::new("n1").cpu(2000).memory(4 * GI).taint("gpu", "true", TaintEffect::NoSchedule).obj(),
+            NodeBuilder::new("n1")
+                .cpu(2000)
+                .memory(4 * GI)
+                .taint("gpu", "true", TaintEffect::NoSchedule)
+                .obj(),
             NodeBuilder::new("n2").cpu(1000).memory(4 * GI).obj(),
             NodeBuilder::new("n3").cpu(1000).memory(4 * GI).obj(),
         ],
@@ -132,7 +136,15 @@ fn a_higher_priority_pod_preempts_a_lower_priority_one_and_takes_its_place() {
     // preemption candidate; removing the victim makes room; the preemptor lands on n1.
     let state = cluster(
         vec![NodeBuilder::new("n1").cpu(2000).memory(4 * GI).obj()],
-        vec![PodBuilder::new("default", "low").cpu(1500).memory(GI).priority(0).node("n1").started(10).obj()],
+        vec![
+            PodBuilder::new("default", "low")
+                .cpu(1500)
+                .memory(GI)
+                .priority(0)
+                .node("n1")
+                .started(10)
+                .obj(),
+        ],
     );
     let pending = [PodBuilder::new("default", "high").cpu(1000).memory(GI).priority(100).obj()];
     let plan = run(state, &pending, &SchedulerConfig::default());
@@ -228,10 +240,12 @@ fn every_pending_pod_appears_exactly_once_in_the_plan() {
 
 #[test]
 fn the_same_seed_gives_the_same_plan() {
-    let nodes: Vec<_> =
-        (0..20).map(|i| NodeBuilder::new(&format!("n{i:02}")).cpu(4000).memory(8 * GI).obj()).collect();
-    let pending: Vec<Pod> =
-        (0..50).map(|i| PodBuilder::new("default", &format!("p{i:02}")).cpu(300).created(i).obj()).collect();
+    let nodes: Vec<_> = (0..20)
+        .map(|i| NodeBuilder::new(&format!("n{i:02}")).cpu(4000).memory(8 * GI).obj())
+        .collect();
+    let pending: Vec<Pod> = (0..50)
+        .map(|i| PodBuilder::new("default", &format!("p{i:02}")).cpu(300).created(i).obj())
+        .collect();
     let a = run(cluster(nodes.clone(), vec![]), &pending, &SchedulerConfig::default());
     let b = run(cluster(nodes, vec![]), &pending, &SchedulerConfig::default());
     assert_eq!(a.placements, b.placements);

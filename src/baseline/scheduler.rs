@@ -98,8 +98,7 @@ pub enum CycleResult {
 
 /// The sequential scheduler's state across pods.
 #[derive(Debug)]
-pub struct Baseline<'a> {
-    config: &'a SchedulerConfig,
+pub struct Baseline {
     options: BaselineOptions,
     /// The cluster, updated as pods are assumed and victims removed.
     pub cluster: ClusterState,
@@ -108,12 +107,12 @@ pub struct Baseline<'a> {
     rng: ChaCha8Rng,
 }
 
-impl<'a> Baseline<'a> {
+impl Baseline {
     /// A scheduler over `cluster`.
-    pub fn new(cluster: ClusterState, config: &'a SchedulerConfig, options: BaselineOptions) -> Self {
+    pub fn new(cluster: ClusterState, options: BaselineOptions) -> Self {
         let order = scheduler_node_order(&cluster.nodes);
         let rng = ChaCha8Rng::seed_from_u64(options.seed);
-        Baseline { config, options, cluster, order, next_start_node_index: 0, rng }
+        Baseline { options, cluster, order, next_start_node_index: 0, rng }
     }
 
     /// Runs one scheduling cycle for `pod` and applies its outcome to the cluster.
@@ -258,7 +257,7 @@ pub fn run_baseline(
     let started = Instant::now();
     let mut plan = Plan::default();
     let mut frameworks: BTreeMap<String, Framework> = BTreeMap::new();
-    let mut sched = Baseline::new(cluster, config, options);
+    let mut sched = Baseline::new(cluster, options);
     for i in queue_order(pending) {
         let pod = &pending[i];
         if !frameworks.contains_key(&pod.scheduler_name) {
@@ -268,10 +267,8 @@ pub fn run_baseline(
         let fw = &frameworks[&pod.scheduler_name];
         match sched.schedule_one(fw, pod) {
             CycleResult::Scheduled(n) => {
-                plan.placements.push(Placement {
-                    pod: pod.key(),
-                    node: sched.cluster.nodes[n].name.clone(),
-                });
+                plan.placements
+                    .push(Placement { pod: pod.key(), node: sched.cluster.nodes[n].name.clone() });
             }
             CycleResult::Preempted(n, victims) => {
                 let node = sched.cluster.nodes[n].name.clone();
@@ -358,7 +355,8 @@ mod tests {
             PodBuilder::new("ns", "high-late").priority(10).created(5).obj(),
             PodBuilder::new("ns", "high-early").priority(10).created(2).obj(),
         ];
-        let names: Vec<&str> = queue_order(&pods).into_iter().map(|i| pods[i].name.as_str()).collect();
+        let names: Vec<&str> =
+            queue_order(&pods).into_iter().map(|i| pods[i].name.as_str()).collect();
         assert_eq!(names, ["high-early", "high-late", "low"]);
     }
 }

@@ -10,12 +10,8 @@ use super::{OutputFormat, SnapshotArgs, load_cluster};
 pub fn run(args: &SnapshotArgs, output: OutputFormat) -> anyhow::Result<ExitCode> {
     let loaded = load_cluster(args)?;
     let classes = kplace::encode::classes::classify(&loaded.cluster.pending)?.classes.len();
-    let report = inspect(
-        &loaded.cluster.state,
-        &loaded.cluster.pending,
-        loaded.cluster.ignored,
-        classes,
-    );
+    let report =
+        inspect(&loaded.cluster.state, &loaded.cluster.pending, loaded.cluster.ignored, classes);
     match output {
         OutputFormat::Table => print_stdout(&render(&report))?,
         other => print_document(&report, other)?,
@@ -62,13 +58,15 @@ fn render(r: &InspectReport) -> String {
         out.push_str(&t.render());
     }
     out.push_str(&format!(
-        "\nPods: {} bound, {} pending in {} classes (ignored: {} for other schedulers, {} terminal, {} terminating)\n",
+        "\nPods: {} bound, {} pending in {} classes (not scheduled by kplace: {} for other schedulers, {} terminal, {} terminating, {} gated, {} on unknown nodes)\n",
         r.pods.bound,
         r.pods.pending,
         r.pods.pending_classes,
         r.pods.ignored.other_scheduler,
         r.pods.ignored.terminal,
         r.pods.ignored.terminating,
+        r.pods.ignored.gated,
+        r.pods.ignored.unknown_node,
     ));
     let mut t = Table::new(&["PRIORITY", "PENDING"]);
     for (p, n) in r.pods.pending_by_priority.iter().rev() {
@@ -76,7 +74,14 @@ fn render(r: &InspectReport) -> String {
     }
     out.push_str(&t.render());
     out.push('\n');
-    let mut t = Table::new(&["RESOURCE", "ALLOCATABLE", "REQUESTED", "PENDING", "UTIL", "UTIL IF ALL PLACED"]);
+    let mut t = Table::new(&[
+        "RESOURCE",
+        "ALLOCATABLE",
+        "REQUESTED",
+        "PENDING",
+        "UTIL",
+        "UTIL IF ALL PLACED",
+    ]);
     for (name, x) in &r.resources {
         t.row(vec![
             name.clone(),

@@ -106,7 +106,9 @@ pub fn load_cluster(args: &SnapshotArgs) -> anyhow::Result<Loaded> {
 }
 
 /// Reads `--config`, or returns upstream's default configuration.
-pub fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<kplace::framework::config::SchedulerConfig> {
+pub fn load_config(
+    path: Option<&std::path::Path>,
+) -> anyhow::Result<kplace::framework::config::SchedulerConfig> {
     Ok(match path {
         Some(p) => kplace::framework::config::SchedulerConfig::from_file(p)?,
         None => kplace::framework::config::SchedulerConfig::default(),

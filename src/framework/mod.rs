@@ -6,8 +6,8 @@
 pub mod args;
 pub mod config;
 pub mod fit_error;
-pub mod runtime;
 pub mod profile;
+pub mod runtime;
 pub mod status;
 
 pub use status::{Code, MAX_NODE_SCORE, MIN_NODE_SCORE, Status, default_normalize_score};

@@ -212,9 +212,11 @@ impl Framework {
                 PluginName::NodeResourcesFit => {
                     self.fit.pre_filter(pod, cluster).map(|s| state.fit = Some(s)).map(|()| None)
                 }
-                PluginName::NodePorts => {
-                    self.ports.pre_filter(pod, cluster).map(|s| state.ports = Some(s)).map(|()| None)
-                }
+                PluginName::NodePorts => self
+                    .ports
+                    .pre_filter(pod, cluster)
+                    .map(|s| state.ports = Some(s))
+                    .map(|()| None),
                 PluginName::NodeAffinity => self.node_affinity.pre_filter(pod, cluster).map(|s| {
                     let names = s.node_names.clone();
                     state.node_affinity = Some(s);
@@ -314,7 +316,12 @@ impl Framework {
 
     /// Runs every Filter plugin on the node, without stopping at the first failure (for
     /// `explain`). Skipped plugins report `Skip`.
-    pub fn filter_each(&self, state: &CycleState, pod: &Pod, node: &Node) -> Vec<(PluginName, Status)> {
+    pub fn filter_each(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        node: &Node,
+    ) -> Vec<(PluginName, Status)> {
         self.profile
             .filter
             .iter()
@@ -421,8 +428,7 @@ impl Framework {
                 let Some(s) = pre(self.balanced.pre_score(pod, cluster, feasible), plugin)? else {
                     return Ok(None);
                 };
-                let raw: Vec<i64> =
-                    nodes.iter().map(|n| self.balanced.score(&s, pod, n)).collect();
+                let raw: Vec<i64> = nodes.iter().map(|n| self.balanced.score(&s, pod, n)).collect();
                 (raw.clone(), raw)
             }
             PluginName::ImageLocality => {

@@ -35,7 +35,7 @@ impl Default for BuildOptions {
 }
 
 /// Pods left out of the model, by reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct IgnoredPods {
     /// Pending pods of a scheduler kplace does not serve.
     pub other_scheduler: usize,
