@@ -36,8 +36,7 @@ use super::profile::{
     merge_plugins,
 };
 use crate::model::{
-    InclusionPolicy, MatchOp, NodeAffinity, NodeSelector, NodeSelectorTerm,
-    PreferredSchedulingTerm, Requirement, TopologySpreadConstraint, UnsatisfiableAction,
+    InclusionPolicy, MatchOp, NodeAffinity, TopologySpreadConstraint, UnsatisfiableAction,
 };
 
 /// The only accepted `apiVersion`.
@@ -1221,76 +1220,65 @@ fn spread_args(
     PodTopologySpreadArgs { default_constraints, defaulting_type }
 }
 
-// TODO(dedupe): use snapshot::convert
-/// A default spread constraint in the model. The selector stays `None` (the plugin derives it
-/// per pod). The inclusion policies default as the plugin defaults them (`Honor` for node
-/// affinity, `Ignore` for taints); the plugin honours a policy only when it reads `Honor`, so any
-/// other value acts as `Ignore`.
+/// A default spread constraint in the model (through the same conversion the snapshot uses).
+/// The selector stays `None`: the plugin derives it per pod. Validation has already rejected
+/// anything the conversion could refuse; should it still refuse, the policy defaults apply.
 fn convert_spread_constraint(
     c: &corev1::TopologySpreadConstraint,
     when_unsatisfiable: UnsatisfiableAction,
 ) -> TopologySpreadConstraint {
-    let policy = |v: &Option<String>, default: InclusionPolicy| match v.as_deref() {
-        None => default,
-        Some("Honor") => InclusionPolicy::Honor,
-        Some(_) => InclusionPolicy::Ignore,
+    let mut c = c.clone();
+    c.label_selector = None;
+    let policy = |v: &Option<String>| match v.as_deref() {
+        Some("Honor") | Some("Ignore") | None => v.clone(),
+        Some(_) => Some("Ignore".to_string()),
     };
-    TopologySpreadConstraint {
-        max_skew: c.max_skew,
-        topology_key: c.topology_key.clone(),
-        when_unsatisfiable,
-        label_selector: None,
-        min_domains: c.min_domains,
-        node_affinity_policy: policy(&c.node_affinity_policy, InclusionPolicy::Honor),
-        node_taints_policy: policy(&c.node_taints_policy, InclusionPolicy::Ignore),
-        match_label_keys: c.match_label_keys.clone().unwrap_or_default(),
-    }
+    c.node_affinity_policy = policy(&c.node_affinity_policy);
+    c.node_taints_policy = policy(&c.node_taints_policy);
+    let mut out = crate::snapshot::convert::topology_spread_constraint(&c, &Default::default())
+        .unwrap_or_else(|_| TopologySpreadConstraint {
+            max_skew: c.max_skew,
+            topology_key: c.topology_key.clone(),
+            when_unsatisfiable,
+            label_selector: None,
+            min_domains: c.min_domains,
+            node_affinity_policy: InclusionPolicy::Honor,
+            node_taints_policy: InclusionPolicy::Ignore,
+            match_label_keys: c.match_label_keys.clone().unwrap_or_default(),
+        });
+    out.when_unsatisfiable = when_unsatisfiable;
+    out.label_selector = None;
+    out
 }
 
-// TODO(dedupe): use snapshot::convert
 /// `addedAffinity` in the model, validated as upstream's `ValidateNodeAffinityArgs`
 /// (`nodeaffinity.NewNodeSelector` / `NewPreferredSchedulingTerms`: operators, value counts,
-/// label keys and values, `matchFields` with one value and `In`/`NotIn`).
+/// label keys and values, `matchFields` with one value and `In`/`NotIn`), then converted with
+/// the snapshot's conversion.
 fn convert_node_affinity(
     a: &corev1::NodeAffinity,
     path: &str,
     push: &mut impl FnMut(FieldError),
 ) -> NodeAffinity {
-    let required = a.required_during_scheduling_ignored_during_execution.as_ref().map(|ns| {
+    if let Some(ns) = &a.required_during_scheduling_ignored_during_execution {
         let base =
             format!("{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
-        NodeSelector {
-            terms: ns
-                .node_selector_terms
-                .iter()
-                .enumerate()
-                .map(|(i, t)| convert_term(t, &format!("{base}[{i}]"), push))
-                .collect(),
+        for (i, t) in ns.node_selector_terms.iter().enumerate() {
+            validate_term(t, &format!("{base}[{i}]"), push);
         }
-    });
-    let preferred = a
-        .preferred_during_scheduling_ignored_during_execution
-        .iter()
-        .flatten()
-        .enumerate()
-        .map(|(i, t)| PreferredSchedulingTerm {
-            weight: t.weight,
-            preference: convert_term(
-                &t.preference,
-                &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"),
-                push,
-            ),
-        })
-        .collect();
-    NodeAffinity { required, preferred }
+    }
+    for (i, t) in a.preferred_during_scheduling_ignored_during_execution.iter().flatten().enumerate()
+    {
+        validate_term(
+            &t.preference,
+            &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference"),
+            push,
+        );
+    }
+    crate::snapshot::convert::node_affinity(a)
 }
 
-fn convert_term(
-    t: &corev1::NodeSelectorTerm,
-    path: &str,
-    push: &mut impl FnMut(FieldError),
-) -> NodeSelectorTerm {
-    let mut term = NodeSelectorTerm::default();
+fn validate_term(t: &corev1::NodeSelectorTerm, path: &str, push: &mut impl FnMut(FieldError)) {
     for (i, r) in t.match_expressions.iter().flatten().enumerate() {
         let p = format!("{path}.matchExpressions[{i}]");
         let values = r.values.clone().unwrap_or_default();
@@ -1312,10 +1300,8 @@ fn convert_term(
                 continue;
             }
         };
-        let mut ok = true;
         for msg in qualified_name_errors(&r.key) {
             push(FieldError::new(format!("{p}.key"), format!("{:?}: {msg}", r.key)));
-            ok = false;
         }
         let count_error = match op {
             MatchOp::In | MatchOp::NotIn if values.is_empty() => {
@@ -1331,7 +1317,6 @@ fn convert_term(
         };
         if let Some(msg) = count_error {
             push(FieldError::new(format!("{p}.values"), msg));
-            ok = false;
         }
         for (j, v) in values.iter().enumerate() {
             if matches!(op, MatchOp::Gt | MatchOp::Lt) && v.parse::<i64>().is_err() {
@@ -1339,38 +1324,28 @@ fn convert_term(
                     format!("{p}.values[{j}]"),
                     format!("{v:?}: for 'Gt', 'Lt' operators, the value must be an integer"),
                 ));
-                ok = false;
             }
             for msg in label_value_errors(v) {
                 push(FieldError::new(format!("{p}.values[{j}]"), format!("{v:?}: {msg}")));
-                ok = false;
             }
-        }
-        if ok {
-            term.match_expressions.push(Requirement { key: r.key.clone(), op, values });
         }
     }
     for (i, r) in t.match_fields.iter().flatten().enumerate() {
         let p = format!("{path}.matchFields[{i}]");
-        let values = r.values.clone().unwrap_or_default();
-        let op = match r.operator.as_str() {
-            "In" => MatchOp::In,
-            "NotIn" => MatchOp::NotIn,
-            other => {
-                push(FieldError::new(
-                    format!("{p}.operator"),
-                    format!("unsupported value {other:?}: supported values are \"In\", \"NotIn\""),
-                ));
-                continue;
-            }
-        };
-        if values.len() != 1 {
-            push(FieldError::new(format!("{p}.values"), "must have one element"));
+        if !matches!(r.operator.as_str(), "In" | "NotIn") {
+            push(FieldError::new(
+                format!("{p}.operator"),
+                format!(
+                    "unsupported value {:?}: supported values are \"In\", \"NotIn\"",
+                    r.operator
+                ),
+            ));
             continue;
         }
-        term.match_fields.push(Requirement { key: r.key.clone(), op, values });
+        if r.values.as_ref().map_or(0, Vec::len) != 1 {
+            push(FieldError::new(format!("{p}.values"), "must have one element"));
+        }
     }
-    term
 }
 
 // ---------------------------------------------------------------------------------------------
