@@ -14,7 +14,8 @@ fn demo_dir() -> PathBuf {
 
 fn demo() -> (snapshot::Snapshot, Cluster) {
     let snap = snapshot::load(&[demo_dir()]).expect("the demo fixture loads");
-    let cluster = snapshot::build(&snap, &BuildOptions::default()).expect("the demo fixture builds");
+    let cluster =
+        snapshot::build(&snap, &BuildOptions::default()).expect("the demo fixture builds");
     (snap, cluster)
 }
 
@@ -91,7 +92,10 @@ fn demo_pod_counts_match_the_generator() {
     assert_eq!(bound as u64, want["bound_non_terminal"].as_u64().unwrap());
     assert_eq!(cluster.ignored.terminal as u64, want["terminal"].as_u64().unwrap());
     assert_eq!(cluster.pending.len() as u64, want["pending_served"].as_u64().unwrap());
-    assert_eq!(cluster.ignored.other_scheduler as u64, want["ignored_other_scheduler"].as_u64().unwrap());
+    assert_eq!(
+        cluster.ignored.other_scheduler as u64,
+        want["ignored_other_scheduler"].as_u64().unwrap()
+    );
     let total = bound
         + cluster.pending.len()
         + cluster.ignored.terminal
@@ -128,7 +132,11 @@ fn demo_resource_totals_match_the_generator() {
         let w = &want[name];
         assert_eq!(allocatable.get(name), w["allocatable"].as_i64().unwrap(), "{name} allocatable");
         assert_eq!(bound.get(name), w["bound_requests"].as_i64().unwrap(), "{name} bound requests");
-        assert_eq!(pending.get(name), w["pending_requests"].as_i64().unwrap(), "{name} pending requests");
+        assert_eq!(
+            pending.get(name),
+            w["pending_requests"].as_i64().unwrap(),
+            "{name} pending requests"
+        );
     }
     let pods = &want["pods"];
     assert_eq!(allocatable.allowed_pod_number, pods["allocatable"].as_i64().unwrap());
@@ -186,13 +194,21 @@ fn demo_effective_requests_follow_the_sidecar_rules() {
         .chain(cluster.pending.iter())
         .collect();
     let find = |prefix: &str| {
-        all.iter().find(|p| p.name.starts_with(prefix)).copied().unwrap_or_else(|| panic!("{prefix}"))
+        all.iter()
+            .find(|p| p.name.starts_with(prefix))
+            .copied()
+            .unwrap_or_else(|| panic!("{prefix}"))
     };
     const MI: i64 = 1024 * 1024;
     const GI: i64 = 1024 * MI;
     let cases: &[(&str, &str, i64, i64)] = &[
         // (pod name prefix, why, millicores, memory bytes)
-        ("catalog-", "init warm-cache (2/3Gi) dominates the app container (500m/1Gi)", 2000, 3 * GI),
+        (
+            "catalog-",
+            "init warm-cache (2/3Gi) dominates the app container (500m/1Gi)",
+            2000,
+            3 * GI,
+        ),
         (
             "checkout-",
             "regular init db-migrate (1500m/1Gi) runs before the envoy sidecar exists",
@@ -219,5 +235,9 @@ fn demo_effective_requests_follow_the_sidecar_rules() {
     let aws = find("aws-node-");
     assert_eq!((aws.requests.milli_cpu, aws.requests.memory), (25, 0));
     assert_eq!((aws.non_zero_requests.milli_cpu, aws.non_zero_requests.memory), (25, 200 * MI));
-    assert!(aws.host_ports.iter().any(|h| h.port == 61678 && h.host_ip == "0.0.0.0" && h.protocol == "TCP"));
+    assert!(
+        aws.host_ports
+            .iter()
+            .any(|h| h.port == 61678 && h.host_ip == "0.0.0.0" && h.protocol == "TCP")
+    );
 }
