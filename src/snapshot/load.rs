@@ -360,28 +360,31 @@ fn add_document(
         });
         return Ok(());
     }
-    let Some(obj) = value.as_object() else {
+    let Value::Object(mut obj) = value else {
         return Err(SnapshotError::NotAnObject {
             at: Box::new(source),
             problem: "document is not a mapping, so not a Kubernetes object".to_string(),
         });
     };
-    let (api_version, kind) = type_meta(obj, &source)?;
+    let (api_version, kind) = {
+        let (a, k) = type_meta(&obj, &source)?;
+        (a.to_string(), k.to_string())
+    };
     let is_list =
         kind == "List" || (kind.ends_with("List") && obj.get("items").is_some_and(Value::is_array));
     if !is_list {
-        return add_object(snapshot, value, source);
+        return add_object(snapshot, Value::Object(obj), source);
     }
     let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(str::to_string);
-    let api_version = api_version.to_string();
-    let Some(Value::Array(items)) = value.get("items").cloned() else {
-        return match value.get("items") {
-            None | Some(Value::Null) => Ok(()),
-            Some(_) => Err(SnapshotError::NotAnObject {
+    let items = match obj.remove("items") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(SnapshotError::NotAnObject {
                 at: Box::new(source),
                 problem: "items of a List must be a sequence".to_string(),
-            }),
-        };
+            });
+        }
     };
     for (i, mut item) in items.into_iter().enumerate() {
         let at = Source {
