@@ -34,7 +34,7 @@ use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::api::scheduling::v1 as scheduling;
 
-pub use build::{BuildOptions, Cluster, IgnoredPods, build};
+pub use build::{BuildOptions, Cluster, DEFAULT_SCHEDULER_NAMES, IgnoredPods, build};
 pub use load::load;
 
 /// Where an object came from.
