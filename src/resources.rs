@@ -22,6 +22,13 @@
 //! statuses (`max(spec, actuated, allocated)` per resource, `PodRequests` with
 //! `UseStatusResources`); `InPlacePodLevelResourcesVerticalScaling` is alpha and off.
 //!
+//! Non-zero requests (`PodInfo.calculateResource`, v1.35): upstream no longer sums a per-container
+//! `GetNonzeroRequests`; it runs `PodRequests` again with `NonMissingContainerRequests` =
+//! {cpu: 100m, memory: 200Mi}. So every container — app, sidecar and regular init alike — that
+//! does not name cpu (or memory) counts the default (an explicit `0` stays 0), the same
+//! sidecar/init maximum is taken, and overhead is added. With pod-level requests set, the
+//! defaults apply only to resources missing at both the pod and the container level.
+//!
 //! Arithmetic: every quantity is converted to milli-units (rounded up, as the API server stores
 //! it), summed and compared exactly in `i128`, and converted at the end with upstream's
 //! `MilliValue()` (CPU) or `Value()` (everything else, rounded up). Where upstream would wrap an

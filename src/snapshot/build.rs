@@ -75,8 +75,8 @@ struct Class {
 pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, SnapshotError> {
     let mut warnings = snapshot.warnings.clone();
     let field_error = |at: &Source, object: &ObjectRef, e: ConvertError| SnapshotError::Field {
-        at: at.clone(),
-        object: object.clone(),
+        at: Box::new(at.clone()),
+        object: Box::new(object.clone()),
         field: e.field,
         message: e.message,
     };
@@ -288,6 +288,9 @@ fn resolve_priority(
     Ok((priority, policy))
 }
 
+/// A Service's name and selector.
+type NamedSelector<'a> = (&'a str, &'a BTreeMap<String, String>);
+
 /// Services, ReplicationControllers, ReplicaSets and StatefulSets by namespace, for upstream's
 /// `helper.DefaultSelector`.
 struct SelectorIndex<'a> {
@@ -305,7 +308,7 @@ fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> 
 
 impl<'a> SelectorIndex<'a> {
     fn new(snapshot: &'a Snapshot) -> Self {
-        let mut services: BTreeMap<&str, Vec<(&str, &BTreeMap<String, String>)>> = BTreeMap::new();
+        let mut services: BTreeMap<&str, Vec<NamedSelector<'_>>> = BTreeMap::new();
         for s in &snapshot.services {
             if let Some(sel) = s.object.spec.as_ref().and_then(|sp| sp.selector.as_ref()) {
                 let (ns, name) = key_of(&s.object.metadata);

@@ -247,12 +247,17 @@ pub(super) fn add_yaml(
     let docs: Vec<serde_saphyr::Spanned<RawDoc>> =
         serde_saphyr::from_multiple_with_options(text, yaml_options()).map_err(|e| {
             let location = e.location();
-            SnapshotError::Yaml {
-                file: file.to_path_buf(),
-                line: location.map(|l| l.line()).filter(|l| *l > 0),
-                column: location.map(|l| l.column()).filter(|c| *c > 0),
-                message: e.to_string().lines().next().unwrap_or_default().to_string(),
+            let line = location.map(|l| l.line()).filter(|l| *l > 0);
+            let column = location.map(|l| l.column()).filter(|c| *c > 0);
+            let mut message = e.to_string().lines().next().unwrap_or_default().to_string();
+            // The location goes in front of the message; drop the parser's copy of it.
+            if let (Some(l), Some(c)) = (line, column) {
+                let suffix = format!(" at line {l}, column {c}");
+                if let Some(stripped) = message.strip_suffix(&suffix) {
+                    message = stripped.to_string();
+                }
             }
+            SnapshotError::Yaml { file: file.to_path_buf(), line, column, message }
         })?;
     if docs.is_empty() {
         snapshot.warnings.push(Warning {
@@ -355,28 +360,31 @@ fn add_document(
         });
         return Ok(());
     }
-    let Some(obj) = value.as_object() else {
+    let Value::Object(mut obj) = value else {
         return Err(SnapshotError::NotAnObject {
-            at: source,
+            at: Box::new(source),
             problem: "document is not a mapping, so not a Kubernetes object".to_string(),
         });
     };
-    let (api_version, kind) = type_meta(obj.get("apiVersion"), obj.get("kind"), &source)?;
+    let (api_version, kind) = {
+        let (a, k) = type_meta(&obj, &source)?;
+        (a.to_string(), k.to_string())
+    };
     let is_list =
         kind == "List" || (kind.ends_with("List") && obj.get("items").is_some_and(Value::is_array));
     if !is_list {
-        return add_object(snapshot, value, source);
+        return add_object(snapshot, Value::Object(obj), source);
     }
     let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(str::to_string);
-    let api_version = api_version.to_string();
-    let Some(Value::Array(items)) = value.get("items").cloned() else {
-        return match value.get("items") {
-            None | Some(Value::Null) => Ok(()),
-            Some(_) => Err(SnapshotError::NotAnObject {
-                at: source,
+    let items = match obj.remove("items") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(SnapshotError::NotAnObject {
+                at: Box::new(source),
                 problem: "items of a List must be a sequence".to_string(),
-            }),
-        };
+            });
+        }
     };
     for (i, mut item) in items.into_iter().enumerate() {
         let at = Source {
@@ -391,14 +399,14 @@ fn add_document(
         }
         let Some(map) = item.as_object() else {
             return Err(SnapshotError::NotAnObject {
-                at,
+                at: Box::new(at),
                 problem: "a List item is not a mapping, so not a Kubernetes object".to_string(),
             });
         };
-        let (_, k) = type_meta(map.get("apiVersion"), map.get("kind"), &at)?;
+        let (_, k) = type_meta(map, &at)?;
         if k == "List" || (k.ends_with("List") && map.get("items").is_some()) {
             return Err(SnapshotError::NotAnObject {
-                at,
+                at: Box::new(at),
                 problem: format!("a {k} inside a List is not supported"),
             });
         }
@@ -409,20 +417,29 @@ fn add_document(
 
 /// `apiVersion` and `kind`, both required strings.
 fn type_meta<'a>(
-    api_version: Option<&'a Value>,
-    kind: Option<&'a Value>,
+    obj: &'a Map<String, Value>,
     source: &Source,
 ) -> Result<(&'a str, &'a str), SnapshotError> {
+    let name = obj.get("metadata").and_then(|m| str_field(m, "name"));
     let missing = |what: &str| SnapshotError::NotAnObject {
-        at: source.clone(),
-        problem: format!("document has no {what}, so it is not a Kubernetes object"),
+        at: Box::new(source.clone()),
+        problem: match name {
+            Some(n) => format!(
+                "document (metadata.name {n:?}) has no {what}, so it is not a Kubernetes object"
+            ),
+            None => format!("document has no {what}, so it is not a Kubernetes object"),
+        },
     };
-    let api_version = api_version
+    let api_version = obj
+        .get("apiVersion")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| missing("apiVersion"))?;
-    let kind =
-        kind.and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or_else(|| missing("kind"))?;
+    let kind = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| missing("kind"))?;
     Ok((api_version, kind))
 }
 
@@ -445,12 +462,13 @@ fn add_object(
     source: Source,
 ) -> Result<(), SnapshotError> {
     let (api_version, kind) = {
-        let obj = value.as_object();
-        let (a, k) = type_meta(
-            obj.and_then(|o| o.get("apiVersion")),
-            obj.and_then(|o| o.get("kind")),
-            &source,
-        )?;
+        let Some(obj) = value.as_object() else {
+            return Err(SnapshotError::NotAnObject {
+                at: Box::new(source),
+                problem: "document is not a mapping, so not a Kubernetes object".to_string(),
+            });
+        };
+        let (a, k) = type_meta(obj, &source)?;
         (a.to_string(), k.to_string())
     };
     let Some(&(_, expected, namespaced)) = KINDS.iter().find(|(k, _, _)| *k == kind) else {
@@ -461,16 +479,15 @@ fn add_object(
     let object = object_ref(&value, &kind, namespaced);
     if api_version != expected {
         return Err(SnapshotError::UnsupportedApiVersion {
-            at: source,
-            object,
-            kind,
+            at: Box::new(source),
+            object: Box::new(object),
             found: api_version,
             expected,
         });
     }
     let field_error = |field: &str, message: String| SnapshotError::Field {
-        at: source.clone(),
-        object: object.clone(),
+        at: Box::new(source.clone()),
+        object: Box::new(object.clone()),
         field: field.to_string(),
         message,
     };
@@ -490,7 +507,11 @@ fn add_object(
         meta.insert("namespace".to_string(), Value::String("default".to_string()));
     }
     if let Some(first) = snapshot.seen.get(&object) {
-        return Err(SnapshotError::Duplicate { object, first: first.clone(), second: source });
+        return Err(SnapshotError::Duplicate {
+            object: Box::new(object),
+            first: Box::new(first.clone()),
+            second: Box::new(source),
+        });
     }
 
     macro_rules! typed {

@@ -34,7 +34,7 @@ use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::api::scheduling::v1 as scheduling;
 
-pub use build::{BuildOptions, Cluster, IgnoredPods, build};
+pub use build::{BuildOptions, Cluster, DEFAULT_SCHEDULER_NAMES, IgnoredPods, build};
 pub use load::load;
 
 /// Where an object came from.
@@ -130,7 +130,12 @@ pub enum SnapshotError {
         source: std::io::Error,
     },
     /// A YAML file is malformed.
-    #[error("{}{}: invalid YAML: {message}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    #[error(
+        "{}{}{}: invalid YAML: {message}",
+        file.display(),
+        line.map(|l| format!(":{l}")).unwrap_or_default(),
+        column.map(|c| format!(":{c}")).unwrap_or_default()
+    )]
     Yaml {
         /// The file.
         file: PathBuf,
@@ -158,21 +163,20 @@ pub enum SnapshotError {
     #[error("{at}: {problem}")]
     NotAnObject {
         /// Where.
-        at: Source,
+        at: Box<Source>,
         /// What is missing.
         problem: String,
     },
     /// A kind kplace reads, with an API version it does not.
     #[error(
-        "{at}: {object}: apiVersion {found:?} is not supported for kind {kind} (expected {expected:?})"
+        "{at}: {object}: apiVersion {found:?} is not supported for kind {} (expected {expected:?})",
+        object.kind
     )]
     UnsupportedApiVersion {
         /// Where.
-        at: Source,
-        /// The object.
-        object: ObjectRef,
-        /// The kind.
-        kind: String,
+        at: Box<Source>,
+        /// The object (its kind is the kind concerned).
+        object: Box<ObjectRef>,
         /// The API version found.
         found: String,
         /// The API version kplace reads.
@@ -182,9 +186,9 @@ pub enum SnapshotError {
     #[error("{at}: {object}: {field}: {message}")]
     Field {
         /// Where.
-        at: Source,
+        at: Box<Source>,
         /// The object.
-        object: ObjectRef,
+        object: Box<ObjectRef>,
         /// Path of the field (`spec.containers[0].resources.requests.cpu`).
         field: String,
         /// What is wrong.
@@ -194,11 +198,11 @@ pub enum SnapshotError {
     #[error("{object} is defined twice: at {first} and at {second}")]
     Duplicate {
         /// The object.
-        object: ObjectRef,
+        object: Box<ObjectRef>,
         /// First definition.
-        first: Source,
+        first: Box<Source>,
         /// Second definition.
-        second: Source,
+        second: Box<Source>,
     },
     /// Nothing to read.
     #[error("no Kubernetes objects found in {}", paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
