@@ -1450,6 +1450,7 @@ fn label_value_errors(value: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm, Requirement};
     use crate::framework::args::ScoringStrategyType::*;
     use PluginName::*;
 
