@@ -70,7 +70,8 @@ pub struct Pod {
     /// ReplicationControllers, ReplicaSets and StatefulSets in the snapshot that select or own it
     /// (used by PodTopologySpread's default constraints); `None` when it would be empty.
     pub default_spread_selector: Option<LabelSelector>,
-    /// Images of the pod's (app) containers, normalized as upstream's ImageLocality does.
+    /// Images of the pod's init containers, then its app containers, normalized as upstream's
+    /// ImageLocality does (it sums over both and divides by their number).
     pub images: Vec<String>,
     /// Whether the pod mounts a PersistentVolumeClaim (volume constraints are not evaluated).
     pub has_pvc: bool,
@@ -324,7 +325,7 @@ pub enum InclusionPolicy {
 /// An image present on a node (`status.images[]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeImage {
-    /// `names`, normalized as upstream (`normalizedImageName`).
+    /// `names`, as the node reports them (upstream does not normalize node image names).
     pub names: Vec<String>,
     /// `sizeBytes`.
     pub size_bytes: i64,

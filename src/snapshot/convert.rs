@@ -443,14 +443,21 @@ pub fn topology_spread_constraint(
     })
 }
 
-/// Host ports the pod's (app) containers ask for, as upstream's `NodeInfo.updateUsedPorts`
-/// records them: `hostPort > 0`, `hostIP` defaulting to `0.0.0.0`, protocol to `TCP`. With
-/// `hostNetwork`, a port without `hostPort` gets its `containerPort` (API defaulting). Duplicates
-/// within the pod are listed once (upstream keeps a set).
+/// Host ports the pod asks for, as upstream v1.35's `util.GetHostPorts` lists them for both the
+/// NodePorts filter and `NodeInfo`'s used ports: the ports of restartable init containers
+/// (sidecars, `restartPolicy: Always`), then of the app containers; `hostPort > 0`, `hostIP`
+/// defaulting to `0.0.0.0`, protocol to `TCP`. With `hostNetwork`, a port without `hostPort`
+/// gets its `containerPort` (API defaulting). Duplicates within the pod are listed once
+/// (upstream keeps a set).
 pub fn host_ports(spec: &k8s::PodSpec) -> Vec<HostPort> {
     let host_network = spec.host_network == Some(true);
     let mut out: Vec<HostPort> = Vec::new();
-    for port in spec.containers.iter().flat_map(|c| c.ports.iter().flatten()) {
+    let sidecars = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"));
+    for port in sidecars.chain(&spec.containers).flat_map(|c| c.ports.iter().flatten()) {
         let mut host_port = port.host_port.unwrap_or(0);
         if host_port == 0 && host_network {
             host_port = port.container_port;
@@ -963,6 +970,30 @@ mod tests {
         for (name, s, want) in cases {
             assert_eq!(host_ports(&s), want, "{name}");
         }
+    }
+
+    #[test]
+    fn sidecar_host_ports_count_and_plain_init_container_ports_do_not() {
+        let container = |name: &str, restart: Option<&str>, host_port: i32| k8s::Container {
+            name: name.to_string(),
+            restart_policy: restart.map(str::to_string),
+            ports: Some(vec![k8s::ContainerPort {
+                container_port: host_port,
+                host_port: Some(host_port),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        let spec = k8s::PodSpec {
+            init_containers: Some(vec![
+                container("setup", None, 7000),
+                container("proxy", Some("Always"), 15001),
+            ]),
+            containers: vec![container("app", None, 8080)],
+            ..Default::default()
+        };
+        let ports: Vec<i32> = host_ports(&spec).iter().map(|p| p.port).collect();
+        assert_eq!(ports, [15001, 8080]);
     }
 
     #[test]
