@@ -66,10 +66,10 @@ fn shape(s: usize, i: usize) -> Pod {
         .label("shape", &format!("s{s}"))
         .priority([0, 1000][s % 2])
         .image("registry.example/app:1.0");
-    if s % 3 == 0 {
+    if s.is_multiple_of(3) {
         b = b.node_selector("disk", "ssd");
     }
-    if s % 4 == 0 {
+    if s.is_multiple_of(4) {
         b = b.toleration(
             "spot",
             TolerationOperator::Exists,
@@ -77,7 +77,7 @@ fn shape(s: usize, i: usize) -> Pod {
             Some(TaintEffect::PreferNoSchedule),
         );
     }
-    if s % 10 == 0 {
+    if s.is_multiple_of(10) {
         b = b
             .toleration(
                 "dedicated",

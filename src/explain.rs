@@ -186,8 +186,7 @@ pub fn explain(
         PreFilterOutcome::Rejected(status) => {
             let msg = status.reasons.join(", ");
             out.pre_filter_rejection = Some(format!("{}: {msg}", status.plugin.unwrap_or("")));
-            let mut d = Diagnosis::default();
-            d.pre_filter_msg = Some(msg);
+            let d = Diagnosis { pre_filter_msg: Some(msg), ..Default::default() };
             out.message =
                 Some(FitError { num_all_nodes: cluster.nodes.len(), diagnosis: d }.message());
         }

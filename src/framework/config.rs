@@ -1267,7 +1267,8 @@ fn convert_node_affinity(
             validate_term(t, &format!("{base}[{i}]"), push);
         }
     }
-    for (i, t) in a.preferred_during_scheduling_ignored_during_execution.iter().flatten().enumerate()
+    for (i, t) in
+        a.preferred_during_scheduling_ignored_during_execution.iter().flatten().enumerate()
     {
         validate_term(
             &t.preference,
@@ -1450,8 +1451,8 @@ fn label_value_errors(value: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm, Requirement};
     use crate::framework::args::ScoringStrategyType::*;
+    use crate::model::{NodeSelector, NodeSelectorTerm, PreferredSchedulingTerm, Requirement};
     use PluginName::*;
 
     fn sample(name: &str) -> PathBuf {

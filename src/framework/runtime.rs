@@ -84,7 +84,7 @@ impl CycleState {
 #[derive(Debug)]
 pub enum PreFilterOutcome {
     /// Filtering can go ahead with this state.
-    Proceed(CycleState),
+    Proceed(Box<CycleState>),
     /// A PreFilter plugin rejected the pod on every node.
     Rejected(Status),
 }
@@ -268,7 +268,7 @@ impl Framework {
         }
         match rejected {
             Some(status) => PreFilterOutcome::Rejected(status),
-            None => PreFilterOutcome::Proceed(state),
+            None => PreFilterOutcome::Proceed(Box::new(state)),
         }
     }
 
@@ -465,7 +465,7 @@ impl Framework {
     /// node, updating the inter-pod state incrementally as upstream's `RemovePod` extensions do.
     pub fn oracle<'a>(&'a self, pod: &'a Pod, cluster: &'a ClusterState) -> Oracle<'a> {
         let state = match self.pre_filter(pod, cluster) {
-            PreFilterOutcome::Proceed(s) => Some(s),
+            PreFilterOutcome::Proceed(s) => Some(*s),
             PreFilterOutcome::Rejected(_) => None,
         };
         Oracle { fw: self, cluster, state }

@@ -4,11 +4,12 @@
 //! Upstream: `pkg/scheduler/framework/plugins/podtopologyspread/common.go` and `plugin.go`
 //! (`systemDefaultConstraints`, `getConstraints`), v1.35.
 
+use crate::plugins::taint_toleration::{find_matching_untolerated_taint, is_do_not_schedule_taint};
 use std::sync::Arc;
 
 use crate::model::{
-    InclusionPolicy, LabelSelector, Labels, Node, NodeSelector, Pod, TaintEffect, Toleration,
-    TolerationOperator, TopologySpreadConstraint, UnsatisfiableAction,
+    InclusionPolicy, LabelSelector, Labels, Node, NodeSelector, Pod, Toleration,
+    TopologySpreadConstraint, UnsatisfiableAction,
 };
 
 /// `kubernetes.io/hostname`: spreading over it is counted per node during Score.
@@ -151,25 +152,11 @@ impl IncomingPod {
                 .is_none_or(|s| s.matches(&node.name, &node.labels))
     }
 
-    /// Whether every `NoSchedule`/`NoExecute` taint of the node is tolerated (upstream
-    /// `FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`).
-    ///
-    /// A private copy of TaintToleration's matching (`v1.Toleration.ToleratesTaint`), kept
-    /// here so this module does not depend on that plugin; to be deduplicated.
+    /// Whether the pod tolerates every NoSchedule/NoExecute taint of the node (upstream
+    /// `FindMatchingUntoleratedTaint` with the do-not-schedule filter).
     fn tolerates_node_taints(&self, node: &Node) -> bool {
-        node.taints
-            .iter()
-            .filter(|t| matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute))
-            .all(|taint| {
-                self.tolerations.iter().any(|tol| {
-                    tol.effect.is_none_or(|e| e == taint.effect)
-                        && (tol.key.is_empty() || tol.key == taint.key)
-                        && match tol.operator {
-                            TolerationOperator::Equal => tol.value == taint.value,
-                            TolerationOperator::Exists => true,
-                        }
-                })
-            })
+        find_matching_untolerated_taint(&node.taints, &self.tolerations, is_do_not_schedule_taint)
+            .is_none()
     }
 }
 
@@ -195,7 +182,7 @@ pub(crate) fn match_node_inclusion_policies(
 mod tests {
     use super::*;
     use crate::model::testing::{NodeBuilder, PodBuilder, node_term, spread_constraint};
-    use crate::model::{MatchOp, Requirement};
+    use crate::model::{MatchOp, Requirement, TaintEffect, TolerationOperator};
 
     fn honor_both(c: &mut Constraint) {
         c.node_affinity_policy = InclusionPolicy::Honor;
