@@ -123,7 +123,13 @@ pub fn inspect(
             *report.nodes.taints.entry(key).or_insert(0) += 1;
         }
         let it = node.labels.get(INSTANCE_TYPE_LABEL).cloned().unwrap_or_else(|| "-".to_string());
-        let extended = node.allocatable.scalar.clone();
+        let extended: BTreeMap<String, i64> = node
+            .allocatable
+            .scalar
+            .iter()
+            .filter(|(_, v)| **v != 0)
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
         *shapes
             .entry((it, node.allocatable.milli_cpu, node.allocatable.memory, extended))
             .or_insert(0) += 1;

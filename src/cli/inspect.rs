@@ -33,7 +33,8 @@ fn render(r: &InspectReport) -> String {
     ));
     let mut t = Table::new(&["SHAPE", "CPU", "MEMORY", "EXTENDED", "NODES"]);
     for s in &r.nodes.shapes {
-        let ext: Vec<String> = s.extended.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let ext: Vec<String> =
+            s.extended.iter().filter(|(_, v)| **v != 0).map(|(k, v)| format!("{k}={v}")).collect();
         t.row(vec![
             s.instance_type.clone(),
             human_amount("cpu", s.cpu_millis),

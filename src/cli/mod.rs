@@ -109,10 +109,24 @@ pub fn load_cluster(args: &SnapshotArgs) -> anyhow::Result<Loaded> {
 pub fn load_config(
     path: Option<&std::path::Path>,
 ) -> anyhow::Result<kplace::framework::config::SchedulerConfig> {
-    Ok(match path {
+    let config = match path {
         Some(p) => kplace::framework::config::SchedulerConfig::from_file(p)?,
         None => kplace::framework::config::SchedulerConfig::default(),
-    })
+    };
+    for w in &config.warnings {
+        tracing::warn!("{w}");
+    }
+    for profile in &config.profiles {
+        let skipped: Vec<&str> = profile.unevaluated().iter().map(|(p, _)| p.as_str()).collect();
+        if !skipped.is_empty() {
+            tracing::debug!(
+                profile = %profile.scheduler_name,
+                "enabled plugins kplace does not evaluate: {}",
+                skipped.join(", ")
+            );
+        }
+    }
+    Ok(config)
 }
 
 /// Sets up `tracing` on stderr. `RUST_LOG` overrides the level.
