@@ -38,7 +38,7 @@ pub struct ExplainArgs {
 
 pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_deref())?;
-    let loaded = load_cluster(&args.snapshot)?;
+    let loaded = load_cluster(&args.snapshot, Some(&config))?;
     let options = ExplainOptions {
         node: args.node.clone(),
         as_is: args.as_is,

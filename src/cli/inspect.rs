@@ -8,7 +8,7 @@ use super::output::{Table, print_document, print_stdout};
 use super::{OutputFormat, SnapshotArgs, load_cluster};
 
 pub fn run(args: &SnapshotArgs, output: OutputFormat) -> anyhow::Result<ExitCode> {
-    let loaded = load_cluster(args)?;
+    let loaded = load_cluster(args, None)?;
     let classes = kplace::encode::classes::classify(&loaded.cluster.pending)?.classes.len();
     let report =
         inspect(&loaded.cluster.state, &loaded.cluster.pending, loaded.cluster.ignored, classes);

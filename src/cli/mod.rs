@@ -60,8 +60,10 @@ pub struct SnapshotArgs {
     /// Files or directories of Kubernetes manifests (YAML, multi-document, `kind: List`, JSON).
     #[arg(required = true, value_name = "SNAPSHOT")]
     pub paths: Vec<PathBuf>,
-    /// Scheduler names whose pending pods kplace places (repeatable).
-    #[arg(long = "scheduler-name", value_name = "NAME", default_values = ["default-scheduler", "kplace"])]
+    /// Scheduler names whose pending pods kplace places (repeatable). Default: the profiles of
+    /// `--config` (plus `kplace`, served by the `default-scheduler` profile unless a profile is
+    /// named so); without a config, `default-scheduler` and `kplace`.
+    #[arg(long = "scheduler-name", value_name = "NAME")]
     pub scheduler_names: Vec<String>,
 }
 
@@ -86,12 +88,21 @@ pub struct Loaded {
 }
 
 /// Reads the snapshot named on the command line and builds the model; logs warnings.
-pub fn load_cluster(args: &SnapshotArgs) -> anyhow::Result<Loaded> {
+pub fn load_cluster(
+    args: &SnapshotArgs,
+    config: Option<&kplace::framework::config::SchedulerConfig>,
+) -> anyhow::Result<Loaded> {
     let start = std::time::Instant::now();
     let snapshot = kplace::snapshot::load(&args.paths)?;
     let load_ms = start.elapsed().as_secs_f64() * 1000.0;
     let start = std::time::Instant::now();
-    let options = kplace::snapshot::BuildOptions { scheduler_names: args.scheduler_names.clone() };
+    let mut options = kplace::snapshot::BuildOptions::default();
+    if !args.scheduler_names.is_empty() {
+        options.scheduler_names = args.scheduler_names.clone();
+    } else if let Some(config) = config {
+        options.scheduler_names =
+            config.served_scheduler_names().iter().map(|s| (*s).to_string()).collect();
+    }
     let cluster = kplace::snapshot::build(&snapshot, &options)?;
     let build_ms = start.elapsed().as_secs_f64() * 1000.0;
     for w in &cluster.warnings {
