@@ -6,6 +6,11 @@
 //! `prioritizeNodes`, the node-score heap), the PrioritySort queue order
 //! (`framework/plugins/queuesort/priority_sort.go`) and DefaultPreemption as PostFilter.
 //!
+//! Ties: v1.35 pops the highest total from a heap whose tie-breaker (`Randomizer`) is only set
+//! when extenders score, so equal totals come out in the order of the feasible list — which the
+//! parallel filter fills in completion order, i.e. effectively at random. kplace draws the
+//! tie-breaker from a generator seeded by `--seed`, so runs are reproducible.
+//!
 //! Simplifications, all of which only matter for timing-dependent behaviour of a live cluster:
 //! filters run on one thread in node order (upstream runs them in parallel and may evaluate a few
 //! more nodes than it needs before cancelling); each pod is attempted once, in queue order (a live

@@ -179,9 +179,10 @@ impl Framework {
         self.profile.percentage_of_nodes_to_score
     }
 
-    /// Whether any evaluated score plugin is enabled.
+    /// Whether any score plugin is enabled (upstream `HasScorePlugins`, which counts plugins
+    /// kplace does not evaluate, such as VolumeBinding, too).
     pub fn has_score_plugins(&self) -> bool {
-        self.profile.score.iter().any(|(p, _)| p.evaluated())
+        !self.profile.score.is_empty()
     }
 
     /// Whether DefaultPreemption runs as PostFilter.
