@@ -100,9 +100,14 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
                 convert::preemption_policy(p).map_err(|e| field_error(&pc.source, &object, e))?
             }
         };
-        classes.insert(name.clone(), Class { value: pc.object.value, policy });
+        // `value` is required by the API; the v1.37 types make it optional, so its absence is
+        // reported like any other invalid field.
+        let value = pc.object.value.ok_or_else(|| {
+            field_error(&pc.source, &object, ConvertError::new("value", "required field is missing"))
+        })?;
+        classes.insert(name.clone(), Class { value, policy });
         if pc.object.global_default == Some(true) {
-            let candidate = (pc.object.value, name);
+            let candidate = (value, name);
             if global_default.as_ref().is_none_or(|d| candidate < *d) {
                 global_default = Some(candidate);
             }
@@ -368,16 +373,14 @@ impl<'a> SelectorIndex<'a> {
                 }
                 ("apps/v1", "ReplicaSet") => {
                     if let Some(rs) = self.rss.get(&key)
-                        && let Some(spec) = &rs.spec
-                        && let Ok(sel) = convert::label_selector(&spec.selector)
+                        && let Ok(sel) = convert::label_selector(&rs.spec.selector)
                     {
                         extra.extend(sel.requirements);
                     }
                 }
                 ("apps/v1", "StatefulSet") => {
                     if let Some(ss) = self.sss.get(&key)
-                        && let Some(spec) = &ss.spec
-                        && let Ok(sel) = convert::label_selector(&spec.selector)
+                        && let Ok(sel) = convert::label_selector(&ss.spec.selector)
                     {
                         extra.extend(sel.requirements);
                     }

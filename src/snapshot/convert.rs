@@ -674,7 +674,7 @@ pub fn pdb(p: &policy::PodDisruptionBudget) -> (Pdb, Option<ConvertError>) {
         namespace: p.metadata.namespace.clone().unwrap_or_else(|| "default".to_string()),
         name: p.metadata.name.clone().unwrap_or_default(),
         selector,
-        disruptions_allowed: status.map_or(0, |s| s.disruptions_allowed),
+        disruptions_allowed: status.and_then(|s| s.disruptions_allowed).unwrap_or(0),
         disrupted_pods: disrupted.into_keys().collect(),
     };
     (pdb, error)
