@@ -4,7 +4,8 @@
 //! 1. [`load`] reads files and directories (recursively; `.yaml`, `.yml`, `.json`, sorted by
 //!    path) holding YAML document streams, JSON, and `kind: List` / `*List` objects exactly as
 //!    `kubectl get nodes,pods,pdb,priorityclasses,namespaces -A -o yaml` prints them, into a
-//!    [`Snapshot`]: typed k8s-openapi objects, each with the [`Source`] it came from. YAML is
+//!    [`Snapshot`]: typed k8s-openapi objects (the newest API it supports, Kubernetes v1.37, so
+//!    that snapshots of current clusters parse), each with the [`Source`] it came from. YAML is
 //!    parsed with serde-saphyr into `serde_json::Value` and then into the typed object through
 //!    `serde_path_to_error`, so a field of the wrong type is reported with its path.
 //! 2. [`build`] turns a snapshot into a [`Cluster`]: the model's `ClusterState` (nodes sorted by
