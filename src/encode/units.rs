@@ -105,7 +105,7 @@ pub const MIB_SHIFT: u32 = 20;
 pub const MAX_SHIFT: u32 = 62;
 
 /// Prefix of hugepages resources (`hugepages-2Mi`, `hugepages-1Gi`), which are byte amounts.
-pub const HUGEPAGES_PREFIX: &str = "hugepages-";
+pub use crate::resources::HUGEPAGES_PREFIX;
 
 /// Direction of rounding when an amount is not a multiple of the unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -103,7 +103,11 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
         // `value` is required by the API; the v1.37 types make it optional, so its absence is
         // reported like any other invalid field.
         let value = pc.object.value.ok_or_else(|| {
-            field_error(&pc.source, &object, ConvertError::new("value", "required field is missing"))
+            field_error(
+                &pc.source,
+                &object,
+                ConvertError::new("value", "required field is missing"),
+            )
         })?;
         classes.insert(name.clone(), Class { value, policy });
         if pc.object.global_default == Some(true) {

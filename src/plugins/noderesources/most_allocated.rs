@@ -8,6 +8,7 @@
 //!
 //! Upstream (v1.35): `pkg/scheduler/framework/plugins/noderesources/most_allocated.go`.
 
+use super::resource_allocation::weighted_resource_score;
 use crate::framework::MAX_NODE_SCORE;
 use crate::framework::args::ResourceSpec;
 
@@ -29,15 +30,7 @@ pub fn most_resource_scorer(
     requested: &[i64],
     allocatable: &[i64],
 ) -> i64 {
-    let (mut node_score, mut weight_sum) = (0i64, 0i64);
-    for ((r, &req), &alloc) in resources.iter().zip(requested).zip(allocatable) {
-        if alloc == 0 {
-            continue;
-        }
-        node_score += most_requested_score(req, alloc) * r.weight;
-        weight_sum += r.weight;
-    }
-    if weight_sum == 0 { 0 } else { node_score / weight_sum }
+    weighted_resource_score(resources, requested, allocatable, most_requested_score)
 }
 
 #[cfg(test)]

@@ -29,94 +29,30 @@ use crate::framework::args::ResourceSpec;
 use crate::model::{Node, Pod};
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY};
 
-/// The prefix of hugepages resources (`hugepages-2Mi`).
-pub const HUGEPAGES_PREFIX: &str = "hugepages-";
-/// The prefix of attachable-volume resources.
-pub const ATTACHABLE_VOLUMES_PREFIX: &str = "attachable-volumes-";
-/// The namespace of native resources.
-const DEFAULT_NAMESPACE_PREFIX: &str = "kubernetes.io/";
-/// The prefix quota gives requests.
-const REQUESTS_PREFIX: &str = "requests.";
+pub use crate::resources::{
+    ATTACHABLE_VOLUMES_PREFIX, HUGEPAGES_PREFIX, is_attachable_volume_resource_name,
+    is_extended_resource_name, is_hugepage_resource_name, is_native_resource,
+    is_prefixed_native_resource, is_scalar_resource_name,
+};
 
-/// Whether the name is in the `kubernetes.io/` namespace (upstream `IsPrefixedNativeResource`).
-pub fn is_prefixed_native_resource(name: &str) -> bool {
-    name.contains(DEFAULT_NAMESPACE_PREFIX)
-}
-
-/// Whether the name is a native resource: unqualified, or `kubernetes.io/`-prefixed
-/// (upstream `IsNativeResource`).
-pub fn is_native_resource(name: &str) -> bool {
-    !name.contains('/') || is_prefixed_native_resource(name)
-}
-
-/// Whether `s` is a DNS-1123 subdomain (upstream `IsDNS1123Subdomain`).
-fn is_dns1123_subdomain(s: &str) -> bool {
-    if s.is_empty() || s.len() > 253 {
-        return false;
-    }
-    s.split('.').all(|label| {
-        let b = label.as_bytes();
-        let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-        match (b.first(), b.last()) {
-            (Some(first), Some(last)) => {
-                alnum(first) && alnum(last) && b.iter().all(|c| alnum(c) || *c == b'-')
-            }
-            _ => false,
+/// The weighted mean of per-resource scores over the resources with non-zero allocatable (the
+/// loop upstream's `leastResourceScorer` and `mostResourceScorer` share). Integer division, as
+/// upstream.
+pub fn weighted_resource_score(
+    resources: &[ResourceSpec],
+    requested: &[i64],
+    allocatable: &[i64],
+    score: impl Fn(i64, i64) -> i64,
+) -> i64 {
+    let (mut node_score, mut weight_sum) = (0i64, 0i64);
+    for ((r, &req), &alloc) in resources.iter().zip(requested).zip(allocatable) {
+        if alloc == 0 {
+            continue;
         }
-    })
-}
-
-/// Whether `s` is the name part of a qualified name: at most 63 characters of
-/// `[A-Za-z0-9_.-]`, starting and ending alphanumeric.
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_alphanumeric();
-    match (b.first(), b.last()) {
-        (Some(first), Some(last)) if b.len() <= 63 => {
-            alnum(first)
-                && alnum(last)
-                && b.iter().all(|c| alnum(c) || matches!(c, b'-' | b'_' | b'.'))
-        }
-        _ => false,
+        node_score += score(req, alloc) * r.weight;
+        weight_sum += r.weight;
     }
-}
-
-/// Whether `s` is a qualified name: `[prefix/]name` (upstream `IsQualifiedName`).
-fn is_qualified_name(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('/').collect();
-    match parts.as_slice() {
-        [name] => is_qualified_name_part(name),
-        [prefix, name] => is_dns1123_subdomain(prefix) && is_qualified_name_part(name),
-        _ => false,
-    }
-}
-
-/// Whether the name is an extended resource: not native, not `requests.`-prefixed, and a
-/// qualified name once prefixed with `requests.` (upstream `IsExtendedResourceName`).
-pub fn is_extended_resource_name(name: &str) -> bool {
-    if is_native_resource(name) || name.starts_with(REQUESTS_PREFIX) {
-        return false;
-    }
-    is_qualified_name(&format!("{REQUESTS_PREFIX}{name}"))
-}
-
-/// Whether the name is a hugepages resource.
-pub fn is_hugepage_resource_name(name: &str) -> bool {
-    name.starts_with(HUGEPAGES_PREFIX)
-}
-
-/// Whether the name is an attachable-volume resource.
-pub fn is_attachable_volume_resource_name(name: &str) -> bool {
-    name.starts_with(ATTACHABLE_VOLUMES_PREFIX)
-}
-
-/// Whether the scheduler tracks the resource in `Resource.ScalarResources` (upstream
-/// `IsScalarResourceName`).
-pub fn is_scalar_resource_name(name: &str) -> bool {
-    is_extended_resource_name(name)
-        || is_hugepage_resource_name(name)
-        || is_prefixed_native_resource(name)
-        || is_attachable_volume_resource_name(name)
+    if weight_sum == 0 { 0 } else { node_score / weight_sum }
 }
 
 /// The pod's request of one resource as the scorers see it (upstream
