@@ -1,0 +1,336 @@
+//! Tests of the greedy assignment: hand-made cases and properties over random problems.
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// A class with these requests and count, priority 0, no per-node limit.
+fn class(count: u32, requests: &[i64]) -> ClassSpec {
+    ClassSpec { count, priority: 0, requests: requests.to_vec(), max_per_node: None }
+}
+
+/// A problem where every class is feasible everywhere with score 0.
+fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
+    let resources = free.first().map_or(0, |r| r.len());
+    let nodes = free.len();
+    let cells = classes.len() * nodes;
+    Problem {
+        resources,
+        nodes,
+        classes,
+        free: free.iter().flat_map(|r| r.iter().copied()).collect(),
+        feasible: vec![true; cells],
+        score: vec![0; cells],
+    }
+}
+
+fn nodes_of(a: &Assignment, class: usize) -> Vec<usize> {
+    a.placements.iter().filter(|p| p.class == class).map(|p| p.node).collect()
+}
+
+fn solve(p: &Problem) -> Assignment {
+    solve_greedy(p, &GreedyOptions::default(), None).expect("valid problem")
+}
+
+#[test]
+fn pods_go_to_the_best_scoring_feasible_node_with_room() {
+    struct Case {
+        name: &'static str,
+        problem: Problem,
+        want: Vec<usize>,
+        unplaced: u32,
+    }
+    let with = |mut p: Problem, feasible: &[bool], score: &[i64]| {
+        p.feasible = feasible.to_vec();
+        p.score = score.to_vec();
+        p
+    };
+    let cases = vec![
+        Case {
+            name: "the highest score wins",
+            problem: with(
+                problem(vec![class(1, &[1])], &[&[4], &[4], &[4]]),
+                &[true; 3],
+                &[1, 7, 3],
+            ),
+            want: vec![1],
+            unplaced: 0,
+        },
+        Case {
+            name: "ties go to the lowest node index",
+            problem: with(
+                problem(vec![class(1, &[1])], &[&[4], &[4], &[4]]),
+                &[true; 3],
+                &[5, 7, 7],
+            ),
+            want: vec![1],
+            unplaced: 0,
+        },
+        Case {
+            name: "an infeasible cell is never used, whatever its score",
+            problem: with(problem(vec![class(1, &[1])], &[&[4], &[4]]), &[false, true], &[100, 0]),
+            want: vec![1],
+            unplaced: 0,
+        },
+        Case {
+            name: "a node that fills is skipped for the next pod",
+            problem: with(problem(vec![class(3, &[2])], &[&[4], &[4]]), &[true; 2], &[9, 1]),
+            want: vec![0, 0, 1],
+            unplaced: 0,
+        },
+        Case {
+            name: "pods that fit nowhere stay unplaced",
+            problem: with(problem(vec![class(3, &[3])], &[&[4], &[2]]), &[true; 2], &[0, 0]),
+            want: vec![0],
+            unplaced: 2,
+        },
+        Case {
+            name: "every requested resource must fit",
+            problem: with(
+                problem(vec![class(1, &[1, 5])], &[&[8, 4], &[1, 5]]),
+                &[true; 2],
+                &[9, 0],
+            ),
+            want: vec![1],
+            unplaced: 0,
+        },
+        Case {
+            name: "an unrequested resource is not checked, even when overcommitted",
+            problem: with(problem(vec![class(1, &[1, 0])], &[&[2, -5]]), &[true], &[0]),
+            want: vec![0],
+            unplaced: 0,
+        },
+        Case {
+            name: "a per-node limit of one spreads the class",
+            problem: with(
+                problem(vec![ClassSpec { max_per_node: Some(1), ..class(3, &[1]) }], &[&[9], &[9]]),
+                &[true; 2],
+                &[5, 1],
+            ),
+            want: vec![0, 1],
+            unplaced: 1,
+        },
+    ];
+    for case in cases {
+        let a = solve(&case.problem);
+        assert_eq!(nodes_of(&a, 0), case.want, "{}", case.name);
+        assert_eq!(a.unplaced, vec![case.unplaced], "{}", case.name);
+    }
+}
+
+#[test]
+fn a_higher_priority_tier_takes_the_capacity_first() {
+    let mut p = problem(vec![class(2, &[2]), class(2, &[2])], &[&[4]]);
+    p.classes[1].priority = 10;
+    let a = solve(&p);
+    assert_eq!(a.class_order, vec![1, 0]);
+    assert_eq!(nodes_of(&a, 1), vec![0, 0]);
+    assert_eq!(a.unplaced, vec![2, 0]);
+}
+
+#[test]
+fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
+    // Two nodes with 2 GPUs each; two 1-GPU pods come first in queue order and prefer spreading
+    // (node 1 scores higher for them until it holds one). Given order: the small pods land on
+    // both nodes and the 2-GPU pod fits nowhere. Largest first: the 2-GPU pod goes first.
+    let mut p = problem(vec![class(2, &[1]), class(1, &[2])], &[&[2], &[2]]);
+    p.score = vec![20, 20, 20, 20]; // The same scale as `Spread` on the empty nodes.
+    struct Spread;
+    impl Rescore for Spread {
+        fn rescore(&mut self, _class: usize, _node: usize, free: &[i64]) -> i64 {
+            free[0] * 10 // More free: better (least allocated).
+        }
+    }
+    let given =
+        solve_greedy(&p, &GreedyOptions { class_order: ClassOrder::Given }, Some(&mut Spread))
+            .expect("valid");
+    assert_eq!(nodes_of(&given, 0), vec![0, 1]);
+    assert_eq!(given.unplaced, vec![0, 1]);
+    let largest = solve_greedy(
+        &p,
+        &GreedyOptions { class_order: ClassOrder::LargestFirst },
+        Some(&mut Spread),
+    )
+    .expect("valid");
+    assert_eq!(largest.class_order, vec![1, 0]);
+    assert_eq!(largest.unplaced, vec![0, 0]);
+}
+
+#[test]
+fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
+    struct Log(Vec<(usize, usize, Vec<i64>)>);
+    impl Rescore for Log {
+        fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
+            self.0.push((class, node, free.to_vec()));
+            -free[0] // Prefer the fuller node (most allocated).
+        }
+    }
+    let mut p = problem(vec![class(2, &[1]), class(1, &[1])], &[&[4], &[4]]);
+    p.score = vec![5, 1, 5, 1];
+    let mut log = Log(Vec::new());
+    let a = solve_greedy(&p, &GreedyOptions { class_order: ClassOrder::Given }, Some(&mut log))
+        .expect("valid");
+    // Class 0: static score sends pod 1 to node 0 (5 > 1); node 0 is rescored (-3 < 1), so
+    // pod 2 goes to node 1 (static 1). Class 1 starts: both nodes changed, both rescored
+    // (-3 each): the tie goes to node 0.
+    assert_eq!(nodes_of(&a, 0), vec![0, 1]);
+    assert_eq!(nodes_of(&a, 1), vec![0]);
+    assert_eq!(
+        log.0,
+        vec![(0, 0, vec![3]), (0, 1, vec![3]), (1, 0, vec![3]), (1, 1, vec![3]), (1, 0, vec![2]),]
+    );
+}
+
+#[test]
+fn bad_dimensions_and_negative_requests_are_errors() {
+    let ok = problem(vec![class(1, &[1])], &[&[4], &[4]]);
+    let cases: Vec<(&str, Problem, SolverError)> = vec![
+        (
+            "a short score matrix",
+            Problem { score: vec![0], ..ok.clone() },
+            SolverError::Dimension { what: "score entries", expected: 2, found: 1 },
+        ),
+        (
+            "a short feasibility matrix",
+            Problem { feasible: vec![], ..ok.clone() },
+            SolverError::Dimension { what: "feasibility entries", expected: 2, found: 0 },
+        ),
+        (
+            "a free row of the wrong width",
+            Problem { free: vec![1, 2, 3], ..ok.clone() },
+            SolverError::Dimension { what: "free capacity entries", expected: 2, found: 3 },
+        ),
+        (
+            "requests of the wrong width",
+            Problem { classes: vec![class(1, &[1, 1])], ..ok.clone() },
+            SolverError::Dimension { what: "requests of a class", expected: 1, found: 2 },
+        ),
+        (
+            "a negative request",
+            Problem { classes: vec![class(1, &[-1])], ..ok.clone() },
+            SolverError::NegativeRequest { class: 0, resource: 0, value: -1 },
+        ),
+    ];
+    for (name, p, want) in cases {
+        assert_eq!(solve_greedy(&p, &GreedyOptions::default(), None), Err(want), "{name}");
+    }
+}
+
+/// A random problem: up to 6 classes, up to 8 nodes, 2 resources.
+fn random_problem() -> impl Strategy<Value = Problem> {
+    (1usize..7, 1usize..9).prop_flat_map(|(n_classes, n_nodes)| {
+        let class =
+            (0u32..6, 0i32..3, prop::collection::vec(0i64..5, 2), prop::option::of(1u32..3))
+                .prop_map(|(count, priority, requests, max_per_node)| ClassSpec {
+                    count,
+                    priority,
+                    requests,
+                    max_per_node,
+                });
+        (
+            prop::collection::vec(class, n_classes),
+            prop::collection::vec(-2i64..10, n_nodes * 2),
+            prop::collection::vec(prop::bool::weighted(0.7), n_classes * n_nodes),
+            prop::collection::vec(0i64..5, n_classes * n_nodes),
+        )
+            .prop_map(move |(classes, free, feasible, score)| Problem {
+                resources: 2,
+                nodes: n_nodes,
+                classes,
+                free,
+                feasible,
+                score,
+            })
+    })
+}
+
+/// A usage-dependent score: prefers nodes with more free capacity of resource 0.
+struct LeastAllocated;
+
+impl Rescore for LeastAllocated {
+    fn rescore(&mut self, class: usize, _node: usize, free: &[i64]) -> i64 {
+        free[0] * 3 + free[1] - class as i64
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn assignments_respect_capacity_feasibility_and_limits(
+        p in random_problem(),
+        largest in any::<bool>(),
+        dynamic in any::<bool>(),
+    ) {
+        let options = GreedyOptions {
+            class_order: if largest { ClassOrder::LargestFirst } else { ClassOrder::Given },
+        };
+        let mut scorer = LeastAllocated;
+        let a = solve_greedy(&p, &options, if dynamic { Some(&mut scorer) } else { None })
+            .expect("valid problem");
+        // Replay: every placement fits when it is made, on a feasible cell, within the limit.
+        let mut free = p.free.clone();
+        let mut per = vec![0u32; p.classes.len() * p.nodes];
+        let mut placed = vec![0u32; p.classes.len()];
+        for pl in &a.placements {
+            let req = &p.classes[pl.class].requests;
+            prop_assert!(p.feasible[pl.class * p.nodes + pl.node], "infeasible cell used");
+            for r in 0..p.resources {
+                let f = &mut free[pl.node * p.resources + r];
+                prop_assert!(req[r] == 0 || req[r] <= *f, "capacity exceeded");
+                *f -= req[r];
+            }
+            per[pl.class * p.nodes + pl.node] += 1;
+            prop_assert!(
+                per[pl.class * p.nodes + pl.node] <= p.classes[pl.class].max_per_node.unwrap_or(u32::MAX),
+                "per-node limit exceeded"
+            );
+            placed[pl.class] += 1;
+        }
+        for (c, class) in p.classes.iter().enumerate() {
+            prop_assert_eq!(placed[c] + a.unplaced[c], class.count);
+            // Maximal: an unplaced pod fits on no feasible node at the end.
+            if a.unplaced[c] > 0 {
+                for n in 0..p.nodes {
+                    let room = fits(&class.requests, &free[n * p.resources..(n + 1) * p.resources]);
+                    let under = per[c * p.nodes + n] < class.max_per_node.unwrap_or(u32::MAX);
+                    prop_assert!(!(p.feasible[c * p.nodes + n] && room && under), "an unplaced pod fits node {}", n);
+                }
+            }
+        }
+        // Priority tiers: classes are placed highest priority first.
+        let prios: Vec<i32> = a.class_order.iter().map(|&c| p.classes[c].priority).collect();
+        prop_assert!(prios.windows(2).all(|w| w[0] >= w[1]));
+        // Deterministic.
+        let mut scorer2 = LeastAllocated;
+        let again = solve_greedy(&p, &options, if dynamic { Some(&mut scorer2) } else { None })
+            .expect("valid problem");
+        prop_assert_eq!(again, a);
+    }
+
+    #[test]
+    fn with_static_scores_each_pod_takes_a_best_candidate(p in random_problem()) {
+        let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid problem");
+        let mut free = p.free.clone();
+        let mut per = vec![0u32; p.classes.len() * p.nodes];
+        for pl in &a.placements {
+            let class = &p.classes[pl.class];
+            let best = (0..p.nodes)
+                .filter(|&n| {
+                    p.feasible[pl.class * p.nodes + n]
+                        && fits(&class.requests, &free[n * p.resources..(n + 1) * p.resources])
+                        && per[pl.class * p.nodes + n] < class.max_per_node.unwrap_or(u32::MAX)
+                })
+                .max_by(|&x, &y| {
+                    p.score[pl.class * p.nodes + x]
+                        .cmp(&p.score[pl.class * p.nodes + y])
+                        .then(y.cmp(&x))
+                });
+            prop_assert_eq!(best, Some(pl.node));
+            for r in 0..p.resources {
+                free[pl.node * p.resources + r] -= class.requests[r];
+            }
+            per[pl.class * p.nodes + pl.node] += 1;
+        }
+    }
+}
