@@ -25,7 +25,8 @@
 //!    that class, and no step rescans the nodes.
 //! 4. Scores: the static matrix is used for every node whose usage has not changed during the
 //!    solve; once a node received a pod, its score for the class being placed comes from
-//!    [`Rescore::rescore`] with the node's current free capacity (when a callback is given).
+//!    [`Rescore::rescore`] with the node's current free capacity (when a callback is given;
+//!    [`Rescore::placed`] hears of every placement first).
 //!
 //! Cost: `O(classes × nodes + pods × log nodes)` time plus the callback's calls (one per
 //! placement, and one per changed node when a class starts), `O(nodes)` extra memory per class.
@@ -125,6 +126,12 @@ pub enum SolverError {
 /// Recomputes a class's score on a node whose usage changed during the solve (for instance
 /// kube-scheduler's resource scores). Called only for nodes that received a pod.
 pub trait Rescore {
+    /// Told about every placement as it is made, before any rescoring of that node (a caller
+    /// whose scores depend on more than free capacity keeps its own node state here).
+    fn placed(&mut self, class: usize, node: usize) {
+        let _ = (class, node);
+    }
+
     /// The score of `class` on `node`, whose free capacity per resource is now `free`.
     fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64;
 }
@@ -244,10 +251,15 @@ pub fn solve_greedy(
         let row = c * n_nodes;
         let mut per_node = vec![0u32; n_nodes];
         let mut stamp = vec![0u32; n_nodes];
-        let mut score_of = |node: usize, free: &[i64], changed: bool| -> i64 {
-            match (&mut rescore, changed) {
+        let statics = &problem.score[row..row + n_nodes];
+        let score_of = |rescore: &mut Option<&mut dyn Rescore>,
+                        node: usize,
+                        free: &[i64],
+                        changed: bool|
+         -> i64 {
+            match (rescore, changed) {
                 (Some(r), true) => r.rescore(c, node, free),
-                _ => problem.score[row + node],
+                _ => statics[node],
             }
         };
         // Heap entries: (score, lowest index first, stamp when pushed).
@@ -255,7 +267,11 @@ pub fn solve_greedy(
         for (node, &was_changed) in changed.iter().enumerate() {
             let range = problem.free_row(node);
             if problem.feasible[row + node] && fits(req, &free[range.clone()]) {
-                candidates.push((score_of(node, &free[range], was_changed), Reverse(node), 0));
+                candidates.push((
+                    score_of(&mut rescore, node, &free[range], was_changed),
+                    Reverse(node),
+                    0,
+                ));
             }
         }
         let mut heap = BinaryHeap::from(candidates);
@@ -277,8 +293,11 @@ pub fn solve_greedy(
             changed[node] = true;
             remaining -= 1;
             out.placements.push(Placed { class: c, node });
+            if let Some(r) = rescore.as_mut() {
+                r.placed(c, node);
+            }
             if per_node[node] < limit && fits(req, &free[range.clone()]) {
-                let s = score_of(node, &free[range], true);
+                let s = score_of(&mut rescore, node, &free[range], true);
                 heap.push((s, Reverse(node), stamp[node]));
             }
         }

@@ -158,8 +158,11 @@ fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
 
 #[test]
 fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
-    struct Log(Vec<(usize, usize, Vec<i64>)>);
+    struct Log(Vec<(usize, usize, Vec<i64>)>, Vec<(usize, usize)>);
     impl Rescore for Log {
+        fn placed(&mut self, class: usize, node: usize) {
+            self.1.push((class, node));
+        }
         fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
             self.0.push((class, node, free.to_vec()));
             -free[0] // Prefer the fuller node (most allocated).
@@ -167,7 +170,7 @@ fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
     }
     let mut p = problem(vec![class(2, &[1]), class(1, &[1])], &[&[4], &[4]]);
     p.score = vec![5, 1, 5, 1];
-    let mut log = Log(Vec::new());
+    let mut log = Log(Vec::new(), Vec::new());
     let a = solve_greedy(&p, &GreedyOptions { class_order: ClassOrder::Given }, Some(&mut log))
         .expect("valid");
     // Class 0: static score sends pod 1 to node 0 (5 > 1); node 0 is rescored (-3 < 1), so
