@@ -21,6 +21,7 @@ fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
         free: free.iter().flat_map(|r| r.iter().copied()).collect(),
         feasible: vec![true; cells],
         score: vec![0; cells],
+        initial: Vec::new(),
     }
 }
 
@@ -141,14 +142,17 @@ fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
             free[0] * 10 // More free: better (least allocated).
         }
     }
-    let given =
-        solve_greedy(&p, &GreedyOptions { class_order: ClassOrder::Given }, Some(&mut Spread))
-            .expect("valid");
+    let given = solve_greedy(
+        &p,
+        &GreedyOptions { class_order: ClassOrder::Given, relocate: false },
+        Some(&mut Spread),
+    )
+    .expect("valid");
     assert_eq!(nodes_of(&given, 0), vec![0, 1]);
     assert_eq!(given.unplaced, vec![0, 1]);
     let largest = solve_greedy(
         &p,
-        &GreedyOptions { class_order: ClassOrder::LargestFirst },
+        &GreedyOptions { class_order: ClassOrder::LargestFirst, relocate: false },
         Some(&mut Spread),
     )
     .expect("valid");
@@ -171,8 +175,12 @@ fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
     let mut p = problem(vec![class(2, &[1]), class(1, &[1])], &[&[4], &[4]]);
     p.score = vec![5, 1, 5, 1];
     let mut log = Log(Vec::new(), Vec::new());
-    let a = solve_greedy(&p, &GreedyOptions { class_order: ClassOrder::Given }, Some(&mut log))
-        .expect("valid");
+    let a = solve_greedy(
+        &p,
+        &GreedyOptions { class_order: ClassOrder::Given, relocate: false },
+        Some(&mut log),
+    )
+    .expect("valid");
     // Class 0: static score sends pod 1 to node 0 (5 > 1); node 0 is rescored (-3 < 1), so
     // pod 2 goes to node 1 (static 1). Class 1 starts: both nodes changed, both rescored
     // (-3 each): the tie goes to node 0.
@@ -181,6 +189,56 @@ fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
     assert_eq!(
         log.0,
         vec![(0, 0, vec![3]), (0, 1, vec![3]), (1, 0, vec![3]), (1, 1, vec![3]), (1, 0, vec![2]),]
+    );
+}
+
+#[test]
+fn relocation_moves_a_placed_pod_to_make_room() {
+    // Node 0 (4 cpu) and node 1 (2 cpu). A 2-cpu pod (class 0, placed first: higher priority)
+    // prefers node 0; the 4-cpu pod (class 1) then fits nowhere. Relocation moves the small pod
+    // to node 1 and places the big one on node 0.
+    let mut p = problem(vec![class(1, &[2]), class(1, &[4])], &[&[4], &[2]]);
+    p.classes[0].priority = 1;
+    p.score = vec![5, 1, 0, 0];
+    let without = solve_greedy(&p, &GreedyOptions { relocate: false, ..Default::default() }, None)
+        .expect("valid");
+    assert_eq!(without.unplaced, vec![0, 1]);
+    struct Log(Vec<String>);
+    impl Rescore for Log {
+        fn placed(&mut self, class: usize, node: usize) {
+            self.0.push(format!("+{class}@{node}"));
+        }
+        fn removed(&mut self, class: usize, node: usize) {
+            self.0.push(format!("-{class}@{node}"));
+        }
+        fn rescore(&mut self, _class: usize, _node: usize, _free: &[i64]) -> i64 {
+            0
+        }
+    }
+    let mut log = Log(Vec::new());
+    let with = solve_greedy(&p, &GreedyOptions::default(), Some(&mut log)).expect("valid");
+    assert_eq!(with.unplaced, vec![0, 0]);
+    assert_eq!(
+        with.placements,
+        vec![Placed { class: 0, node: 1 }, Placed { class: 1, node: 0 }],
+        "the moved pod keeps its place in the decision order"
+    );
+    assert_eq!(log.0, vec!["+0@0", "-0@0", "+0@1", "+1@0"]);
+}
+
+#[test]
+fn relocation_may_move_an_initial_pod() {
+    // Two GPU nodes with 2 GPUs, each already running one 1-GPU pod of class 0 (placed by an
+    // earlier solve). A 2-GPU pod fits only after one of them moves next to the other.
+    let mut p = problem(vec![class(0, &[1]), class(1, &[2])], &[&[1], &[1]]);
+    p.initial = vec![Placed { class: 0, node: 0 }, Placed { class: 0, node: 1 }];
+    let a = solve(&p);
+    assert_eq!(a.placements, vec![Placed { class: 1, node: 0 }]);
+    assert_eq!(a.initial, vec![Placed { class: 0, node: 1 }, Placed { class: 0, node: 1 }]);
+    let bad = Problem { initial: vec![Placed { class: 0, node: 7 }], ..p };
+    assert_eq!(
+        solve_greedy(&bad, &GreedyOptions::default(), None),
+        Err(SolverError::InitialOutOfRange { class: 0, node: 7 })
     );
 }
 
@@ -235,14 +293,36 @@ fn random_problem() -> impl Strategy<Value = Problem> {
             prop::collection::vec(-2i64..10, n_nodes * 2),
             prop::collection::vec(prop::bool::weighted(0.7), n_classes * n_nodes),
             prop::collection::vec(0i64..5, n_classes * n_nodes),
+            prop::collection::vec((0..n_classes, 0..n_nodes), 0..6),
         )
-            .prop_map(move |(classes, free, feasible, score)| Problem {
-                resources: 2,
-                nodes: n_nodes,
-                classes,
-                free,
-                feasible,
-                score,
+            .prop_map(move |(classes, mut free, feasible, score, initial)| {
+                // Initial pods where they are feasible, fit and respect the limit.
+                let mut placed = Vec::new();
+                let mut count = vec![0u32; n_classes * n_nodes];
+                for (c, n) in initial {
+                    let req = &classes[c].requests;
+                    let row = &mut free[n * 2..n * 2 + 2];
+                    let cell = c * n_nodes + n;
+                    if feasible[cell]
+                        && count[cell] < classes[c].max_per_node.unwrap_or(u32::MAX)
+                        && fits(req, row)
+                    {
+                        for (f, r) in row.iter_mut().zip(req) {
+                            *f -= r;
+                        }
+                        count[cell] += 1;
+                        placed.push(Placed { class: c, node: n });
+                    }
+                }
+                Problem {
+                    resources: 2,
+                    nodes: n_nodes,
+                    classes,
+                    free,
+                    feasible,
+                    score,
+                    initial: placed,
+                }
             })
     })
 }
@@ -264,18 +344,28 @@ proptest! {
         p in random_problem(),
         largest in any::<bool>(),
         dynamic in any::<bool>(),
+        relocate in any::<bool>(),
     ) {
         let options = GreedyOptions {
             class_order: if largest { ClassOrder::LargestFirst } else { ClassOrder::Given },
+            relocate,
         };
         let mut scorer = LeastAllocated;
         let a = solve_greedy(&p, &options, if dynamic { Some(&mut scorer) } else { None })
             .expect("valid problem");
-        // Replay: every placement fits when it is made, on a feasible cell, within the limit.
+        // Replay from the capacity before the initial pods: the initial pods where they end
+        // up, then the placements; each fits when it is made, on a feasible cell, within the
+        // limit.
         let mut free = p.free.clone();
+        for pl in &p.initial {
+            for r in 0..p.resources {
+                free[pl.node * p.resources + r] += p.classes[pl.class].requests[r];
+            }
+        }
         let mut per = vec![0u32; p.classes.len() * p.nodes];
         let mut placed = vec![0u32; p.classes.len()];
-        for pl in &a.placements {
+        prop_assert_eq!(a.initial.len(), p.initial.len());
+        for (k, pl) in a.initial.iter().chain(&a.placements).enumerate() {
             let req = &p.classes[pl.class].requests;
             prop_assert!(p.feasible[pl.class * p.nodes + pl.node], "infeasible cell used");
             for r in 0..p.resources {
@@ -288,7 +378,9 @@ proptest! {
                 per[pl.class * p.nodes + pl.node] <= p.classes[pl.class].max_per_node.unwrap_or(u32::MAX),
                 "per-node limit exceeded"
             );
-            placed[pl.class] += 1;
+            if k >= a.initial.len() {
+                placed[pl.class] += 1;
+            }
         }
         for (c, class) in p.classes.iter().enumerate() {
             prop_assert_eq!(placed[c] + a.unplaced[c], class.count);
@@ -304,6 +396,17 @@ proptest! {
         // Priority tiers: classes are placed highest priority first.
         let prios: Vec<i32> = a.class_order.iter().map(|&c| p.classes[c].priority).collect();
         prop_assert!(prios.windows(2).all(|w| w[0] >= w[1]));
+        // Relocation only adds placements to the greedy pass.
+        if relocate {
+            let mut scorer3 = LeastAllocated;
+            let plain = solve_greedy(
+                &p,
+                &GreedyOptions { relocate: false, ..options },
+                if dynamic { Some(&mut scorer3) } else { None },
+            )
+            .expect("valid problem");
+            prop_assert!(plain.placements.len() <= a.placements.len());
+        }
         // Deterministic.
         let mut scorer2 = LeastAllocated;
         let again = solve_greedy(&p, &options, if dynamic { Some(&mut scorer2) } else { None })
@@ -312,10 +415,15 @@ proptest! {
     }
 
     #[test]
-    fn with_static_scores_each_pod_takes_a_best_candidate(p in random_problem()) {
-        let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid problem");
+    fn without_relocation_each_pod_takes_a_best_candidate(p in random_problem()) {
+        let options = GreedyOptions { relocate: false, ..GreedyOptions::default() };
+        let a = solve_greedy(&p, &options, None).expect("valid problem");
         let mut free = p.free.clone();
         let mut per = vec![0u32; p.classes.len() * p.nodes];
+        for pl in &p.initial {
+            per[pl.class * p.nodes + pl.node] += 1;
+        }
+        prop_assert_eq!(&a.initial, &p.initial, "nothing moves without relocation");
         for pl in &a.placements {
             let class = &p.classes[pl.class];
             let best = (0..p.nodes)
