@@ -2,9 +2,9 @@
 //! sequential path as repair for what the matrices cannot express.
 //!
 //! Input: the cluster model, the pending pods, the scheduler configuration and [`BatchOptions`].
-//! Output: a [`Plan`] that `kplace check` finds valid.
-//!
-//! Pipeline, one priority tier at a time (highest first, as the PrioritySort queue):
+//! Output: a [`Plan`] that `kplace check` finds valid. Placements are listed in the order they
+//! were decided (tier by tier: sequential pods, greedy pods, repaired pods), which is the order
+//! in which they are valid one after the other.
 //!
 //! 1. **Classes.** The pending pods are grouped by [`classify`] (pods with the same scheduling
 //!    signature get the same filter verdicts and scores). A class is *simple* when nothing about
@@ -14,43 +14,57 @@
 //!    selects only the class's own pods (no other pending pod carries labels its selector
 //!    matches), on a cluster where every node has a distinct hostname label — the solver
 //!    expresses it exactly as "at most one pod of the class per node". Every other class is
-//!    *sequential*.
+//!    *sequential*. A simple class is also *movable* when no other pending pod has a required
+//!    pod (anti-)affinity term or `DoNotSchedule` spread constraint whose selector matches its
+//!    labels: no sequential decision can depend on where its pods are.
+//!
+//! Then, one priority tier at a time (highest first, as the PrioritySort queue):
+//!
 //! 2. **Sequential pods first.** The tier's sequential pods, in queue order, go through the
 //!    exact sequential path
 //!    ([`Baseline::schedule_one`](crate::baseline::scheduler::Baseline::schedule_one): filter,
 //!    score every feasible node) with preemption switched off: the most constrained pods get
 //!    the room first. Those that fit nowhere are tried again in step 5.
-//! 3. **Matrices.** For each simple class of the tier, the representative pod runs through the
-//!    CPU framework on the current cluster: PreFilter, Filter on every node (the feasibility
-//!    row) and PreScore/Score/NormalizeScore over the feasible nodes (the score row). Each score
-//!    is split into a static part (plugins whose score does not depend on the node's usage, or
-//!    is normalized over the feasible nodes) and the resource part (NodeResourcesFit and
-//!    NodeResourcesBalancedAllocation).
-//! 4. **Greedy.** [`kplace_solver::solve_greedy`] places the tier's simple classes (largest
-//!    first by default, then relocating pods it placed to make room for leftovers), with the nodes' free capacity per resource (cpu, memory,
-//!    ephemeral-storage, pods and every extended resource a class requests and NodeResourcesFit
-//!    does not ignore). When a node receives a pod the real pod is added to the cluster and the
-//!    resource part of its score is recomputed with the framework ([`Rescore`]); a relocated pod
-//!    is moved in the cluster too.
+//! 3. **Matrices.** For each simple class of the tier — and each movable class whose pods an
+//!    earlier tier placed — the representative pod runs through the CPU framework on the
+//!    current cluster: PreFilter and Filter on every node *without NodeResourcesFit* (the
+//!    feasibility row: everything but capacity, which the solver tracks itself, exactly as
+//!    NodeResourcesFit checks it) and PreScore/Score/NormalizeScore over those nodes (the score
+//!    row). Each score is split into a static part (plugins whose score does not depend on the
+//!    node's usage, or is normalized over the nodes) and the resource part (NodeResourcesFit
+//!    and NodeResourcesBalancedAllocation).
+//! 4. **Greedy.** [`kplace_solver::solve_greedy`] places the tier's simple classes, largest
+//!    first, with the nodes' free capacity per resource (cpu, memory, ephemeral-storage, pods
+//!    and every extended resource a class requests and NodeResourcesFit does not ignore), then
+//!    relocates: a pod left over gets room by moving one pod of another class — placed by this
+//!    tier, or a movable pod of an earlier tier — to a node that can take it (this is what
+//!    un-fragments the demo's GPUs). When a node receives a pod the real pod is added to the
+//!    cluster and the resource part of the class's score there is recomputed with the
+//!    framework ([`Rescore`]); a moved pod is moved in the cluster and in its plan entry.
 //! 5. **Repair.** The pods steps 2 and 4 could not place go, in queue order, through the
 //!    sequential path again, now with DefaultPreemption. Pods that still fit nowhere get
 //!    kube-scheduler's FitError message from that run; a pod whose class already failed on the
 //!    same cluster state reuses its class's message (and in step 2 is not tried again).
 //!
-//! 6. **Fallback** ([`BatchOptions::fallback`], on by default). The greedy and the sequential
-//!    scheduler each win on some instances (the sequential queue order sometimes leaves a
-//!    better packing than the batch order); the sequential plan (`kplace baseline` with the
-//!    same seed) is computed too and returned instead when it ranks higher ([`plan_rank`]),
-//!    with `summary.algorithm` set to [`FALLBACK_ALGORITHM`]. So `kplace plan` never places
-//!    fewer pods than `kplace baseline`.
+//! Finally, **fallback** ([`BatchOptions::fallback`], on by default): the greedy and the
+//! sequential scheduler each win on some instances (the sequential queue order sometimes leaves
+//! a better packing; on random fragmentation-prone instances the greedy alone places more pods
+//! in total and wins about one instance in five, loses about one in eight). The sequential plan
+//! (`kplace baseline` with the same seed) is computed too and returned instead when it ranks
+//! higher ([`plan_rank`]), with `summary.algorithm` set to [`FALLBACK_ALGORITHM`]. So
+//! `kplace plan` never places fewer pods than `kplace baseline`, at the cost of one sequential
+//! run.
 //!
-//! Why the plan is valid: a simple pod's feasibility can only change through capacity (no
-//! inter-pod rule of its own), which the solver tracks exactly; anti-affinity of pods already
-//! on nodes is in the Filter run at the tier's start, and simple pods placed in the tier carry
-//! no anti-affinity that could select one another (except the per-node-limited class, whose
-//! limit is its anti-affinity). Sequential pods see every earlier placement. Preemption only
-//! evicts bound pods: pods placed earlier in the run have a priority at least as high as any
-//! later preemptor, and victims must have a strictly lower one.
+//! Why the plan is valid: a simple pod's feasibility apart from capacity cannot change during
+//! its tier's greedy (no inter-pod rule of its own; anti-affinity of every pod already on a node
+//! is in the Filter run at the greedy's start; the greedy's pods carry no anti-affinity that
+//! could select one another, except the per-node-limited class, whose limit is its
+//! anti-affinity), and the solver tracks capacity exactly. Capacity is judged on the final
+//! state, so moving a pod keeps every earlier placement valid; moving a pod of an earlier tier
+//! is restricted to movable classes, whose position no later decision depended on. Sequential
+//! pods see every earlier placement. Preemption only evicts bound pods: pods placed earlier in
+//! the run have a priority at least as high as any later preemptor, and victims must have a
+//! strictly lower one.
 //!
 //! Not modelled yet: usage-dependent *soft* inter-pod scores (preferred pod affinity,
 //! `ScheduleAnyway` spread including the system default constraints) are evaluated once per

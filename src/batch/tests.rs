@@ -240,6 +240,51 @@ fn largest_first_places_the_pod_the_queue_order_would_strand() {
 }
 
 #[test]
+fn plans_rank_by_pods_then_priority_then_fewer_evictions() {
+    let mk = |placed: &[(i32, usize)], evicted: usize| {
+        let mut p = Plan::default();
+        for &(prio, n) in placed {
+            p.summary.placed_by_priority.insert(prio, n);
+            for i in 0..n {
+                p.placements.push(Placement { pod: format!("d/{prio}-{i}"), node: "n".into() });
+            }
+        }
+        p.evictions = (0..evicted)
+            .map(|i| Eviction { pod: format!("d/v{i}"), node: "n".into(), preemptor: "d/x".into() })
+            .collect();
+        p
+    };
+    let cases: Vec<(&str, Plan, Plan)> = vec![
+        ("more pods rank higher", mk(&[(0, 3)], 0), mk(&[(10, 2)], 0)),
+        (
+            "at equal totals, more high-priority pods",
+            mk(&[(10, 2), (0, 1)], 0),
+            mk(&[(10, 1), (0, 2)], 0),
+        ),
+        ("placing a higher priority beats placing none of it", mk(&[(10, 1)], 0), mk(&[(5, 1)], 0)),
+        ("at equal placements, fewer evictions", mk(&[(0, 2)], 0), mk(&[(0, 2)], 1)),
+    ];
+    for (name, better, worse) in cases {
+        assert!(plan_rank(&better) > plan_rank(&worse), "{name}");
+    }
+}
+
+#[test]
+fn edge_cases_give_plans_not_errors() {
+    let no_nodes = ClusterState::default();
+    let pods = vec![PodBuilder::new("d", "a").cpu(100).obj(), PodBuilder::new("d", "b").obj()];
+    let p = plan(&no_nodes, &pods);
+    assert!(p.placements.is_empty());
+    assert_eq!(p.unschedulable.len(), 2, "a cluster without nodes leaves every pod out");
+    assert!(p.unschedulable.iter().all(|u| u.message == NO_NODES_AVAILABLE));
+    assert!(check(&no_nodes, &pods, &p).is_valid());
+
+    let state = cluster(vec![NodeBuilder::new("n1").cpu(1000).obj()], vec![]);
+    let empty = plan(&state, &[]);
+    assert_eq!((empty.placements.len(), empty.unschedulable.len()), (0, 0));
+}
+
+#[test]
 fn the_demo_plan_is_valid_and_places_at_least_as_many_pods_as_baseline() {
     let demo = demo();
     let b = baseline(&demo.state, &demo.pending, 0);
