@@ -9,6 +9,8 @@
 //! names its upstream file.
 
 pub mod baseline;
+pub mod batch;
+pub mod check;
 pub mod encode;
 pub mod explain;
 pub mod framework;

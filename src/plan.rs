@@ -42,6 +42,7 @@ pub struct Unschedulable {
 
 /// Wall-clock time per stage, in milliseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Timings {
     /// Reading and parsing the snapshot.
     pub load: f64,
@@ -55,6 +56,7 @@ pub struct Timings {
 
 /// Utilization of one resource over the nodes, after the plan.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ResourceUtilization {
     /// Sum of allocatable over all nodes.
     pub allocatable: i64,
@@ -70,6 +72,7 @@ pub struct ResourceUtilization {
 
 /// Totals of a plan.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Summary {
     /// Number of placements.
     pub placed: usize,
@@ -95,6 +98,7 @@ pub struct Summary {
 
 /// A complete plan.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Plan {
     /// Placements in scheduling order.
     pub placements: Vec<Placement>,

@@ -1,12 +1,15 @@
 //! Command-line definitions (clap derive) and dispatch. `anyhow` lives here and nowhere else.
 //!
 //! Exit codes: 0 success (unschedulable pods are an outcome, not a failure); 1 an error
-//! (bad input, I/O, an invalid configuration); 2 invalid command-line usage (from clap).
+//! (bad input, I/O, an invalid configuration); 2 invalid command-line usage (from clap); 3 the
+//! plan given to `kplace check` breaks a rule.
 
 mod baseline;
+mod check;
 mod explain;
 mod inspect;
 mod output;
+mod plan;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +44,11 @@ pub enum Command {
     Baseline(baseline::BaselineArgs),
     /// Show, for one pending pod, every node's filter verdicts and scores.
     Explain(explain::ExplainArgs),
+    /// Place the whole pending batch at once (batch solver) and print the plan.
+    Plan(plan::PlanArgs),
+    /// Check a plan against a snapshot: every hard constraint, eviction rule and pod accounted
+    /// for. Exits with 3 when the plan breaks a rule.
+    Check(check::CheckArgs),
 }
 
 /// Output formats.
@@ -163,5 +171,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inspect(args) => inspect::run(&args.snapshot, args.output),
         Command::Baseline(args) => baseline::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Plan(args) => plan::run(&args),
+        Command::Check(args) => check::run(&args),
     }
 }

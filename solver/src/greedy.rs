@@ -1,0 +1,515 @@
+//! The greedy batch assignment: pod classes onto nodes, priority tier by priority tier.
+//!
+//! Input: a [`Problem`] — pod classes (how many pods, priority, integer requests per resource,
+//! an optional "at most k of this class per node" limit), each node's free capacity per
+//! resource, a class × node feasibility matrix and a class × node score matrix — plus an
+//! optional [`Rescore`] callback for scores that depend on a node's usage. Output: an
+//! [`Assignment`]: which node each placed pod of each class goes to, in decision order, and how
+//! many pods of each class were left unplaced.
+//!
+//! Algorithm:
+//! 1. Classes are ordered by priority (highest first); within a priority tier either in the
+//!    given order ([`ClassOrder::Given`], the caller's queue order) or largest first
+//!    ([`ClassOrder::LargestFirst`]: by dominant share of the batch's total free capacity, then
+//!    the sum of shares, then the given order) — a first-fit-decreasing order that keeps small
+//!    pods from fragmenting the room large ones need.
+//! 2. Each class in turn places its pods one at a time on its best candidate: the feasible node
+//!    with the highest score that still has room for one pod (every resource the class requests
+//!    is at most the node's free amount; resources it does not request are not checked, as
+//!    kube-scheduler's NodeResourcesFit) and has not reached the class's per-node limit. Ties
+//!    go to the lowest node index, so the result is deterministic.
+//! 3. Candidates are a max-heap per class built once when the class starts (`O(nodes)`), with
+//!    lazy invalidation: every placement on a node bumps that node's stamp, stale heap entries
+//!    are dropped when popped, and the node is pushed again with its new score only if it can
+//!    still take a pod of the class. A node that fills is therefore never looked at again for
+//!    that class, and no step rescans the nodes.
+//! 4. Scores: the static matrix is used for every node whose usage has not changed during the
+//!    solve; once a node received a pod, its score for the class being placed comes from
+//!    [`Rescore::rescore`] with the node's current free capacity (when a callback is given;
+//!    [`Rescore::placed`] hears of every placement first).
+//!
+//! 5. Relocation ([`GreedyOptions::relocate`], on by default): for each class with pods left
+//!    over, in class order, a node that is feasible for it but lacks room gets room by moving
+//!    one pod of another class — placed by this solve, or one of the problem's movable
+//!    [`Problem::initial`] pods — to that class's best other node that can take it (static scores rank both choices). This repeats, with a direct-placement pass after
+//!    each round of moves, until no move helps. It only ever adds placements: the moved pod
+//!    stays placed.
+//!
+//! Cost: `O(classes × nodes + pods × log nodes)` time for the greedy pass plus the callback's
+//! calls (one per placement, and one per changed node when a class starts), `O(classes × nodes)`
+//! memory; each relocation attempt costs `O(classes × nodes × log nodes)`, and there is at most
+//! one failed attempt per class per round.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+/// One pod class: interchangeable pods with the same requests and feasibility.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ClassSpec {
+    /// How many pods of this class to place.
+    pub count: u32,
+    /// Their priority (higher is placed first).
+    pub priority: i32,
+    /// Requests per resource (`Problem::resources` entries, each ≥ 0).
+    pub requests: Vec<i64>,
+    /// At most this many pods of this class on one node (e.g. 1 for required anti-affinity of
+    /// the class to itself on `kubernetes.io/hostname`); `None`: no limit.
+    pub max_per_node: Option<u32>,
+}
+
+/// The whole assignment problem, as plain arrays. Matrices are row-major.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Problem {
+    /// Number of resources (columns of `free` and length of each class's `requests`).
+    pub resources: usize,
+    /// Number of nodes.
+    pub nodes: usize,
+    /// The pod classes, in the caller's queue order.
+    pub classes: Vec<ClassSpec>,
+    /// Free capacity, `nodes × resources` (may be negative on an overcommitted node).
+    pub free: Vec<i64>,
+    /// Whether a pod of the class may go on the node, `classes × nodes`.
+    pub feasible: Vec<bool>,
+    /// The score of the node for the class (higher is better), `classes × nodes`.
+    pub score: Vec<i64>,
+    /// Pods already on nodes (their usage is already in `free`) that the relocation step may
+    /// move to another node where their class is feasible. They are not counted in
+    /// [`ClassSpec::count`].
+    pub initial: Vec<Placed>,
+}
+
+impl Problem {
+    /// Checks the dimensions and that requests are not negative.
+    pub fn validate(&self) -> Result<(), SolverError> {
+        let dim = |what: &'static str, expected: Option<usize>, found: usize| match expected {
+            Some(e) if e == found => Ok(()),
+            Some(e) => Err(SolverError::Dimension { what, expected: e, found }),
+            None => Err(SolverError::TooLarge { what }),
+        };
+        let cells = self.classes.len().checked_mul(self.nodes);
+        dim("free capacity entries", self.nodes.checked_mul(self.resources), self.free.len())?;
+        dim("feasibility entries", cells, self.feasible.len())?;
+        dim("score entries", cells, self.score.len())?;
+        if let Some(p) =
+            self.initial.iter().find(|p| p.class >= self.classes.len() || p.node >= self.nodes)
+        {
+            return Err(SolverError::InitialOutOfRange { class: p.class, node: p.node });
+        }
+        for (c, class) in self.classes.iter().enumerate() {
+            dim("requests of a class", Some(self.resources), class.requests.len())?;
+            if let Some((r, &value)) = class.requests.iter().enumerate().find(|(_, v)| **v < 0) {
+                return Err(SolverError::NegativeRequest { class: c, resource: r, value });
+            }
+        }
+        Ok(())
+    }
+
+    /// The entries of `free` that belong to `node`.
+    fn free_row(&self, node: usize) -> std::ops::Range<usize> {
+        node * self.resources..(node + 1) * self.resources
+    }
+}
+
+/// Invalid input to the solver.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SolverError {
+    /// An array does not have the length the problem's dimensions call for.
+    #[error("{what}: expected {expected}, found {found}")]
+    Dimension {
+        /// Which array.
+        what: &'static str,
+        /// The length the dimensions call for.
+        expected: usize,
+        /// The length given.
+        found: usize,
+    },
+    /// The dimensions multiply beyond `usize`.
+    #[error("{what}: the dimensions are too large")]
+    TooLarge {
+        /// Which array.
+        what: &'static str,
+    },
+    /// An initial placement names a class or node that does not exist.
+    #[error("initial placement of class {class} on node {node} is out of range")]
+    InitialOutOfRange {
+        /// The class.
+        class: usize,
+        /// The node.
+        node: usize,
+    },
+    /// A class requests a negative amount.
+    #[error("class {class} requests {value} of resource {resource}; requests must not be negative")]
+    NegativeRequest {
+        /// The class.
+        class: usize,
+        /// The resource.
+        resource: usize,
+        /// The amount.
+        value: i64,
+    },
+}
+
+/// Recomputes a class's score on a node whose usage changed during the solve (for instance
+/// kube-scheduler's resource scores). Called only for nodes that received a pod.
+pub trait Rescore {
+    /// Told about every placement as it is made, before any rescoring of that node (a caller
+    /// whose scores depend on more than free capacity keeps its own node state here).
+    fn placed(&mut self, class: usize, node: usize) {
+        let _ = (class, node);
+    }
+
+    /// Told when the relocation step takes a pod of `class` off `node` (to place it on another
+    /// node, announced next with [`Rescore::placed`]).
+    fn removed(&mut self, class: usize, node: usize) {
+        let _ = (class, node);
+    }
+
+    /// The score of `class` on `node`, whose free capacity per resource is now `free`.
+    fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64;
+}
+
+/// The order of classes within a priority tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClassOrder {
+    /// The order of [`Problem::classes`] (the caller's queue order).
+    Given,
+    /// Largest first: by dominant share of the total free capacity, then by the sum of shares,
+    /// then in the given order.
+    #[default]
+    LargestFirst,
+}
+
+/// Options of [`solve_greedy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GreedyOptions {
+    /// The order of classes within a priority tier.
+    pub class_order: ClassOrder,
+    /// After the greedy pass, place pods that found no room by moving one already placed pod
+    /// of another class to a node that can take it (repeated while it helps).
+    pub relocate: bool,
+}
+
+impl Default for GreedyOptions {
+    fn default() -> Self {
+        GreedyOptions { class_order: ClassOrder::default(), relocate: true }
+    }
+}
+
+/// One pod of a class placed on a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    /// The class.
+    pub class: usize,
+    /// The node.
+    pub node: usize,
+}
+
+/// The solver's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Assignment {
+    /// Placements in decision order (classes in [`Assignment::class_order`], the pods of a
+    /// class one after the other).
+    pub placements: Vec<Placed>,
+    /// Pods of each class left unplaced.
+    pub unplaced: Vec<u32>,
+    /// The order the classes were placed in.
+    pub class_order: Vec<usize>,
+    /// Where each of [`Problem::initial`]'s pods ends up (same order; moved by relocation).
+    pub initial: Vec<Placed>,
+}
+
+/// Parts per million, the fixed-point unit of resource shares.
+const SHARE_SCALE: i128 = 1_000_000;
+
+/// The classes in placement order: priority tiers, highest first; within a tier per `order`.
+pub fn class_order(problem: &Problem, order: ClassOrder) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..problem.classes.len()).collect();
+    // Total free capacity per resource over all nodes (negative amounts count as none).
+    let mut total = vec![0i128; problem.resources];
+    for (i, &f) in problem.free.iter().enumerate() {
+        if let Some(t) = total.get_mut(i % problem.resources.max(1)) {
+            *t += i128::from(f.max(0));
+        }
+    }
+    let shares: Vec<(i128, i128)> = problem
+        .classes
+        .iter()
+        .map(|c| {
+            let mut dominant = 0i128;
+            let mut sum = 0i128;
+            for (r, &req) in c.requests.iter().enumerate() {
+                let t = total.get(r).copied().unwrap_or(0).max(1);
+                let share = i128::from(req) * SHARE_SCALE / t;
+                dominant = dominant.max(share);
+                sum += share;
+            }
+            (dominant, sum)
+        })
+        .collect();
+    idx.sort_by(|&a, &b| {
+        let pa = problem.classes[a].priority;
+        let pb = problem.classes[b].priority;
+        let by_size = match order {
+            ClassOrder::Given => Ordering::Equal,
+            ClassOrder::LargestFirst => shares[b].cmp(&shares[a]),
+        };
+        pb.cmp(&pa).then(by_size).then(a.cmp(&b))
+    });
+    idx
+}
+
+/// Whether a pod requesting `req` fits in `free`: every requested resource is available.
+fn fits(req: &[i64], free: &[i64]) -> bool {
+    req.iter().zip(free).all(|(&r, &f)| r == 0 || r <= f)
+}
+
+/// Places the pods of every class, priority tier by priority tier. See the module documentation.
+/// Deterministic: the same problem and callback always give the same assignment.
+pub fn solve_greedy(
+    problem: &Problem,
+    options: &GreedyOptions,
+    rescore: Option<&mut dyn Rescore>,
+) -> Result<Assignment, SolverError> {
+    problem.validate()?;
+    let order = class_order(problem, options.class_order);
+    let mut count = vec![0u32; problem.classes.len() * problem.nodes];
+    for p in &problem.initial {
+        count[p.class * problem.nodes + p.node] += 1;
+    }
+    let mut state = State {
+        problem,
+        free: problem.free.clone(),
+        changed: vec![false; problem.nodes],
+        count,
+        placements: Vec::new(),
+        initial: problem.initial.clone(),
+        unplaced: problem.classes.iter().map(|c| c.count).collect(),
+        rescore,
+    };
+    for &c in &order {
+        state.place_class(c);
+    }
+    if options.relocate {
+        loop {
+            let mut progress = false;
+            for &c in &order {
+                while state.unplaced[c] > 0 && state.relocate_one(c) {
+                    progress = true;
+                }
+            }
+            if !progress {
+                break;
+            }
+            // A move may have left room a pod of another class can use directly.
+            for &c in &order {
+                while state.unplaced[c] > 0 {
+                    match state.best_direct(c) {
+                        Some(node) => state.place(c, node),
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+    Ok(Assignment {
+        placements: state.placements,
+        unplaced: state.unplaced,
+        class_order: order,
+        initial: state.initial,
+    })
+}
+
+/// The solver's working state.
+struct State<'p, 'r> {
+    problem: &'p Problem,
+    /// Free capacity, `nodes × resources`.
+    free: Vec<i64>,
+    /// Whether a node's usage changed during the solve.
+    changed: Vec<bool>,
+    /// Pods of each class on each node, `classes × nodes`.
+    count: Vec<u32>,
+    placements: Vec<Placed>,
+    /// Where the problem's initial pods are now.
+    initial: Vec<Placed>,
+    unplaced: Vec<u32>,
+    rescore: Option<&'r mut dyn Rescore>,
+}
+
+impl State<'_, '_> {
+    fn req(&self, c: usize) -> &[i64] {
+        &self.problem.classes[c].requests
+    }
+
+    fn limit(&self, c: usize) -> u32 {
+        self.problem.classes[c].max_per_node.unwrap_or(u32::MAX)
+    }
+
+    fn free_of(&self, node: usize) -> &[i64] {
+        &self.free[self.problem.free_row(node)]
+    }
+
+    fn cell(&self, c: usize, node: usize) -> usize {
+        c * self.problem.nodes + node
+    }
+
+    /// Whether a pod of class `c` may go on `node` now: feasible, under the limit, room left.
+    fn can_take(&self, c: usize, node: usize) -> bool {
+        let cell = self.cell(c, node);
+        self.problem.feasible[cell]
+            && self.count[cell] < self.limit(c)
+            && fits(self.req(c), self.free_of(node))
+    }
+
+    /// The score of `c` on `node`: static until the node changed, then the callback's.
+    fn score(&mut self, c: usize, node: usize) -> i64 {
+        let cell = self.cell(c, node);
+        if self.changed[node]
+            && let Some(r) = self.rescore.as_mut()
+        {
+            let range = self.problem.free_row(node);
+            return r.rescore(c, node, &self.free[range]);
+        }
+        self.problem.score[cell]
+    }
+
+    /// Adds one pod of class `c` to `node`'s usage, or takes one away.
+    fn adjust(&mut self, c: usize, node: usize, add: bool) {
+        let range = self.problem.free_row(node);
+        let req = &self.problem.classes[c].requests;
+        for (f, &r) in self.free[range].iter_mut().zip(req) {
+            *f = if add { f.saturating_sub(r) } else { f.saturating_add(r) };
+        }
+        let cell = self.cell(c, node);
+        self.count[cell] =
+            if add { self.count[cell] + 1 } else { self.count[cell].saturating_sub(1) };
+        self.changed[node] = true;
+    }
+
+    /// Places one pod of class `c` on `node`.
+    fn place(&mut self, c: usize, node: usize) {
+        self.adjust(c, node, true);
+        self.unplaced[c] = self.unplaced[c].saturating_sub(1);
+        self.placements.push(Placed { class: c, node });
+        if let Some(r) = self.rescore.as_mut() {
+            r.placed(c, node);
+        }
+    }
+
+    /// Places the pods of class `c` one by one on its best candidate (the per-class heap).
+    fn place_class(&mut self, c: usize) {
+        if self.unplaced[c] == 0 || self.limit(c) == 0 {
+            return;
+        }
+        let n_nodes = self.problem.nodes;
+        // Heap entries: (score, lowest index first, stamp when pushed).
+        let mut stamp = vec![0u32; n_nodes];
+        let mut candidates: Vec<(i64, Reverse<usize>, u32)> = Vec::new();
+        for node in 0..n_nodes {
+            if self.can_take(c, node) {
+                candidates.push((self.score(c, node), Reverse(node), 0));
+            }
+        }
+        let mut heap = BinaryHeap::from(candidates);
+        while self.unplaced[c] > 0 {
+            let Some((_, Reverse(node), st)) = heap.pop() else { break };
+            if st != stamp[node] {
+                continue; // Stale: the node took a pod since this entry was pushed.
+            }
+            if !self.can_take(c, node) {
+                continue; // Defensive: entries are only pushed for nodes that can take one.
+            }
+            self.place(c, node);
+            stamp[node] += 1;
+            if self.can_take(c, node) {
+                let s = self.score(c, node);
+                heap.push((s, Reverse(node), stamp[node]));
+            }
+        }
+    }
+
+    /// The best node that can take a pod of class `c` now (highest score, lowest index).
+    fn best_direct(&mut self, c: usize) -> Option<usize> {
+        let mut best: Option<(i64, Reverse<usize>)> = None;
+        for node in 0..self.problem.nodes {
+            if self.can_take(c, node) {
+                let key = (self.score(c, node), Reverse(node));
+                if best.is_none_or(|b| key > b) {
+                    best = Some(key);
+                }
+            }
+        }
+        best.map(|(_, Reverse(n))| n)
+    }
+
+    /// One relocation for an unplaced pod of class `c`: on a node where it lacks room, move one
+    /// pod of another class placed by this solve to a node that can take it, if that makes
+    /// room. Targets are tried by static score (highest first); the moved pod goes to its
+    /// class's best other node by static score. Returns whether a pod of `c` was placed.
+    fn relocate_one(&mut self, c: usize) -> bool {
+        let n_nodes = self.problem.nodes;
+        let n_classes = self.problem.classes.len();
+        // The two best destinations of every class by static score, for the moved pod.
+        let mut dest: Vec<[Option<usize>; 2]> = vec![[None, None]; n_classes];
+        for (c2, d) in dest.iter_mut().enumerate() {
+            if c2 == c || !self.count[c2 * n_nodes..(c2 + 1) * n_nodes].iter().any(|&k| k > 0) {
+                continue;
+            }
+            let mut ranked: Vec<usize> = (0..n_nodes).filter(|&n| self.can_take(c2, n)).collect();
+            ranked.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c2, n)]), n));
+            d[0] = ranked.first().copied();
+            d[1] = ranked.get(1).copied();
+        }
+        let mut targets: Vec<usize> = (0..n_nodes)
+            .filter(|&n| {
+                let cell = self.cell(c, n);
+                self.problem.feasible[cell] && self.count[cell] < self.limit(c)
+            })
+            .collect();
+        targets.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c, n)]), n));
+        for n in targets {
+            for (c2, d) in dest.iter().enumerate() {
+                if c2 == c || self.count[self.cell(c2, n)] == 0 {
+                    continue;
+                }
+                let to = match *d {
+                    [Some(a), _] if a != n => a,
+                    [_, Some(b)] if b != n => b,
+                    _ => continue,
+                };
+                let room = self
+                    .req(c)
+                    .iter()
+                    .zip(self.req(c2))
+                    .zip(self.free_of(n))
+                    .all(|((&want, &freed), &f)| want == 0 || want <= f.saturating_add(freed));
+                if !room {
+                    continue;
+                }
+                self.move_pod(c2, n, to);
+                self.place(c, n);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Moves one pod of class `c` from `from` to `to`: the latest such placement of this
+    /// solve, else an initial pod.
+    fn move_pod(&mut self, c: usize, from: usize, to: usize) {
+        self.adjust(c, from, false);
+        self.adjust(c, to, true);
+        let is_it = |p: &&mut Placed| p.class == c && p.node == from;
+        if let Some(p) = self.placements.iter_mut().rev().find(is_it) {
+            p.node = to;
+        } else if let Some(p) = self.initial.iter_mut().rev().find(is_it) {
+            p.node = to;
+        }
+        if let Some(r) = self.rescore.as_mut() {
+            r.removed(c, from);
+            r.placed(c, to);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,447 @@
+//! Tests of the greedy assignment: hand-made cases and properties over random problems.
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// A class with these requests and count, priority 0, no per-node limit.
+fn class(count: u32, requests: &[i64]) -> ClassSpec {
+    ClassSpec { count, priority: 0, requests: requests.to_vec(), max_per_node: None }
+}
+
+/// A problem where every class is feasible everywhere with score 0.
+fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
+    let resources = free.first().map_or(0, |r| r.len());
+    let nodes = free.len();
+    let cells = classes.len() * nodes;
+    Problem {
+        resources,
+        nodes,
+        classes,
+        free: free.iter().flat_map(|r| r.iter().copied()).collect(),
+        feasible: vec![true; cells],
+        score: vec![0; cells],
+        initial: Vec::new(),
+    }
+}
+
+fn nodes_of(a: &Assignment, class: usize) -> Vec<usize> {
+    a.placements.iter().filter(|p| p.class == class).map(|p| p.node).collect()
+}
+
+fn solve(p: &Problem) -> Assignment {
+    solve_greedy(p, &GreedyOptions::default(), None).expect("valid problem")
+}
+
+#[test]
+fn pods_go_to_the_best_scoring_feasible_node_with_room() {
+    struct Case {
+        name: &'static str,
+        problem: Problem,
+        want: Vec<usize>,
+        unplaced: u32,
+    }
+    let with = |mut p: Problem, feasible: &[bool], score: &[i64]| {
+        p.feasible = feasible.to_vec();
+        p.score = score.to_vec();
+        p
+    };
+    let cases = vec![
+        Case {
+            name: "the highest score wins",
+            problem: with(
+                problem(vec![class(1, &[1])], &[&[4], &[4], &[4]]),
+                &[true; 3],
+                &[1, 7, 3],
+            ),
+            want: vec![1],
+            unplaced: 0,
+        },
+        Case {
+            name: "ties go to the lowest node index",
+            problem: with(
+                problem(vec![class(1, &[1])], &[&[4], &[4], &[4]]),
+                &[true; 3],
+                &[5, 7, 7],
+            ),
+            want: vec![1],
+            unplaced: 0,
+        },
+        Case {
+            name: "an infeasible cell is never used, whatever its score",
+            problem: with(problem(vec![class(1, &[1])], &[&[4], &[4]]), &[false, true], &[100, 0]),
+            want: vec![1],
+            unplaced: 0,
+        },
+        Case {
+            name: "a node that fills is skipped for the next pod",
+            problem: with(problem(vec![class(3, &[2])], &[&[4], &[4]]), &[true; 2], &[9, 1]),
+            want: vec![0, 0, 1],
+            unplaced: 0,
+        },
+        Case {
+            name: "pods that fit nowhere stay unplaced",
+            problem: with(problem(vec![class(3, &[3])], &[&[4], &[2]]), &[true; 2], &[0, 0]),
+            want: vec![0],
+            unplaced: 2,
+        },
+        Case {
+            name: "every requested resource must fit",
+            problem: with(
+                problem(vec![class(1, &[1, 5])], &[&[8, 4], &[1, 5]]),
+                &[true; 2],
+                &[9, 0],
+            ),
+            want: vec![1],
+            unplaced: 0,
+        },
+        Case {
+            name: "an unrequested resource is not checked, even when overcommitted",
+            problem: with(problem(vec![class(1, &[1, 0])], &[&[2, -5]]), &[true], &[0]),
+            want: vec![0],
+            unplaced: 0,
+        },
+        Case {
+            name: "a per-node limit of one spreads the class",
+            problem: with(
+                problem(vec![ClassSpec { max_per_node: Some(1), ..class(3, &[1]) }], &[&[9], &[9]]),
+                &[true; 2],
+                &[5, 1],
+            ),
+            want: vec![0, 1],
+            unplaced: 1,
+        },
+    ];
+    for case in cases {
+        let a = solve(&case.problem);
+        assert_eq!(nodes_of(&a, 0), case.want, "{}", case.name);
+        assert_eq!(a.unplaced, vec![case.unplaced], "{}", case.name);
+    }
+}
+
+#[test]
+fn a_higher_priority_tier_takes_the_capacity_first() {
+    let mut p = problem(vec![class(2, &[2]), class(2, &[2])], &[&[4]]);
+    p.classes[1].priority = 10;
+    let a = solve(&p);
+    assert_eq!(a.class_order, vec![1, 0]);
+    assert_eq!(nodes_of(&a, 1), vec![0, 0]);
+    assert_eq!(a.unplaced, vec![2, 0]);
+}
+
+#[test]
+fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
+    // Two nodes with 2 GPUs each; two 1-GPU pods come first in queue order and prefer spreading
+    // (node 1 scores higher for them until it holds one). Given order: the small pods land on
+    // both nodes and the 2-GPU pod fits nowhere. Largest first: the 2-GPU pod goes first.
+    let mut p = problem(vec![class(2, &[1]), class(1, &[2])], &[&[2], &[2]]);
+    p.score = vec![20, 20, 20, 20]; // The same scale as `Spread` on the empty nodes.
+    struct Spread;
+    impl Rescore for Spread {
+        fn rescore(&mut self, _class: usize, _node: usize, free: &[i64]) -> i64 {
+            free[0] * 10 // More free: better (least allocated).
+        }
+    }
+    let given = solve_greedy(
+        &p,
+        &GreedyOptions { class_order: ClassOrder::Given, relocate: false },
+        Some(&mut Spread),
+    )
+    .expect("valid");
+    assert_eq!(nodes_of(&given, 0), vec![0, 1]);
+    assert_eq!(given.unplaced, vec![0, 1]);
+    let largest = solve_greedy(
+        &p,
+        &GreedyOptions { class_order: ClassOrder::LargestFirst, relocate: false },
+        Some(&mut Spread),
+    )
+    .expect("valid");
+    assert_eq!(largest.class_order, vec![1, 0]);
+    assert_eq!(largest.unplaced, vec![0, 0]);
+}
+
+#[test]
+fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
+    struct Log(Vec<(usize, usize, Vec<i64>)>, Vec<(usize, usize)>);
+    impl Rescore for Log {
+        fn placed(&mut self, class: usize, node: usize) {
+            self.1.push((class, node));
+        }
+        fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
+            self.0.push((class, node, free.to_vec()));
+            -free[0] // Prefer the fuller node (most allocated).
+        }
+    }
+    let mut p = problem(vec![class(2, &[1]), class(1, &[1])], &[&[4], &[4]]);
+    p.score = vec![5, 1, 5, 1];
+    let mut log = Log(Vec::new(), Vec::new());
+    let a = solve_greedy(
+        &p,
+        &GreedyOptions { class_order: ClassOrder::Given, relocate: false },
+        Some(&mut log),
+    )
+    .expect("valid");
+    // Class 0: static score sends pod 1 to node 0 (5 > 1); node 0 is rescored (-3 < 1), so
+    // pod 2 goes to node 1 (static 1). Class 1 starts: both nodes changed, both rescored
+    // (-3 each): the tie goes to node 0.
+    assert_eq!(nodes_of(&a, 0), vec![0, 1]);
+    assert_eq!(nodes_of(&a, 1), vec![0]);
+    assert_eq!(
+        log.0,
+        vec![(0, 0, vec![3]), (0, 1, vec![3]), (1, 0, vec![3]), (1, 1, vec![3]), (1, 0, vec![2]),]
+    );
+}
+
+#[test]
+fn relocation_moves_a_placed_pod_to_make_room() {
+    // Node 0 (4 cpu) and node 1 (2 cpu). A 2-cpu pod (class 0, placed first: higher priority)
+    // prefers node 0; the 4-cpu pod (class 1) then fits nowhere. Relocation moves the small pod
+    // to node 1 and places the big one on node 0.
+    let mut p = problem(vec![class(1, &[2]), class(1, &[4])], &[&[4], &[2]]);
+    p.classes[0].priority = 1;
+    p.score = vec![5, 1, 0, 0];
+    let without = solve_greedy(&p, &GreedyOptions { relocate: false, ..Default::default() }, None)
+        .expect("valid");
+    assert_eq!(without.unplaced, vec![0, 1]);
+    struct Log(Vec<String>);
+    impl Rescore for Log {
+        fn placed(&mut self, class: usize, node: usize) {
+            self.0.push(format!("+{class}@{node}"));
+        }
+        fn removed(&mut self, class: usize, node: usize) {
+            self.0.push(format!("-{class}@{node}"));
+        }
+        fn rescore(&mut self, _class: usize, _node: usize, _free: &[i64]) -> i64 {
+            0
+        }
+    }
+    let mut log = Log(Vec::new());
+    let with = solve_greedy(&p, &GreedyOptions::default(), Some(&mut log)).expect("valid");
+    assert_eq!(with.unplaced, vec![0, 0]);
+    assert_eq!(
+        with.placements,
+        vec![Placed { class: 0, node: 1 }, Placed { class: 1, node: 0 }],
+        "the moved pod keeps its place in the decision order"
+    );
+    assert_eq!(log.0, vec!["+0@0", "-0@0", "+0@1", "+1@0"]);
+}
+
+#[test]
+fn relocation_may_move_an_initial_pod() {
+    // Two GPU nodes with 2 GPUs, each already running one 1-GPU pod of class 0 (placed by an
+    // earlier solve). A 2-GPU pod fits only after one of them moves next to the other.
+    let mut p = problem(vec![class(0, &[1]), class(1, &[2])], &[&[1], &[1]]);
+    p.initial = vec![Placed { class: 0, node: 0 }, Placed { class: 0, node: 1 }];
+    let a = solve(&p);
+    assert_eq!(a.placements, vec![Placed { class: 1, node: 0 }]);
+    assert_eq!(a.initial, vec![Placed { class: 0, node: 1 }, Placed { class: 0, node: 1 }]);
+    let bad = Problem { initial: vec![Placed { class: 0, node: 7 }], ..p };
+    assert_eq!(
+        solve_greedy(&bad, &GreedyOptions::default(), None),
+        Err(SolverError::InitialOutOfRange { class: 0, node: 7 })
+    );
+}
+
+#[test]
+fn bad_dimensions_and_negative_requests_are_errors() {
+    let ok = problem(vec![class(1, &[1])], &[&[4], &[4]]);
+    let cases: Vec<(&str, Problem, SolverError)> = vec![
+        (
+            "a short score matrix",
+            Problem { score: vec![0], ..ok.clone() },
+            SolverError::Dimension { what: "score entries", expected: 2, found: 1 },
+        ),
+        (
+            "a short feasibility matrix",
+            Problem { feasible: vec![], ..ok.clone() },
+            SolverError::Dimension { what: "feasibility entries", expected: 2, found: 0 },
+        ),
+        (
+            "a free row of the wrong width",
+            Problem { free: vec![1, 2, 3], ..ok.clone() },
+            SolverError::Dimension { what: "free capacity entries", expected: 2, found: 3 },
+        ),
+        (
+            "requests of the wrong width",
+            Problem { classes: vec![class(1, &[1, 1])], ..ok.clone() },
+            SolverError::Dimension { what: "requests of a class", expected: 1, found: 2 },
+        ),
+        (
+            "a negative request",
+            Problem { classes: vec![class(1, &[-1])], ..ok.clone() },
+            SolverError::NegativeRequest { class: 0, resource: 0, value: -1 },
+        ),
+    ];
+    for (name, p, want) in cases {
+        assert_eq!(solve_greedy(&p, &GreedyOptions::default(), None), Err(want), "{name}");
+    }
+}
+
+/// A random problem: up to 6 classes, up to 8 nodes, 2 resources.
+fn random_problem() -> impl Strategy<Value = Problem> {
+    (1usize..7, 1usize..9).prop_flat_map(|(n_classes, n_nodes)| {
+        let class =
+            (0u32..6, 0i32..3, prop::collection::vec(0i64..5, 2), prop::option::of(1u32..3))
+                .prop_map(|(count, priority, requests, max_per_node)| ClassSpec {
+                    count,
+                    priority,
+                    requests,
+                    max_per_node,
+                });
+        (
+            prop::collection::vec(class, n_classes),
+            prop::collection::vec(-2i64..10, n_nodes * 2),
+            prop::collection::vec(prop::bool::weighted(0.7), n_classes * n_nodes),
+            prop::collection::vec(0i64..5, n_classes * n_nodes),
+            prop::collection::vec((0..n_classes, 0..n_nodes), 0..6),
+        )
+            .prop_map(move |(classes, mut free, feasible, score, initial)| {
+                // Initial pods where they are feasible, fit and respect the limit.
+                let mut placed = Vec::new();
+                let mut count = vec![0u32; n_classes * n_nodes];
+                for (c, n) in initial {
+                    let req = &classes[c].requests;
+                    let row = &mut free[n * 2..n * 2 + 2];
+                    let cell = c * n_nodes + n;
+                    if feasible[cell]
+                        && count[cell] < classes[c].max_per_node.unwrap_or(u32::MAX)
+                        && fits(req, row)
+                    {
+                        for (f, r) in row.iter_mut().zip(req) {
+                            *f -= r;
+                        }
+                        count[cell] += 1;
+                        placed.push(Placed { class: c, node: n });
+                    }
+                }
+                Problem {
+                    resources: 2,
+                    nodes: n_nodes,
+                    classes,
+                    free,
+                    feasible,
+                    score,
+                    initial: placed,
+                }
+            })
+    })
+}
+
+/// A usage-dependent score: prefers nodes with more free capacity of resource 0.
+struct LeastAllocated;
+
+impl Rescore for LeastAllocated {
+    fn rescore(&mut self, class: usize, _node: usize, free: &[i64]) -> i64 {
+        free[0] * 3 + free[1] - class as i64
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn assignments_respect_capacity_feasibility_and_limits(
+        p in random_problem(),
+        largest in any::<bool>(),
+        dynamic in any::<bool>(),
+        relocate in any::<bool>(),
+    ) {
+        let options = GreedyOptions {
+            class_order: if largest { ClassOrder::LargestFirst } else { ClassOrder::Given },
+            relocate,
+        };
+        let mut scorer = LeastAllocated;
+        let a = solve_greedy(&p, &options, if dynamic { Some(&mut scorer) } else { None })
+            .expect("valid problem");
+        // Replay from the capacity before the initial pods: the initial pods where they end
+        // up, then the placements; each fits when it is made, on a feasible cell, within the
+        // limit.
+        let mut free = p.free.clone();
+        for pl in &p.initial {
+            for r in 0..p.resources {
+                free[pl.node * p.resources + r] += p.classes[pl.class].requests[r];
+            }
+        }
+        let mut per = vec![0u32; p.classes.len() * p.nodes];
+        let mut placed = vec![0u32; p.classes.len()];
+        prop_assert_eq!(a.initial.len(), p.initial.len());
+        for (k, pl) in a.initial.iter().chain(&a.placements).enumerate() {
+            let req = &p.classes[pl.class].requests;
+            prop_assert!(p.feasible[pl.class * p.nodes + pl.node], "infeasible cell used");
+            for r in 0..p.resources {
+                let f = &mut free[pl.node * p.resources + r];
+                prop_assert!(req[r] == 0 || req[r] <= *f, "capacity exceeded");
+                *f -= req[r];
+            }
+            per[pl.class * p.nodes + pl.node] += 1;
+            prop_assert!(
+                per[pl.class * p.nodes + pl.node] <= p.classes[pl.class].max_per_node.unwrap_or(u32::MAX),
+                "per-node limit exceeded"
+            );
+            if k >= a.initial.len() {
+                placed[pl.class] += 1;
+            }
+        }
+        for (c, class) in p.classes.iter().enumerate() {
+            prop_assert_eq!(placed[c] + a.unplaced[c], class.count);
+            // Maximal: an unplaced pod fits on no feasible node at the end.
+            if a.unplaced[c] > 0 {
+                for n in 0..p.nodes {
+                    let room = fits(&class.requests, &free[n * p.resources..(n + 1) * p.resources]);
+                    let under = per[c * p.nodes + n] < class.max_per_node.unwrap_or(u32::MAX);
+                    prop_assert!(!(p.feasible[c * p.nodes + n] && room && under), "an unplaced pod fits node {}", n);
+                }
+            }
+        }
+        // Priority tiers: classes are placed highest priority first.
+        let prios: Vec<i32> = a.class_order.iter().map(|&c| p.classes[c].priority).collect();
+        prop_assert!(prios.windows(2).all(|w| w[0] >= w[1]));
+        // Relocation only adds placements to the greedy pass.
+        if relocate {
+            let mut scorer3 = LeastAllocated;
+            let plain = solve_greedy(
+                &p,
+                &GreedyOptions { relocate: false, ..options },
+                if dynamic { Some(&mut scorer3) } else { None },
+            )
+            .expect("valid problem");
+            prop_assert!(plain.placements.len() <= a.placements.len());
+        }
+        // Deterministic.
+        let mut scorer2 = LeastAllocated;
+        let again = solve_greedy(&p, &options, if dynamic { Some(&mut scorer2) } else { None })
+            .expect("valid problem");
+        prop_assert_eq!(again, a);
+    }
+
+    #[test]
+    fn without_relocation_each_pod_takes_a_best_candidate(p in random_problem()) {
+        let options = GreedyOptions { relocate: false, ..GreedyOptions::default() };
+        let a = solve_greedy(&p, &options, None).expect("valid problem");
+        let mut free = p.free.clone();
+        let mut per = vec![0u32; p.classes.len() * p.nodes];
+        for pl in &p.initial {
+            per[pl.class * p.nodes + pl.node] += 1;
+        }
+        prop_assert_eq!(&a.initial, &p.initial, "nothing moves without relocation");
+        for pl in &a.placements {
+            let class = &p.classes[pl.class];
+            let best = (0..p.nodes)
+                .filter(|&n| {
+                    p.feasible[pl.class * p.nodes + n]
+                        && fits(&class.requests, &free[n * p.resources..(n + 1) * p.resources])
+                        && per[pl.class * p.nodes + n] < class.max_per_node.unwrap_or(u32::MAX)
+                })
+                .max_by(|&x, &y| {
+                    p.score[pl.class * p.nodes + x]
+                        .cmp(&p.score[pl.class * p.nodes + y])
+                        .then(y.cmp(&x))
+                });
+            prop_assert_eq!(best, Some(pl.node));
+            for r in 0..p.resources {
+                free[pl.node * p.resources + r] -= class.requests[r];
+            }
+            per[pl.class * p.nodes + pl.node] += 1;
+        }
+    }
+}

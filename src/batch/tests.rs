@@ -1,0 +1,544 @@
+//! Tests of the batch plan: routes, the score split, validity under the independent checker,
+//! and "at least as many pods as the sequential baseline".
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::baseline::run_baseline;
+use crate::check::check;
+use crate::model::testing::{
+    GI, MI, NodeBuilder, PodBuilder, affinity_term, cluster, spread_constraint,
+};
+use crate::model::{TaintEffect, TolerationOperator};
+
+fn plan(state: &ClusterState, pending: &[Pod]) -> Plan {
+    plan_greedy(state.clone(), pending, &SchedulerConfig::default(), &BatchOptions::default())
+        .expect("default profile builds")
+}
+
+fn baseline(state: &ClusterState, pending: &[Pod], seed: u64) -> Plan {
+    run_baseline(
+        state.clone(),
+        pending,
+        &SchedulerConfig::default(),
+        BaselineOptions { seed, ..Default::default() },
+    )
+    .expect("default profile builds")
+}
+
+fn demo() -> crate::snapshot::Cluster {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let snapshot = crate::snapshot::load(&[dir]).expect("demo loads");
+    crate::snapshot::build(&snapshot, &Default::default()).expect("demo builds")
+}
+
+#[test]
+fn classes_are_routed_by_what_the_matrices_can_express() {
+    let nodes = vec![NodeBuilder::new("n1").obj(), NodeBuilder::new("n2").obj()];
+    let state = cluster(nodes, vec![]);
+    let fw = Framework::for_scheduler(&SchedulerConfig::default(), "default-scheduler")
+        .expect("default profile builds");
+    let web = || PodBuilder::new("d", "w").label("app", "web");
+    let self_anti = || web().pod_anti_affinity(affinity_term(HOSTNAME_LABEL, &[("app", "web")]));
+    let cases: Vec<(&str, Vec<Pod>, bool, Route)> = vec![
+        (
+            "a plain pod goes to the greedy",
+            vec![web().obj()],
+            true,
+            Route::Greedy { max_per_node: None },
+        ),
+        (
+            "hostname anti-affinity to its own class becomes a per-node limit",
+            vec![self_anti().obj()],
+            true,
+            Route::Greedy { max_per_node: Some(1) },
+        ),
+        (
+            "self anti-affinity is sequential when hostnames are not unique",
+            vec![self_anti().obj()],
+            false,
+            Route::Sequential,
+        ),
+        (
+            "self anti-affinity is sequential when another pending pod matches the selector",
+            vec![self_anti().obj(), web().cpu(5).obj()],
+            true,
+            Route::Sequential,
+        ),
+        (
+            "zone anti-affinity is sequential",
+            vec![web().pod_anti_affinity(affinity_term("zone", &[("app", "web")])).obj()],
+            true,
+            Route::Sequential,
+        ),
+        (
+            "required pod affinity is sequential",
+            vec![web().pod_affinity(affinity_term("zone", &[("app", "db")])).obj()],
+            true,
+            Route::Sequential,
+        ),
+        (
+            "host ports are sequential",
+            vec![web().host_port("", "TCP", 80).obj()],
+            true,
+            Route::Sequential,
+        ),
+        (
+            "a DoNotSchedule spread constraint is sequential",
+            vec![
+                web()
+                    .spread(spread_constraint(
+                        1,
+                        "zone",
+                        UnsatisfiableAction::DoNotSchedule,
+                        &[("app", "web")],
+                    ))
+                    .obj(),
+            ],
+            true,
+            Route::Sequential,
+        ),
+        (
+            "a ScheduleAnyway spread constraint only scores: greedy",
+            vec![
+                web()
+                    .spread(spread_constraint(
+                        1,
+                        "zone",
+                        UnsatisfiableAction::ScheduleAnyway,
+                        &[("app", "web")],
+                    ))
+                    .obj(),
+            ],
+            true,
+            Route::Greedy { max_per_node: None },
+        ),
+    ];
+    let _ = state;
+    for (name, pending, unique, want) in cases {
+        let classes = classify(&pending).expect("classes");
+        let got = route_of(&pending[0], 0, &classes.pod_class, &pending, &fw, unique);
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+#[test]
+fn the_static_and_resource_parts_add_up_to_the_framework_score() {
+    let state = cluster(
+        vec![
+            NodeBuilder::new("n1").cpu(4000).memory(8 * GI).label("zone", "a").obj(),
+            NodeBuilder::new("n2")
+                .cpu(8000)
+                .memory(8 * GI)
+                .label("zone", "b")
+                .taint("x", "", TaintEffect::PreferNoSchedule)
+                .obj(),
+        ],
+        vec![PodBuilder::new("d", "busy").cpu(3000).memory(GI).node("n1").obj()],
+    );
+    let pod = PodBuilder::new("d", "p").cpu(500).memory(GI).obj();
+    let fws = Frameworks::new(&SchedulerConfig::default(), "default-scheduler").expect("builds");
+    let full = fws.full.score(&pod, &state, &[0, 1]).expect("scores");
+    let statics: Vec<i64> = full
+        .iter()
+        .map(|s| {
+            s.total
+                - s.plugins
+                    .iter()
+                    .filter(|p| is_resource_score(p.plugin))
+                    .map(|p| p.normalized * p.weight)
+                    .sum::<i64>()
+        })
+        .collect();
+    // TaintToleration (weight 3): n1 has no PreferNoSchedule taint (100), n2 one (0).
+    assert_eq!(statics, vec![300, 0]);
+    for s in &full {
+        let resource: i64 = s
+            .plugins
+            .iter()
+            .filter(|p| is_resource_score(p.plugin))
+            .map(|p| p.normalized * p.weight)
+            .sum();
+        let alone = fws.resources.score(&pod, &state, &[s.node]).expect("scores");
+        assert_eq!(alone[0].total, resource, "node {}", s.node);
+    }
+}
+
+#[test]
+fn a_self_anti_affine_class_is_spread_one_per_node() {
+    let state = cluster(
+        (1..=3)
+            .map(|i| NodeBuilder::new(&format!("n{i}")).cpu(4000).memory(8 * GI).obj())
+            .collect(),
+        vec![],
+    );
+    let pending: Vec<Pod> = (0..4)
+        .map(|i| {
+            PodBuilder::new("d", &format!("cart-{i}"))
+                .cpu(100)
+                .label("app", "cart")
+                .pod_anti_affinity(affinity_term(HOSTNAME_LABEL, &[("app", "cart")]))
+                .created(i)
+                .obj()
+        })
+        .collect();
+    let p = plan(&state, &pending);
+    let nodes: BTreeSet<&str> = p.placements.iter().map(|pl| pl.node.as_str()).collect();
+    assert_eq!((p.placements.len(), nodes.len()), (3, 3));
+    assert_eq!(p.unschedulable.len(), 1);
+    assert_eq!(p.unschedulable[0].pod, "d/cart-3", "the last pod in queue order is left out");
+    assert!(
+        p.unschedulable[0].message.starts_with(
+            "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+        ),
+        "{}",
+        p.unschedulable[0].message
+    );
+    assert!(check(&state, &pending, &p).is_valid());
+}
+
+#[test]
+fn a_pod_the_greedy_leaves_out_may_preempt_a_lower_priority_bound_pod() {
+    let state = cluster(
+        vec![NodeBuilder::new("n1").cpu(4000).memory(8 * GI).obj()],
+        vec![PodBuilder::new("d", "low").cpu(3000).priority(1).node("n1").obj()],
+    );
+    let pending = vec![PodBuilder::new("d", "high").cpu(2000).priority(10).obj()];
+    let p = plan(&state, &pending);
+    assert_eq!(p.placements, vec![Placement { pod: "d/high".into(), node: "n1".into() }]);
+    assert_eq!(
+        p.evictions,
+        vec![Eviction { pod: "d/low".into(), node: "n1".into(), preemptor: "d/high".into() }]
+    );
+    assert!(check(&state, &pending, &p).is_valid());
+}
+
+#[test]
+fn largest_first_places_the_pod_the_queue_order_would_strand() {
+    // Two GPU nodes with 2 free GPUs each. Queue order: two 1-GPU pods, then a 2-GPU pod.
+    // Baseline spreads the 1-GPU pods (least allocated) and strands the 2-GPU pod; the greedy
+    // places the 2-GPU pod first.
+    let gpu = "nvidia.com/gpu";
+    let state = cluster(
+        (1..=2)
+            .map(|i| {
+                NodeBuilder::new(&format!("g{i}")).cpu(8000).memory(32 * GI).scalar(gpu, 2).obj()
+            })
+            .collect(),
+        vec![],
+    );
+    let pending = vec![
+        PodBuilder::new("d", "small-1").cpu(1000).memory(GI).scalar(gpu, 1).created(1).obj(),
+        PodBuilder::new("d", "small-2").cpu(1000).memory(GI).scalar(gpu, 1).created(2).obj(),
+        PodBuilder::new("d", "big").cpu(1000).memory(GI).scalar(gpu, 2).created(3).obj(),
+    ];
+    let b = baseline(&state, &pending, 1);
+    let p = plan(&state, &pending);
+    assert_eq!(b.placements.len(), 2);
+    assert_eq!(p.placements.len(), 3);
+    assert!(check(&state, &pending, &p).is_valid());
+}
+
+#[test]
+fn plans_rank_by_pods_then_priority_then_fewer_evictions() {
+    let mk = |placed: &[(i32, usize)], evicted: usize| {
+        let mut p = Plan::default();
+        for &(prio, n) in placed {
+            p.summary.placed_by_priority.insert(prio, n);
+            for i in 0..n {
+                p.placements.push(Placement { pod: format!("d/{prio}-{i}"), node: "n".into() });
+            }
+        }
+        p.evictions = (0..evicted)
+            .map(|i| Eviction { pod: format!("d/v{i}"), node: "n".into(), preemptor: "d/x".into() })
+            .collect();
+        p
+    };
+    let cases: Vec<(&str, Plan, Plan)> = vec![
+        ("more pods rank higher", mk(&[(0, 3)], 0), mk(&[(10, 2)], 0)),
+        (
+            "at equal totals, more high-priority pods",
+            mk(&[(10, 2), (0, 1)], 0),
+            mk(&[(10, 1), (0, 2)], 0),
+        ),
+        ("placing a higher priority beats placing none of it", mk(&[(10, 1)], 0), mk(&[(5, 1)], 0)),
+        ("at equal placements, fewer evictions", mk(&[(0, 2)], 0), mk(&[(0, 2)], 1)),
+    ];
+    for (name, better, worse) in cases {
+        assert!(plan_rank(&better) > plan_rank(&worse), "{name}");
+    }
+}
+
+#[test]
+fn edge_cases_give_plans_not_errors() {
+    let no_nodes = ClusterState::default();
+    let pods = vec![PodBuilder::new("d", "a").cpu(100).obj(), PodBuilder::new("d", "b").obj()];
+    let p = plan(&no_nodes, &pods);
+    assert!(p.placements.is_empty());
+    assert_eq!(p.unschedulable.len(), 2, "a cluster without nodes leaves every pod out");
+    assert!(p.unschedulable.iter().all(|u| u.message == NO_NODES_AVAILABLE));
+    assert!(check(&no_nodes, &pods, &p).is_valid());
+
+    let state = cluster(vec![NodeBuilder::new("n1").cpu(1000).obj()], vec![]);
+    let empty = plan(&state, &[]);
+    assert_eq!((empty.placements.len(), empty.unschedulable.len()), (0, 0));
+}
+
+#[test]
+fn the_demo_plan_is_valid_and_places_at_least_as_many_pods_as_baseline() {
+    let demo = demo();
+    let b = baseline(&demo.state, &demo.pending, 0);
+    let p = plan(&demo.state, &demo.pending);
+    let report = check(&demo.state, &demo.pending, &p);
+    assert!(report.is_valid(), "{:#?}", report.violations);
+    assert!(p.placements.len() >= b.placements.len());
+    assert_eq!(p.summary.placed, p.placements.len());
+    assert_eq!(p.placements.len() + p.unschedulable.len(), demo.pending.len());
+}
+
+#[test]
+fn the_greedy_alone_places_the_demo_gpu_pods_baseline_strands() {
+    // The demo's free GPUs fit its GPU pods exactly; one at a time, the 1-GPU pods of the
+    // high-priority tier fragment them and both 2-GPU train-resnet pods stay pending. The
+    // greedy's relocation moves a 1-GPU pod next to another to free two GPUs on one node.
+    let demo = demo();
+    let options = BatchOptions { fallback: false, ..Default::default() };
+    let p = plan_greedy(demo.state.clone(), &demo.pending, &SchedulerConfig::default(), &options)
+        .expect("default profile builds");
+    let report = check(&demo.state, &demo.pending, &p);
+    assert!(report.is_valid(), "{:#?}", report.violations);
+    assert_eq!(p.summary.algorithm, "greedy");
+    let b = baseline(&demo.state, &demo.pending, 0);
+    let unplaced = |plan: &Plan| -> Vec<String> {
+        let mut v: Vec<String> = plan.unschedulable.iter().map(|u| u.pod.clone()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        unplaced(&b),
+        [
+            "batch/arm-benchmark-9rrf7",
+            "batch/genome-assembly-55x9f",
+            "ml/gpu-smoke-test-zxdkq",
+            "ml/train-resnet-8z4h7",
+            "ml/train-resnet-g66tp"
+        ]
+    );
+    assert_eq!(
+        unplaced(&p),
+        ["batch/arm-benchmark-9rrf7", "batch/genome-assembly-55x9f", "ml/gpu-smoke-test-zxdkq"],
+        "only the three pods that fit no node are left"
+    );
+    let smoke = p.unschedulable.iter().find(|u| u.pod == "ml/gpu-smoke-test-zxdkq");
+    assert!(
+        smoke.is_some_and(|u| u.message.starts_with("0/24 nodes are available:")),
+        "unschedulable pods carry kube-scheduler's message: {smoke:?}"
+    );
+}
+
+#[test]
+fn the_greedy_alone_beats_baseline_on_aggregate() {
+    // Deterministic random instances, no fallback: every plan is valid, and over all of them
+    // the greedy places more pods than the sequential scheduler and wins more instances than
+    // it loses. (It does lose some: see `BatchOptions::fallback`.)
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let options = BatchOptions { fallback: false, ..Default::default() };
+    let (mut worse, mut better, mut placed, mut placed_baseline) = (0, 0, 0, 0);
+    for _ in 0..150 {
+        let (state, pending) =
+            random_instance().new_tree(&mut runner).expect("an instance").current();
+        let p = plan_greedy(state.clone(), &pending, &SchedulerConfig::default(), &options)
+            .expect("default profile builds");
+        let report = check(&state, &pending, &p);
+        assert!(report.is_valid(), "{:#?}", report.violations);
+        let b = baseline(&state, &pending, 0);
+        placed += p.placements.len();
+        placed_baseline += b.placements.len();
+        match p.placements.len().cmp(&b.placements.len()) {
+            std::cmp::Ordering::Less => worse += 1,
+            std::cmp::Ordering::Greater => better += 1,
+            std::cmp::Ordering::Equal => {}
+        }
+    }
+    assert!(placed > placed_baseline, "greedy {placed} vs baseline {placed_baseline}");
+    assert!(better > worse, "greedy better on {better} instances, worse on {worse}");
+}
+
+/// A random fragmentation-prone instance: nodes of three shapes (some with GPUs, some
+/// tainted), a few bound pods, and pending pods of heterogeneous sizes in a few priority tiers,
+/// some with inter-pod rules (so the repair path runs) and some bound low-priority pods (so
+/// preemption can happen).
+fn random_instance() -> impl Strategy<Value = (ClusterState, Vec<Pod>)> {
+    let node = (0u8..3, 0u8..6);
+    let pod = (0u8..8, 0u8..4, 0i32..3, 0u8..14, 0u8..4);
+    (
+        prop::collection::vec(node, 2..9),
+        prop::collection::vec(pod.clone(), 0..10),
+        prop::collection::vec(pod, 1..40),
+    )
+        .prop_map(|(nodes, bound, pending)| {
+            let shapes = [(4000, 8), (8000, 32), (16000, 64)];
+            let zones = ["a", "b", "c"];
+            let n = nodes.len();
+            let nodes: Vec<_> = nodes
+                .into_iter()
+                .enumerate()
+                .map(|(i, (shape, extra))| {
+                    let (cpu, mem) = shapes[usize::from(shape)];
+                    let mut b = NodeBuilder::new(&format!("n{i}"))
+                        .cpu(cpu)
+                        .memory(mem * GI)
+                        .pods(20)
+                        .label("zone", zones[i % 3]);
+                    if extra == 0 {
+                        b = b.scalar("nvidia.com/gpu", 4);
+                    }
+                    if extra == 1 {
+                        b = b.taint("dedicated", "x", TaintEffect::NoSchedule);
+                    }
+                    b.obj()
+                })
+                .collect();
+            // Heterogeneous sizes: (cpu m, memory Mi, gpus).
+            let sizes = [
+                (250, 512, 0),
+                (500, 1024, 0),
+                (1000, 4096, 0),
+                (2000, 2048, 0),
+                (3500, 6144, 0),
+                (1500, 12288, 0),
+                (1000, 2048, 1),
+                (2000, 4096, 2),
+            ];
+            let apps = ["web", "db", "cache", "batch"];
+            let make = |i: usize, prefix: &str, spec: (u8, u8, i32, u8, u8)| {
+                let (size, app, prio, feature, _) = spec;
+                let (cpu, mem, gpu) = sizes[usize::from(size)];
+                let app = apps[usize::from(app)];
+                let mut b = PodBuilder::new("d", &format!("{prefix}{i}"))
+                    .cpu(cpu)
+                    .memory(mem * MI)
+                    .priority(prio * 10)
+                    .created(i as i64)
+                    .label("app", app);
+                if gpu > 0 {
+                    b = b.scalar("nvidia.com/gpu", gpu);
+                }
+                match feature {
+                    0 => b.pod_anti_affinity(affinity_term(HOSTNAME_LABEL, &[("app", app)])),
+                    1 => b.pod_anti_affinity(affinity_term("zone", &[("app", app)])),
+                    2 => b.pod_affinity(affinity_term("zone", &[("app", "web")])),
+                    3 => b.spread(spread_constraint(
+                        1,
+                        "zone",
+                        UnsatisfiableAction::DoNotSchedule,
+                        &[("app", app)],
+                    )),
+                    4 => b.host_port("", "TCP", 8080),
+                    5 => b.toleration("dedicated", TolerationOperator::Exists, "", None),
+                    6 => b.preemption_never(),
+                    _ => b,
+                }
+            };
+            let mut state = cluster(nodes, vec![]);
+            for (i, spec) in bound.into_iter().enumerate() {
+                // Bound pods are plain and low priority (victims for preemption).
+                let target = (usize::from(spec.4) + i) % n;
+                let pod =
+                    make(i, "b", (spec.0, spec.1, 0, 99, 0)).node(&format!("n{target}")).obj();
+                let node = &state.nodes[target];
+                let gpu_free =
+                    node.allocatable.get("nvidia.com/gpu") - node.requested.get("nvidia.com/gpu");
+                if node.requested.milli_cpu + pod.requests.milli_cpu <= node.allocatable.milli_cpu
+                    && node.requested.memory + pod.requests.memory <= node.allocatable.memory
+                    && pod.requests.get("nvidia.com/gpu") <= gpu_free
+                {
+                    state.nodes[target].add_pod(Arc::new(pod));
+                }
+            }
+            let pending =
+                pending.into_iter().enumerate().map(|(i, s)| make(i, "p", s).obj()).collect();
+            (state, pending)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_plans_are_valid_and_place_at_least_as_many_pods_as_baseline(
+        (state, pending) in random_instance(),
+    ) {
+        let p = plan(&state, &pending);
+        let report = check(&state, &pending, &p);
+        prop_assert!(report.is_valid(), "{:#?}", report.violations);
+        let b = baseline(&state, &pending, 0);
+        prop_assert!(
+            p.placements.len() >= b.placements.len(),
+            "plan {} < baseline {}\n{}",
+            p.placements.len(),
+            b.placements.len(),
+            describe(&state, &pending, &p, &b)
+        );
+    }
+}
+
+/// A compact description of an instance and two plans, for failure messages.
+fn describe(state: &ClusterState, pending: &[Pod], p: &Plan, b: &Plan) -> String {
+    let mut s = String::new();
+    for n in &state.nodes {
+        s += &format!(
+            "node {} cpu {} mem {}Mi gpu {} taints {} zone {:?}\n",
+            n.name,
+            n.allocatable.milli_cpu,
+            n.allocatable.memory / MI,
+            n.allocatable.get("nvidia.com/gpu"),
+            n.taints.len(),
+            n.labels.get("zone")
+        );
+        for q in &n.pods {
+            s += &format!(
+                "   bound {} cpu {} mem {}Mi gpu {} prio {}\n",
+                q.name,
+                q.requests.milli_cpu,
+                q.requests.memory / MI,
+                q.requests.get("nvidia.com/gpu"),
+                q.priority
+            );
+        }
+    }
+    for q in pending {
+        s += &format!(
+            "pending {} app {:?} cpu {} mem {}Mi gpu {} prio {} aff {} anti {:?} spread {} ports {} tol {} never {}\n",
+            q.name,
+            q.labels.get("app"),
+            q.requests.milli_cpu,
+            q.requests.memory / MI,
+            q.requests.get("nvidia.com/gpu"),
+            q.priority,
+            q.pod_affinity.required.len(),
+            q.pod_anti_affinity.required.iter().map(|t| t.topology_key.clone()).collect::<Vec<_>>(),
+            q.topology_spread_constraints.len(),
+            q.host_ports.len(),
+            q.tolerations.len(),
+            q.preemption_policy == crate::model::PreemptionPolicy::Never
+        );
+    }
+    s += "plan:\n";
+    for x in &p.placements {
+        s += &format!("  {} -> {}\n", x.pod, x.node);
+    }
+    for x in &p.evictions {
+        s += &format!("  evict {} for {}\n", x.pod, x.preemptor);
+    }
+    s += "baseline:\n";
+    for x in &b.placements {
+        s += &format!("  {} -> {}\n", x.pod, x.node);
+    }
+    for x in &b.evictions {
+        s += &format!("  evict {} for {}\n", x.pod, x.preemptor);
+    }
+    s
+}

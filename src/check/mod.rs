@@ -1,0 +1,730 @@
+//! `kplace check`: the independent plan validator.
+//!
+//! Input: the cluster snapshot ([`ClusterState`]), the pending pods and a [`Plan`]. Output: a
+//! [`CheckReport`] listing every hard constraint of the default kube-scheduler profile (v1.35)
+//! that the plan breaks, and every bookkeeping error (unknown pods and nodes, pods placed twice
+//! or missing, invalid evictions).
+//!
+//! This module is the oracle the solvers are tested against, so it shares no code with them:
+//! it never calls `crate::plugins` or the framework runtime, and its predicates ([`rules`]) are
+//! written from upstream's definitions (`noderesources/fit.go`, `nodeunschedulable`,
+//! `tainttoleration`, `nodeaffinity`, `nodeports`, `interpodaffinity/filtering.go`,
+//! `podtopologyspread/filtering.go` and `common.go`, `defaultpreemption`), as plainly as
+//! possible rather than as fast as possible.
+//!
+//! # The replay, and exactly what is checked
+//!
+//! The plan is replayed on the snapshot: every eviction first, then the placements in plan order
+//! (the plan's "scheduling order"). When placement `k` puts pod `P` on node `N`, let
+//! `live(k)` be the snapshot's pods minus every victim, plus the placements before `k`, and
+//! `ghosts(k)` the victims whose preemptor is placed *after* `k` (they still existed when a
+//! sequential scheduler placed `P`). Then:
+//!
+//! * **Node checks** (state-free): `N` is not cordoned unless `P` tolerates
+//!   `node.kubernetes.io/unschedulable:NoSchedule`; every `NoSchedule`/`NoExecute` taint of `N`
+//!   is tolerated; `nodeSelector` and required node affinity match `N`.
+//! * **Capacity** on `live(k)`: for cpu, memory, ephemeral-storage and every extended resource
+//!   that `P` requests (> 0), `request ≤ allocatable − Σ requests of live pods on N`; and
+//!   `pods on N + 1 ≤ allocatable pods`. Because requests only grow after the evictions, this is
+//!   the same as checking the final state for every resource a placed pod asks for.
+//! * **Host ports** on `live(k)`: none of `P`'s host ports conflicts with a port of a live pod
+//!   on `N`. The conflict relation is symmetric, so over all placements this is the final-state
+//!   rule "no conflicting pair of pods on a node, at least one of them placed by the plan".
+//! * **Required pod anti-affinity, both directions**, on `live(k)`: no live pod in `N`'s domain
+//!   (same value of the term's topology key) is selected by one of `P`'s anti-affinity terms,
+//!   and no live pod with a required anti-affinity term selecting `P` has `N` in that term's
+//!   domain. Over all placements this is exactly the final-state rule: no two pods of the final
+//!   state, at least one placed by the plan, such that one's required anti-affinity selects the
+//!   other within the term's topology domain.
+//! * **Required pod affinity** on `live(k) ∪ ghosts(k)`, as upstream's filter: `N` has every
+//!   term's topology key, and for every term some pod in `N`'s domain matches *all* of `P`'s
+//!   terms — or no pod matching all terms exists at all and `P` matches its own terms (the first
+//!   pod of a self-affine group).
+//! * **Topology spread, `DoNotSchedule`** on `live(k) ∪ ghosts(k)`, as upstream's filter: `N`
+//!   has the constraint's key; domains are the key's values over *eligible* nodes (nodes with
+//!   every `DoNotSchedule` key of `P`, and — per `nodeAffinityPolicy`/`nodeTaintsPolicy` when
+//!   `Honor` — matching `P`'s node selection / tolerating its hard taints); a domain counts the
+//!   non-terminating pods of `P`'s namespace that the selector matches; the global minimum is
+//!   0 when there are fewer domains than `minDomains` (default 1); and
+//!   `count(N's domain) + (P matches the selector) − minimum ≤ maxSkew`.
+//!
+//! Why spread and affinity are judged at the pod's turn and not on the final state: neither is
+//! monotone. A final-state `maxSkew` holds only for pods that all carry the constraint — a later
+//! pod that matches the selector but has no constraint (or an eviction in the emptiest domain)
+//! legitimately skews the domains after a valid placement, and upstream never re-checks; an
+//! affinity target may be evicted later, and the first pod of a self-affine group is only valid
+//! because it came first. The rule above is what a sequential scheduler enforces, so a valid
+//! sequential plan (such as `baseline`'s, whose victims are removed right before their
+//! preemptor is placed) can never violate it. Conversely, when every placed pod that the
+//! selector matches carries the same constraint and no counted pod is evicted, counts only grow
+//! and the minimum never falls, so these checks imply the final-state rule
+//! `count(d) − minimum ≤ maxSkew` for every domain `d` that received such a pod.
+//!
+//! Anti-affinity, ports and capacity are judged with every eviction already done (the binder
+//! evicts before it binds); removing pods only helps them, so this never rejects a valid
+//! sequential plan either.
+//!
+//! # Evictions
+//!
+//! A victim must be a pod bound to a node of the snapshot (not a pending pod), named on that
+//! node, evicted once; its preemptor must be a pending pod placed by the plan on the victim's
+//! node, with a strictly higher priority than the victim and a preemption policy other than
+//! `Never`.
+//!
+//! # Not checked
+//!
+//! Profile-specific settings (the checker judges the default profile: every filter enabled,
+//! NodeResourcesFit without ignored resources, NodeAffinity without `addedAffinity`,
+//! PodTopologySpread's system defaults, which are `ScheduleAnyway`), volumes, DRA, and
+//! `spec.nodeName` (pending pods have none).
+
+pub mod rules;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use self::rules::TermOwner;
+use crate::model::{ClusterState, Node, Pod, PreemptionPolicy, UnsatisfiableAction};
+use crate::plan::Plan;
+use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY};
+
+/// What kind of rule a violation breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViolationKind {
+    /// A placement or unschedulable entry names a pod that is not pending.
+    UnknownPod,
+    /// A placement names a node that is not in the snapshot.
+    UnknownNode,
+    /// A pod is placed more than once.
+    DuplicatePlacement,
+    /// A pod is listed as unschedulable more than once.
+    DuplicateUnschedulable,
+    /// A pod is both placed and listed as unschedulable.
+    PlacedAndUnschedulable,
+    /// A pending pod is neither placed nor listed as unschedulable.
+    MissingPod,
+    /// A resource request exceeds what is left of the node's allocatable.
+    InsufficientResource,
+    /// The node would hold more pods than it allows.
+    TooManyPods,
+    /// The node is cordoned and the pod does not tolerate it.
+    NodeCordoned,
+    /// The node has a `NoSchedule`/`NoExecute` taint the pod does not tolerate.
+    UntoleratedTaint,
+    /// The node does not match the pod's `nodeSelector`.
+    NodeSelectorMismatch,
+    /// The node does not match the pod's required node affinity.
+    NodeAffinityMismatch,
+    /// A host port of the pod is already used on the node.
+    HostPortConflict,
+    /// The pod's required pod affinity is not satisfied.
+    PodAffinity,
+    /// The pod's required pod anti-affinity is violated.
+    PodAntiAffinity,
+    /// A pod already on a node has a required anti-affinity that the placement violates.
+    ExistingPodAntiAffinity,
+    /// A `DoNotSchedule` topology spread constraint is violated.
+    TopologySpread,
+    /// An eviction names a pod that is not bound to a node of the snapshot.
+    EvictionNotBound,
+    /// An eviction names a node the victim is not on.
+    EvictionWrongNode,
+    /// A pod is evicted more than once.
+    DuplicateEviction,
+    /// The preemptor is not a pending pod placed by the plan on the victim's node.
+    EvictionPreemptor,
+    /// The victim's priority is not strictly lower than its preemptor's.
+    EvictionPriority,
+    /// The preemptor has `preemptionPolicy: Never`.
+    EvictionPreemptionPolicy,
+}
+
+impl ViolationKind {
+    /// The name used in reports (`insufficient_resource`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ViolationKind::UnknownPod => "unknown_pod",
+            ViolationKind::UnknownNode => "unknown_node",
+            ViolationKind::DuplicatePlacement => "duplicate_placement",
+            ViolationKind::DuplicateUnschedulable => "duplicate_unschedulable",
+            ViolationKind::PlacedAndUnschedulable => "placed_and_unschedulable",
+            ViolationKind::MissingPod => "missing_pod",
+            ViolationKind::InsufficientResource => "insufficient_resource",
+            ViolationKind::TooManyPods => "too_many_pods",
+            ViolationKind::NodeCordoned => "node_cordoned",
+            ViolationKind::UntoleratedTaint => "untolerated_taint",
+            ViolationKind::NodeSelectorMismatch => "node_selector_mismatch",
+            ViolationKind::NodeAffinityMismatch => "node_affinity_mismatch",
+            ViolationKind::HostPortConflict => "host_port_conflict",
+            ViolationKind::PodAffinity => "pod_affinity",
+            ViolationKind::PodAntiAffinity => "pod_anti_affinity",
+            ViolationKind::ExistingPodAntiAffinity => "existing_pod_anti_affinity",
+            ViolationKind::TopologySpread => "topology_spread",
+            ViolationKind::EvictionNotBound => "eviction_not_bound",
+            ViolationKind::EvictionWrongNode => "eviction_wrong_node",
+            ViolationKind::DuplicateEviction => "duplicate_eviction",
+            ViolationKind::EvictionPreemptor => "eviction_preemptor",
+            ViolationKind::EvictionPriority => "eviction_priority",
+            ViolationKind::EvictionPreemptionPolicy => "eviction_preemption_policy",
+        }
+    }
+}
+
+impl fmt::Display for ViolationKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One broken rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Violation {
+    /// The rule.
+    pub kind: ViolationKind,
+    /// `namespace/name` of the pod concerned (the placed pod, or the victim of an eviction).
+    pub pod: String,
+    /// The node concerned, when there is one.
+    pub node: Option<String>,
+    /// What is wrong, in words, lower-case.
+    pub message: String,
+}
+
+/// The checker's verdict on a plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// Every violation, in the order the replay found them.
+    pub violations: Vec<Violation>,
+}
+
+impl CheckReport {
+    /// Whether the plan breaks no rule.
+    pub fn is_valid(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    /// Number of violations per kind.
+    pub fn counts(&self) -> BTreeMap<ViolationKind, usize> {
+        let mut out = BTreeMap::new();
+        for v in &self.violations {
+            *out.entry(v.kind).or_insert(0) += 1;
+        }
+        out
+    }
+
+    fn push(&mut self, kind: ViolationKind, pod: &str, node: Option<&str>, message: String) {
+        self.violations.push(Violation {
+            kind,
+            pod: pod.to_string(),
+            node: node.map(str::to_string),
+            message,
+        });
+    }
+}
+
+/// A victim removed by the evictions whose preemptor is placed at replay turn `turn`.
+#[derive(Debug, Clone, Copy)]
+struct Ghost<'a> {
+    pod: &'a Pod,
+    node: usize,
+    /// The preemptor's turn; the victim is still visible to inter-pod rules before it.
+    turn: usize,
+}
+
+/// The replayed cluster.
+struct Replay<'a> {
+    cluster: &'a ClusterState,
+    /// Pods on each node: the snapshot's, minus victims, plus placements so far.
+    live: Vec<Vec<&'a Pod>>,
+    ghosts: Vec<Ghost<'a>>,
+}
+
+impl<'a> Replay<'a> {
+    /// Every pod a sequential scheduler saw at turn `turn`, with its node: live pods and the
+    /// victims of preemptors that come later.
+    fn seen_at(&self, turn: usize) -> impl Iterator<Item = (usize, &'a Pod)> + '_ {
+        let live =
+            self.live.iter().enumerate().flat_map(|(n, pods)| pods.iter().map(move |p| (n, *p)));
+        let ghosts = self.ghosts.iter().filter(move |g| g.turn > turn).map(|g| (g.node, g.pod));
+        live.chain(ghosts)
+    }
+
+    fn live_pods(&self) -> impl Iterator<Item = (usize, &'a Pod)> + '_ {
+        self.live.iter().enumerate().flat_map(|(n, pods)| pods.iter().map(move |p| (n, *p)))
+    }
+
+    fn node(&self, n: usize) -> Option<&'a Node> {
+        self.cluster.nodes.get(n)
+    }
+
+    fn same_domain(&self, a: usize, b: usize, key: &str) -> bool {
+        match (
+            self.node(a).and_then(|n| n.labels.get(key)),
+            self.node(b).and_then(|n| n.labels.get(key)),
+        ) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        }
+    }
+}
+
+/// Checks `plan` against the snapshot `cluster` and its `pending` pods. See the module
+/// documentation for the exact rules. Never panics, whatever the plan says.
+pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckReport {
+    let mut report = CheckReport::default();
+
+    let mut pending_by_key: BTreeMap<String, &Pod> = BTreeMap::new();
+    for p in pending {
+        pending_by_key.entry(p.key()).or_insert(p);
+    }
+    let mut bound_by_key: BTreeMap<String, (usize, &Pod)> = BTreeMap::new();
+    for (n, node) in cluster.nodes.iter().enumerate() {
+        for p in &node.pods {
+            bound_by_key.entry(p.key()).or_insert((n, p.as_ref()));
+        }
+    }
+    let node_by_name: BTreeMap<&str, usize> =
+        cluster.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
+
+    // Placements: bookkeeping first; `turns` are the placements the replay will apply.
+    let mut turns: Vec<(&Pod, usize)> = Vec::new();
+    let mut placed: BTreeMap<&str, (usize, usize)> = BTreeMap::new(); // key → (turn, node)
+    for pl in &plan.placements {
+        let Some(&pod) = pending_by_key.get(&pl.pod) else {
+            let what = if bound_by_key.contains_key(&pl.pod) {
+                "is already bound, not pending"
+            } else {
+                "is not a pending pod of the snapshot"
+            };
+            report.push(
+                ViolationKind::UnknownPod,
+                &pl.pod,
+                Some(&pl.node),
+                format!("placed pod {:?} {what}", pl.pod),
+            );
+            continue;
+        };
+        let Some(&node) = node_by_name.get(pl.node.as_str()) else {
+            report.push(
+                ViolationKind::UnknownNode,
+                &pl.pod,
+                Some(&pl.node),
+                format!("node {:?} is not in the snapshot", pl.node),
+            );
+            continue;
+        };
+        if placed.contains_key(pl.pod.as_str()) {
+            report.push(
+                ViolationKind::DuplicatePlacement,
+                &pl.pod,
+                Some(&pl.node),
+                "pod is placed more than once".to_string(),
+            );
+            continue;
+        }
+        placed.insert(pl.pod.as_str(), (turns.len(), node));
+        turns.push((pod, node));
+    }
+
+    let mut unschedulable: BTreeSet<&str> = BTreeSet::new();
+    for u in &plan.unschedulable {
+        if !pending_by_key.contains_key(&u.pod) {
+            report.push(
+                ViolationKind::UnknownPod,
+                &u.pod,
+                None,
+                format!("unschedulable pod {:?} is not a pending pod of the snapshot", u.pod),
+            );
+            continue;
+        }
+        if !unschedulable.insert(u.pod.as_str()) {
+            report.push(
+                ViolationKind::DuplicateUnschedulable,
+                &u.pod,
+                None,
+                "pod is listed as unschedulable more than once".to_string(),
+            );
+            continue;
+        }
+        if let Some(&(_, node)) = placed.get(u.pod.as_str()) {
+            report.push(
+                ViolationKind::PlacedAndUnschedulable,
+                &u.pod,
+                cluster.nodes.get(node).map(|n| n.name.as_str()),
+                "pod is both placed and listed as unschedulable".to_string(),
+            );
+        }
+    }
+    for key in pending_by_key.keys() {
+        if !placed.contains_key(key.as_str()) && !unschedulable.contains(key.as_str()) {
+            report.push(
+                ViolationKind::MissingPod,
+                key,
+                None,
+                "pending pod is neither placed nor listed as unschedulable".to_string(),
+            );
+        }
+    }
+
+    // Evictions.
+    let mut replay = Replay {
+        cluster,
+        live: cluster.nodes.iter().map(|n| n.pods.iter().map(AsRef::as_ref).collect()).collect(),
+        ghosts: Vec::new(),
+    };
+    let mut evicted: BTreeSet<&str> = BTreeSet::new();
+    for e in &plan.evictions {
+        let Some(&(victim_node, victim)) = bound_by_key.get(&e.pod) else {
+            let what = if pending_by_key.contains_key(&e.pod) {
+                "is pending, not bound to a node"
+            } else {
+                "is not a pod of the snapshot"
+            };
+            report.push(
+                ViolationKind::EvictionNotBound,
+                &e.pod,
+                Some(&e.node),
+                format!("evicted pod {:?} {what}", e.pod),
+            );
+            continue;
+        };
+        if !evicted.insert(e.pod.as_str()) {
+            report.push(
+                ViolationKind::DuplicateEviction,
+                &e.pod,
+                Some(&e.node),
+                "pod is evicted more than once".to_string(),
+            );
+            continue;
+        }
+        let victim_node_name = cluster.nodes.get(victim_node).map_or("", |n| n.name.as_str());
+        if e.node != victim_node_name {
+            report.push(
+                ViolationKind::EvictionWrongNode,
+                &e.pod,
+                Some(&e.node),
+                format!("the victim runs on {victim_node_name:?}, not on {:?}", e.node),
+            );
+        }
+        let preemptor_turn = match (
+            pending_by_key.get(&e.preemptor),
+            placed.get(e.preemptor.as_str()),
+        ) {
+            (None, _) => {
+                report.push(
+                    ViolationKind::EvictionPreemptor,
+                    &e.pod,
+                    Some(victim_node_name),
+                    format!("preemptor {:?} is not a pending pod of the snapshot", e.preemptor),
+                );
+                None
+            }
+            (Some(preemptor), placement) => {
+                if victim.priority >= preemptor.priority {
+                    report.push(
+                        ViolationKind::EvictionPriority,
+                        &e.pod,
+                        Some(victim_node_name),
+                        format!(
+                            "victim priority {} is not lower than preemptor {:?} priority {}",
+                            victim.priority, e.preemptor, preemptor.priority
+                        ),
+                    );
+                }
+                if preemptor.preemption_policy == PreemptionPolicy::Never {
+                    report.push(
+                        ViolationKind::EvictionPreemptionPolicy,
+                        &e.pod,
+                        Some(victim_node_name),
+                        format!("preemptor {:?} has preemptionPolicy Never", e.preemptor),
+                    );
+                }
+                match placement {
+                    None => {
+                        report.push(
+                            ViolationKind::EvictionPreemptor,
+                            &e.pod,
+                            Some(victim_node_name),
+                            format!("preemptor {:?} is not placed by the plan", e.preemptor),
+                        );
+                        None
+                    }
+                    Some(&(turn, node)) => {
+                        if node != victim_node {
+                            let name = cluster.nodes.get(node).map_or("", |n| n.name.as_str());
+                            report.push(
+                                ViolationKind::EvictionPreemptor,
+                                &e.pod,
+                                Some(victim_node_name),
+                                format!(
+                                    "preemptor {:?} is placed on {name:?}, not on the victim's node",
+                                    e.preemptor
+                                ),
+                            );
+                        }
+                        Some(turn)
+                    }
+                }
+            }
+        };
+        if let Some(pods) = replay.live.get_mut(victim_node)
+            && let Some(i) = pods.iter().position(|p| std::ptr::eq(*p, victim))
+        {
+            pods.remove(i);
+        }
+        if let Some(turn) = preemptor_turn {
+            replay.ghosts.push(Ghost { pod: victim, node: victim_node, turn });
+        }
+    }
+
+    // Placements, in order.
+    for (turn, &(pod, node)) in turns.iter().enumerate() {
+        check_placement(&replay, turn, pod, node, &mut report);
+        if let Some(pods) = replay.live.get_mut(node) {
+            pods.push(pod);
+        }
+    }
+    report
+}
+
+/// Every rule for placing `pod` on node `n` at replay turn `turn`.
+fn check_placement(
+    replay: &Replay<'_>,
+    turn: usize,
+    pod: &Pod,
+    n: usize,
+    report: &mut CheckReport,
+) {
+    let Some(node) = replay.node(n) else { return };
+    let key = pod.key();
+    let node_name = Some(node.name.as_str());
+    let mut push = |kind, message: String| report.push(kind, &key, node_name, message);
+
+    // Node checks.
+    if rules::blocked_by_cordon(pod, node) {
+        push(ViolationKind::NodeCordoned, "node is cordoned (spec.unschedulable)".to_string());
+    }
+    if let Some(t) = rules::untolerated_hard_taint(pod, node) {
+        push(
+            ViolationKind::UntoleratedTaint,
+            format!("untolerated taint {}={}:{}", t.key, t.value, t.effect.as_str()),
+        );
+    }
+    if !rules::node_selector_matches(pod, node) {
+        push(ViolationKind::NodeSelectorMismatch, "node does not match nodeSelector".to_string());
+    }
+    if !rules::required_node_affinity_matches(pod, node) {
+        push(
+            ViolationKind::NodeAffinityMismatch,
+            "node does not match required node affinity".to_string(),
+        );
+    }
+
+    // Capacity on the live pods of the node.
+    let on_node: &[&Pod] = replay.live.get(n).map_or(&[], Vec::as_slice);
+    let allowed = node.allocatable.allowed_pod_number;
+    if on_node.len() as i64 + 1 > allowed {
+        push(
+            ViolationKind::TooManyPods,
+            format!("node would hold {} pods, it allows {allowed}", on_node.len() + 1),
+        );
+    }
+    let mut names: Vec<&str> = vec![CPU, MEMORY, EPHEMERAL_STORAGE];
+    names.extend(pod.requests.scalar.keys().map(String::as_str));
+    for name in names {
+        let request = pod.requests.get(name);
+        if request <= 0 {
+            continue;
+        }
+        let used: i64 = on_node.iter().map(|p| p.requests.get(name)).sum();
+        let alloc = node.allocatable.get(name);
+        if request > alloc - used {
+            push(
+                ViolationKind::InsufficientResource,
+                format!(
+                    "insufficient {name}: requests {request}, {} of {alloc} left",
+                    alloc - used
+                ),
+            );
+        }
+    }
+
+    // Host ports.
+    for want in &pod.host_ports {
+        if let Some(other) = on_node
+            .iter()
+            .find(|p| p.host_ports.iter().any(|used| rules::ports_conflict(want, used)))
+        {
+            push(
+                ViolationKind::HostPortConflict,
+                format!(
+                    "host port {}/{} on {} is used by {}",
+                    want.port,
+                    want.protocol,
+                    want.host_ip,
+                    other.key()
+                ),
+            );
+        }
+    }
+
+    // Required anti-affinity, both ways, on live pods.
+    for term in &pod.pod_anti_affinity.required {
+        if let Some((_, other)) = replay.live_pods().find(|&(m, q)| {
+            replay.same_domain(n, m, &term.topology_key)
+                && rules::term_selects(replay.cluster, &pod.namespace, TermOwner::Incoming, term, q)
+        }) {
+            push(
+                ViolationKind::PodAntiAffinity,
+                format!(
+                    "anti-affinity term on {:?} selects {} in the same domain",
+                    term.topology_key,
+                    other.key()
+                ),
+            );
+        }
+    }
+    for (m, q) in replay.live_pods() {
+        for term in &q.pod_anti_affinity.required {
+            if replay.same_domain(n, m, &term.topology_key)
+                && rules::term_selects(replay.cluster, &q.namespace, TermOwner::Existing, term, pod)
+            {
+                push(
+                    ViolationKind::ExistingPodAntiAffinity,
+                    format!(
+                        "{}'s anti-affinity term on {:?} selects this pod in the same domain",
+                        q.key(),
+                        term.topology_key
+                    ),
+                );
+            }
+        }
+    }
+
+    if let Some(message) = affinity_violation(replay, turn, pod, n) {
+        push(ViolationKind::PodAffinity, message);
+    }
+    for message in spread_violations(replay, turn, pod, n) {
+        push(ViolationKind::TopologySpread, message);
+    }
+}
+
+/// Upstream's required pod affinity filter for `pod` on node `n`, over the pods seen at `turn`.
+fn affinity_violation(replay: &Replay<'_>, turn: usize, pod: &Pod, n: usize) -> Option<String> {
+    let terms = &pod.pod_affinity.required;
+    if terms.is_empty() {
+        return None;
+    }
+    let node = replay.node(n)?;
+    if let Some(t) = terms.iter().find(|t| !node.labels.contains_key(&t.topology_key)) {
+        return Some(format!("node has no {:?} label for an affinity term", t.topology_key));
+    }
+    let matches_all = |q: &Pod| {
+        terms
+            .iter()
+            .all(|t| rules::term_selects(replay.cluster, &pod.namespace, TermOwner::Incoming, t, q))
+    };
+    // (term index) → whether some pod matching every term is in n's domain; and whether any
+    // pod matching every term sits on a node with one of the terms' keys.
+    let mut satisfied = vec![false; terms.len()];
+    let mut any_counted = false;
+    for (m, q) in replay.seen_at(turn) {
+        if !matches_all(q) {
+            continue;
+        }
+        let Some(m_node) = replay.node(m) else { continue };
+        for (i, t) in terms.iter().enumerate() {
+            if m_node.labels.contains_key(&t.topology_key) {
+                any_counted = true;
+                if replay.same_domain(n, m, &t.topology_key) {
+                    satisfied[i] = true;
+                }
+            }
+        }
+    }
+    if satisfied.iter().all(|s| *s) {
+        return None;
+    }
+    if !any_counted && matches_all(pod) {
+        return None; // The first pod of a group with affinity to itself.
+    }
+    let missing: Vec<&str> = terms
+        .iter()
+        .zip(&satisfied)
+        .filter(|(_, s)| !**s)
+        .map(|(t, _)| t.topology_key.as_str())
+        .collect();
+    Some(format!("no pod matching the affinity terms in the node's {missing:?} domain"))
+}
+
+/// Upstream's `DoNotSchedule` topology spread filter for `pod` on node `n`, over the pods seen
+/// at `turn`: one message per violated constraint.
+fn spread_violations(replay: &Replay<'_>, turn: usize, pod: &Pod, n: usize) -> Vec<String> {
+    let constraints: Vec<_> = pod
+        .topology_spread_constraints
+        .iter()
+        .filter(|c| c.when_unsatisfiable == UnsatisfiableAction::DoNotSchedule)
+        .collect();
+    let mut out = Vec::new();
+    let Some(node) = replay.node(n) else { return out };
+    if constraints.is_empty() {
+        return out;
+    }
+    let has_all_keys =
+        |nd: &Node| constraints.iter().all(|c| nd.labels.contains_key(&c.topology_key));
+    for c in &constraints {
+        let Some(value) = node.labels.get(&c.topology_key) else {
+            out.push(format!("node has no {:?} label for a spread constraint", c.topology_key));
+            continue;
+        };
+        let eligible = |nd: &Node| {
+            has_all_keys(nd)
+                && (c.node_affinity_policy == crate::model::InclusionPolicy::Ignore
+                    || rules::required_node_selection_matches(pod, nd))
+                && (c.node_taints_policy == crate::model::InclusionPolicy::Ignore
+                    || rules::untolerated_hard_taint(pod, nd).is_none())
+        };
+        let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
+        for nd in &replay.cluster.nodes {
+            if eligible(nd)
+                && let Some(v) = nd.labels.get(&c.topology_key)
+            {
+                counts.entry(v.as_str()).or_insert(0);
+            }
+        }
+        for (m, q) in replay.seen_at(turn) {
+            let Some(m_node) = replay.node(m) else { continue };
+            if !eligible(m_node)
+                || q.terminating
+                || q.namespace != pod.namespace
+                || !rules::selector_matches(c.label_selector.as_ref(), &q.labels)
+            {
+                continue;
+            }
+            if let Some(v) = m_node.labels.get(&c.topology_key) {
+                *counts.entry(v.as_str()).or_insert(0) += 1;
+            }
+        }
+        let min_domains = i64::from(c.min_domains.unwrap_or(1));
+        let minimum = if (counts.len() as i64) < min_domains {
+            0
+        } else {
+            counts.values().copied().min().unwrap_or(0)
+        };
+        let here = counts.get(value.as_str()).copied().unwrap_or(0);
+        let self_match = i64::from(rules::selector_matches(c.label_selector.as_ref(), &pod.labels));
+        let skew = here + self_match - minimum;
+        if skew > i64::from(c.max_skew) {
+            out.push(format!(
+                "spread on {:?}: {here} matching pods in {value:?} + {self_match} - global minimum {minimum} = skew {skew} > maxSkew {}",
+                c.topology_key, c.max_skew
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

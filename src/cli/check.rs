@@ -1,0 +1,83 @@
+//! `kplace check`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use kplace::check::{CheckReport, check};
+use kplace::plan::Plan;
+
+use super::output::{Table, print_document, print_stdout};
+use super::{OutputFormat, SnapshotArgs, load_cluster};
+
+/// Exit code when the plan breaks a rule.
+pub const EXIT_INVALID_PLAN: u8 = 3;
+
+/// `kplace check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    snapshot: SnapshotArgs,
+    /// The plan to check: a plan document (JSON, or YAML for `.yaml`/`.yml`), as `kplace plan`
+    /// and `kplace baseline` print it.
+    #[arg(long, value_name = "PLAN")]
+    plan: PathBuf,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
+    output: OutputFormat,
+}
+
+/// Reads a plan document.
+fn read_plan(path: &Path) -> anyhow::Result<Plan> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+    if yaml {
+        serde_saphyr::from_str(&text)
+            .with_context(|| format!("{}: not a plan document", path.display()))
+    } else {
+        serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a plan document", path.display()))
+    }
+}
+
+pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let plan = read_plan(&args.plan)?;
+    let loaded = load_cluster(&args.snapshot)?;
+    let report = check(&loaded.cluster.state, &loaded.cluster.pending, &plan);
+    match args.output {
+        OutputFormat::Table => print_stdout(&render(&report, &plan))?,
+        other => print_document(&report, other)?,
+    }
+    Ok(if report.is_valid() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INVALID_PLAN) })
+}
+
+/// The report as a table of violations and a one-line verdict.
+fn render(report: &CheckReport, plan: &Plan) -> String {
+    let mut out = String::new();
+    if !report.violations.is_empty() {
+        let mut t = Table::new(&["KIND", "POD", "NODE", "MESSAGE"]);
+        for v in &report.violations {
+            t.row(vec![
+                v.kind.to_string(),
+                v.pod.clone(),
+                v.node.clone().unwrap_or_default(),
+                v.message.clone(),
+            ]);
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+    let verdict = if report.is_valid() {
+        "plan is valid".to_string()
+    } else {
+        format!("plan is invalid: {} violation(s)", report.violations.len())
+    };
+    out.push_str(&format!(
+        "{verdict} ({} placements, {} evictions, {} unschedulable checked)\n",
+        plan.placements.len(),
+        plan.evictions.len(),
+        plan.unschedulable.len()
+    ));
+    out
+}
