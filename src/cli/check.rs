@@ -43,7 +43,7 @@ fn read_plan(path: &Path) -> anyhow::Result<Plan> {
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let plan = read_plan(&args.plan)?;
-    let loaded = load_cluster(&args.snapshot)?;
+    let loaded = load_cluster(&args.snapshot, None)?;
     let report = check(&loaded.cluster.state, &loaded.cluster.pending, &plan);
     match args.output {
         OutputFormat::Table => print_stdout(&render(&report, &plan))?,

@@ -42,7 +42,7 @@ pub struct PlanArgs {
 
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_deref())?;
-    let loaded = load_cluster(&args.snapshot)?;
+    let loaded = load_cluster(&args.snapshot, Some(&config))?;
     let encode_start = Instant::now();
     let state = loaded.cluster.state.clone();
     let encode_ms = encode_start.elapsed().as_secs_f64() * 1000.0;
