@@ -5,6 +5,8 @@
 
 mod baseline;
 mod explain;
+// `gen` is a reserved keyword in edition 2024.
+mod r#gen;
 mod inspect;
 mod output;
 
@@ -41,6 +43,8 @@ pub enum Command {
     Baseline(baseline::BaselineArgs),
     /// Show, for one pending pod, every node's filter verdicts and scores.
     Explain(explain::ExplainArgs),
+    /// Write a synthetic cluster snapshot (scheduler_perf workloads and kplace's own) as YAML.
+    Gen(r#gen::GenArgs),
 }
 
 /// Output formats.
@@ -163,5 +167,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inspect(args) => inspect::run(&args.snapshot, args.output),
         Command::Baseline(args) => baseline::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Gen(args) => r#gen::run(&args),
     }
 }
