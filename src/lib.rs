@@ -14,6 +14,8 @@ pub mod check;
 pub mod encode;
 pub mod explain;
 pub mod framework;
+// `gen` is a reserved keyword in edition 2024, hence the raw identifier.
+pub mod r#gen;
 pub mod inspect;
 pub mod model;
 pub mod plan;

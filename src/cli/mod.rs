@@ -7,6 +7,8 @@
 mod baseline;
 mod check;
 mod explain;
+// `gen` is a reserved keyword in edition 2024.
+mod r#gen;
 mod inspect;
 mod output;
 mod plan;
@@ -49,6 +51,8 @@ pub enum Command {
     /// Check a plan against a snapshot: every hard constraint, eviction rule and pod accounted
     /// for. Exits with 3 when the plan breaks a rule.
     Check(check::CheckArgs),
+    /// Write a synthetic cluster snapshot (scheduler_perf workloads and kplace's own) as YAML.
+    Gen(r#gen::GenArgs),
 }
 
 /// Output formats.
@@ -173,5 +177,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Explain(args) => explain::run(&args),
         Command::Plan(args) => plan::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Gen(args) => r#gen::run(&args),
     }
 }
