@@ -10,6 +10,7 @@
 
 pub mod baseline;
 pub mod encode;
+pub mod eval;
 pub mod explain;
 pub mod framework;
 pub mod inspect;
