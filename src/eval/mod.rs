@@ -64,6 +64,7 @@
 //! [`FIT_UNRESOLVABLE`] when some request exceeds the node's allocatable outright.
 
 pub mod cpu;
+pub mod gpu;
 mod prep;
 pub mod testing;
 
