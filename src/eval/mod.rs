@@ -266,6 +266,9 @@ pub enum EvalError {
         /// Number of columns.
         count: usize,
     },
+    /// The GPU backend failed.
+    #[error(transparent)]
+    Gpu(#[from] gpu::GpuError),
     /// Weights so large that 32-bit score arithmetic could overflow.
     #[error("{what} too large for 32-bit score arithmetic ({value}; at most {max})")]
     WeightsTooLarge {
@@ -462,6 +465,69 @@ impl Matrix {
             return Some(d);
         }
         Some("per-class results differ (counts, best totals, statuses or plugin lists)".into())
+    }
+}
+
+/// A chosen evaluator: the CPU, or a GPU context that lives as long as it does.
+#[derive(Debug)]
+pub enum Evaluator {
+    /// The CPU matrix evaluator.
+    Cpu,
+    /// The GPU evaluator.
+    Gpu(Box<gpu::GpuContext>),
+}
+
+/// The evaluator [`Evaluator::select`] chose, and the one-line notice to show when `auto` fell
+/// back to the CPU.
+#[derive(Debug)]
+pub struct Selected {
+    /// The evaluator.
+    pub evaluator: Evaluator,
+    /// Set when `auto` found no usable GPU (e.g. "no GPU adapter found; evaluating on the CPU").
+    pub notice: Option<String>,
+}
+
+impl Evaluator {
+    /// Chooses an evaluator for `--backend`: `cpu` never touches wgpu; `gpu` fails without a
+    /// usable adapter; `auto` uses the GPU when it can and falls back to the CPU with a notice.
+    pub fn select(backend: Backend) -> Result<Selected, EvalError> {
+        match backend {
+            Backend::Cpu => Ok(Selected { evaluator: Evaluator::Cpu, notice: None }),
+            Backend::Gpu => {
+                let ctx = gpu::GpuContext::new(&gpu::GpuOptions::default())?;
+                Ok(Selected { evaluator: Evaluator::Gpu(Box::new(ctx)), notice: None })
+            }
+            Backend::Auto => match gpu::GpuContext::new(&gpu::GpuOptions::default()) {
+                Ok(ctx) => Ok(Selected { evaluator: Evaluator::Gpu(Box::new(ctx)), notice: None }),
+                Err(e) => Ok(Selected {
+                    evaluator: Evaluator::Cpu,
+                    notice: Some(format!("{e}; evaluating on the CPU")),
+                }),
+            },
+        }
+    }
+
+    /// A short description: `cpu`, or `gpu (<adapter>, <backend>)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Evaluator::Cpu => "cpu".to_string(),
+            Evaluator::Gpu(ctx) => format!("gpu ({})", ctx.adapter_description()),
+        }
+    }
+
+    /// Evaluates `profile` over every class of `enc` and every node of `state`.
+    pub fn evaluate(
+        &mut self,
+        profile: &Profile,
+        state: &ClusterState,
+        pending: &[Pod],
+        enc: &Encoded,
+    ) -> Result<Matrix, EvalError> {
+        let prepared = Prepared::new(profile, state, pending, enc)?;
+        match self {
+            Evaluator::Cpu => Ok(cpu::evaluate(&prepared)),
+            Evaluator::Gpu(ctx) => Ok(ctx.evaluate(&prepared)?),
+        }
     }
 }
 

@@ -258,11 +258,25 @@ pub fn wgsl_prelude() -> String {
     out
 }
 
-/// The eval buffers of a [`Prepared`]: `(classes, restrict ids, nodes, fit columns, fit specs,
-/// shape)`.
-pub fn eval_buffers(
-    p: &Prepared<'_>,
-) -> (Vec<EvalClass>, Vec<u32>, Vec<EvalNode>, Vec<u32>, Vec<EvalFitSpec>, Vec<EvalShapePoint>) {
+/// The eval buffers of a [`Prepared`] (everything the kernels read besides the encoder's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvalBuffers {
+    /// Per class.
+    pub classes: Vec<EvalClass>,
+    /// The classes' PreFilter node lists, concatenated.
+    pub restrict_ids: Vec<u32>,
+    /// Per node.
+    pub nodes: Vec<EvalNode>,
+    /// Per resource column: NodeResourcesFit filter flags.
+    pub fit_columns: Vec<u32>,
+    /// The scored resources.
+    pub fit_specs: Vec<EvalFitSpec>,
+    /// RequestedToCapacityRatio's shape.
+    pub shape: Vec<EvalShapePoint>,
+}
+
+/// The eval buffers of a [`Prepared`].
+pub fn eval_buffers(p: &Prepared<'_>) -> EvalBuffers {
     let classes = (0..p.num_classes)
         .map(|c| {
             let (restrict_start, restrict_count) = p.class_restrict.range(c);
@@ -282,7 +296,7 @@ pub fn eval_buffers(
             _pad1: 0,
         })
         .collect();
-    let specs = p
+    let fit_specs = p
         .fit_specs
         .iter()
         .map(|s| EvalFitSpec { column: s.column, kind: s.kind, weight: s.weight, _pad: 0 })
@@ -292,5 +306,12 @@ pub fn eval_buffers(
         .iter()
         .map(|&(utilization, score)| EvalShapePoint { utilization, score, _pad0: 0, _pad1: 0 })
         .collect();
-    (classes, p.class_restrict.ids.clone(), nodes, p.fit_columns.clone(), specs, shape)
+    EvalBuffers {
+        classes,
+        restrict_ids: p.class_restrict.ids.clone(),
+        nodes,
+        fit_columns: p.fit_columns.clone(),
+        fit_specs,
+        shape,
+    }
 }
