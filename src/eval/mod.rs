@@ -32,15 +32,17 @@
 //! where WGSL wraps), so a CPU matrix and a GPU matrix are equal bit for bit, always: that is
 //! what `tests/gpu_parity.rs` checks.
 //!
-//! Against the exact per-pod framework ([`Framework::filter`](crate::framework::runtime::Framework::filter) /
-//! [`Framework::score`](crate::framework::runtime::Framework::score) on a class's
-//! representative pod), the matrix agrees exactly on every cell whose node and class carry no
-//! `INEXACT_UNITS` flag (every amount a multiple of its unit): there
-//! `floor(a·k / (b·k)) = floor(a / b)`. On other cells encoding is conservative (a fit in
-//! encoded units is a fit in bytes) and a score may differ by rounding. `tests/eval_framework.rs`
-//! checks both: full equality on clusters whose amounts are multiples of their units (the demo
-//! fixture rounded to its units, and generated clusters), and equality on the flag-free cells of
-//! the demo fixture as it is.
+//! Against the exact per-pod framework (`Framework::filter` / `Framework::score` of
+//! [`crate::framework::runtime`] on a class's representative pod), the matrix agrees exactly on
+//! every cell whose node and class carry no `INEXACT_UNITS` flag (every amount a multiple of its
+//! unit): there `floor(a·k / (b·k)) = floor(a / b)`. On other cells encoding is conservative (a
+//! fit in encoded units is a fit in bytes) and a NodeResourcesFit score may differ by rounding;
+//! every other check and score is independent of units. `tests/eval_framework.rs` checks both:
+//! full equality (statuses, first failures, raw, normalized and total scores) on clusters whose
+//! amounts are whole units (the demo fixture rounded to its units with
+//! [`testing::round_to_units`], generated clusters), and, on the demo fixture as it is and on
+//! generated clusters with inexact amounts, equality of every check's verdict and every raw
+//! score except NodeResourcesFit's on flagged cells ([`testing::Agreement`]).
 //!
 //! Normalization (TaintToleration, NodeAffinity) runs over *every* feasible node of a class row,
 //! as `Framework::score` does when given all feasible nodes; kube-scheduler itself normalizes
@@ -65,7 +67,7 @@
 
 pub mod cpu;
 pub mod gpu;
-mod prep;
+pub mod prep;
 pub mod testing;
 
 use std::fmt;
@@ -269,6 +271,9 @@ pub enum EvalError {
     /// The GPU backend failed.
     #[error(transparent)]
     Gpu(#[from] gpu::GpuError),
+    /// A per-class list outgrew 32-bit ids.
+    #[error(transparent)]
+    Encode(#[from] crate::encode::EncodeError),
     /// Weights so large that 32-bit score arithmetic could overflow.
     #[error("{what} too large for 32-bit score arithmetic ({value}; at most {max})")]
     WeightsTooLarge {

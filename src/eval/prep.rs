@@ -319,7 +319,9 @@ impl<'a> Prepared<'a> {
         let mut pre_score_errors = vec![None; num_classes];
         for (ci, class) in enc.classes.classes.iter().enumerate() {
             let sig = &class.signature;
-            let Some(pod) = pending.get(class.representative) else { continue };
+            let Some(pod) = pending.get(class.representative) else {
+                return Err(EvalError::Mismatch(format!("class {ci} has no representative")));
+            };
             let mut flags = 0;
             let mut restrict: Vec<u32> = Vec::new();
             if na_pre_filter {
@@ -342,9 +344,7 @@ impl<'a> Prepared<'a> {
                     }
                 }
             }
-            class_restrict
-                .push_row("restricted nodes", restrict)
-                .map_err(|e| EvalError::Mismatch(e.to_string()))?;
+            class_restrict.push_row("restricted nodes", restrict)?;
             if na_scores {
                 match node_affinity.pre_score(pod, state, &[]) {
                     Ok(_) => {}

@@ -344,11 +344,16 @@ impl GpuContext {
         let outcome = self.run(p, tiling, &mut results);
         let validation = pollster::block_on(validation.pop());
         let oom = pollster::block_on(oom.pop());
-        if let Some(e) = validation.or(oom) {
-            return Err(device_error(e));
+        let outcome = match validation.or(oom) {
+            Some(e) => Err(device_error(e)),
+            None => outcome,
+        };
+        if outcome.is_err() {
+            // A failed evaluation may leave staging buffers mapped or buffers invalid: start the
+            // next one with fresh buffers.
+            self.buffers.clear();
         }
-        outcome?;
-        Ok(results.into_matrix(p))
+        outcome.map(|()| results.into_matrix(p))
     }
 
     fn run(
