@@ -12,6 +12,7 @@ pub mod baseline;
 pub mod batch;
 pub mod check;
 pub mod encode;
+pub mod eval;
 pub mod explain;
 pub mod framework;
 // `gen` is a reserved keyword in edition 2024, hence the raw identifier.

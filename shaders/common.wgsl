@@ -1,0 +1,30 @@
+// Shared by every kernel; the host prepends types.wgsl and this file to each kernel's source.
+// Kept in sync with src/eval/gpu/kernels.rs (binding 0 of every kernel is `params`).
+//
+// A dispatch covers one node tile × one class chunk: x = node within the tile (workgroups of
+// WORKGROUP_SIZE), y = class within the chunk. Cell planes hold one tile each, row-major with
+// rows of `tile_stride` cells; per-class planes are indexed by the class within the chunk.
+
+@group(0) @binding(0) var<uniform> params: EvalParams;
+
+struct Cell {
+    valid: bool,
+    // Global class index.
+    cls: u32,
+    // Global node index.
+    node: u32,
+    // Class index within the chunk (for per-class planes).
+    local_class: u32,
+    // Index in this tile's cell planes.
+    index: u32,
+}
+
+fn cell_of(gid: vec3<u32>) -> Cell {
+    var cell: Cell;
+    cell.valid = gid.x < params.tile_len && gid.y < params.class_len;
+    cell.cls = params.class_start + gid.y;
+    cell.node = params.tile_start + gid.x;
+    cell.local_class = gid.y;
+    cell.index = gid.y * params.tile_stride + gid.x;
+    return cell;
+}

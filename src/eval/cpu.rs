@@ -1,0 +1,396 @@
+//! The CPU matrix evaluator: the reference the WGSL kernels in `shaders/` are compared against.
+//!
+//! Input: [`Prepared`] (the encoded arrays plus the profile's plans). Output: a [`Matrix`].
+//! Upstream counterpart (v1.35): the plugins' `Filter`/`Score`/`NormalizeScore` in
+//! `pkg/scheduler/framework/plugins/{nodeunschedulable,nodename,tainttoleration,nodeaffinity,
+//! nodeports,noderesources}/`, re-expressed on encoded ids and units.
+//!
+//! Each function here has a kernel of the same name in `shaders/<name>.wgsl` and mirrors it line
+//! by line, with the same integer types: `u32` amounts, `i32` scores, wrapping where WGSL wraps.
+//! [`evaluate`] runs them cell by cell in the order the GPU dispatches them: every filter and
+//! raw-score kernel, then [`feasibility`] (the filter word, row maxima, feasible counts), then
+//! [`normalize_score`] (normalized scores, totals, best totals).
+
+use super::prep::{
+    CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_NODE_AFFINITY_SCORE_SKIP,
+    CLASS_REJECTED, CLASS_RESTRICTED, FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER,
+    FIT_KIND_SCALAR, NODE_ADDED_AFFINITY_FAILS, Prepared, STRATEGY_LEAST_ALLOCATED,
+    STRATEGY_MOST_ALLOCATED, STRATEGY_REQUESTED_TO_CAPACITY_RATIO, ScorePlugin,
+};
+use super::{
+    CELL_FEASIBLE, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED, CHECK_NODE_AFFINITY_POD,
+    CHECK_NODE_NAME, CHECK_NODE_PORTS, CHECK_NODE_RESOURCES_FIT, CHECK_NODE_UNSCHEDULABLE,
+    CHECK_PREFILTER_ABSENT, CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT,
+    FIT_UNRESOLVABLE, Matrix, RawResults,
+};
+use crate::encode::dict::RESOURCE_PODS;
+use crate::encode::gpu_types::PORT_WILDCARD_IP;
+use crate::encode::tensors::{
+    CLASS_TOLERATES_UNSCHEDULABLE, EFFECT_NO_EXECUTE, EFFECT_NO_SCHEDULE,
+    EFFECT_PREFER_NO_SCHEDULE, NODE_UNSCHEDULABLE, NONE,
+};
+use crate::encode::units::MAX_NODE_SCORE;
+
+/// Evaluates every cell on the CPU.
+pub fn evaluate(p: &Prepared<'_>) -> Matrix {
+    let (nc, nn) = (p.num_classes, p.num_nodes);
+    let cells = nc * nn;
+    let mut r = RawResults::new(nc, cells);
+    for c in 0..nc {
+        for n in 0..nn {
+            let i = c * nn + n;
+            let mut word = node_unschedulable(p, c, n);
+            word |= node_name(p, c, n);
+            let (bits, raw_tt) = taint_toleration(p, c, n);
+            word |= bits;
+            let (bits, raw_na) = node_affinity(p, c, n);
+            word |= bits;
+            word |= node_ports(p, c, n);
+            let (bits, insufficient, raw_fit) = node_resources_fit(p, c, n);
+            word |= bits;
+            r.filter[i] = word;
+            r.fit_insufficient[i] = insufficient;
+            r.raw[ScorePlugin::TaintToleration.index()][i] = raw_tt;
+            r.raw[ScorePlugin::NodeAffinity.index()][i] = raw_na;
+            r.raw[ScorePlugin::NodeResourcesFit.index()][i] = raw_fit;
+        }
+    }
+    for c in 0..nc {
+        for n in 0..nn {
+            let i = c * nn + n;
+            r.filter[i] = feasibility(p, r.filter[i]);
+            if r.filter[i] & CELL_FEASIBLE != 0 {
+                r.feasible_count[c] += 1;
+                for (plane, max) in r.raw.iter().zip(r.row_max.iter_mut()) {
+                    max[c] = max[c].max(plane[i]);
+                }
+            }
+        }
+    }
+    for c in 0..nc {
+        for n in 0..nn {
+            let i = c * nn + n;
+            let raw = [r.raw[0][i], r.raw[1][i], r.raw[2][i]];
+            let max = [r.row_max[0][c], r.row_max[1][c], r.row_max[2][c]];
+            let (normalized, total) = normalize_score(p, c, r.filter[i], raw, max);
+            for (plane, v) in r.normalized.iter_mut().zip(normalized) {
+                plane[i] = v;
+            }
+            r.total[i] = total;
+            if r.filter[i] & CELL_FEASIBLE != 0 {
+                r.best_total[c] = r.best_total[c].max(total);
+            }
+        }
+    }
+    r.into_matrix(p)
+}
+
+/// `node_unschedulable.wgsl`: a cordoned node rejects a class that does not tolerate the
+/// `node.kubernetes.io/unschedulable:NoSchedule` taint.
+pub fn node_unschedulable(p: &Prepared<'_>, c: usize, n: usize) -> u32 {
+    let t = &p.enc.tensors;
+    let cordoned = t.node_flags[n] & NODE_UNSCHEDULABLE != 0;
+    let tolerates = t.class_flags[c] & CLASS_TOLERATES_UNSCHEDULABLE != 0;
+    if cordoned && !tolerates { CHECK_NODE_UNSCHEDULABLE } else { 0 }
+}
+
+/// `node_name.wgsl`: a class that names a node fits only that node.
+pub fn node_name(p: &Prepared<'_>, c: usize, n: usize) -> u32 {
+    if p.class_flags[c] & CLASS_HAS_NODE_NAME != 0 && p.class_node_name[c] != n as u32 {
+        CHECK_NODE_NAME
+    } else {
+        0
+    }
+}
+
+/// `taint_toleration.wgsl`: the filter bit (an untolerated `NoSchedule`/`NoExecute` taint) and
+/// the raw score (untolerated `PreferNoSchedule` taints).
+pub fn taint_toleration(p: &Prepared<'_>, c: usize, n: usize) -> (u32, i32) {
+    let t = &p.enc.tensors;
+    let tolerated = t.class_tolerated_taints.row(c);
+    let mut bits = 0u32;
+    let mut count = 0i32;
+    for &taint in t.node_taints.row(n) {
+        let effect = t.taint_effects.get(taint as usize).copied().unwrap_or(EFFECT_NO_SCHEDULE);
+        let ok = tolerated.binary_search(&taint).is_ok();
+        if (effect == EFFECT_NO_SCHEDULE || effect == EFFECT_NO_EXECUTE) && !ok {
+            bits = CHECK_TAINT_TOLERATION;
+        }
+        if effect == EFFECT_PREFER_NO_SCHEDULE && !ok {
+            count = count.wrapping_add(1);
+        }
+    }
+    (bits, count)
+}
+
+/// `node_affinity.wgsl`: the PreFilter bits (class rejected; node outside the restriction), the
+/// filter bits (`addedAffinity`; `nodeSelector` and required terms) and the raw score (weights of
+/// the matching preferred terms plus `addedAffinity`'s).
+pub fn node_affinity(p: &Prepared<'_>, c: usize, n: usize) -> (u32, i32) {
+    let t = &p.enc.tensors;
+    let mut bits = 0u32;
+    let flags = p.class_flags[c];
+    if flags & CLASS_REJECTED != 0 {
+        bits |= CHECK_PREFILTER_REJECTED;
+    }
+    if flags & CLASS_RESTRICTED != 0 && p.class_restrict.row(c).binary_search(&(n as u32)).is_err()
+    {
+        bits |= CHECK_PREFILTER_ABSENT;
+    }
+    if p.node_flags[n] & NODE_ADDED_AFFINITY_FAILS != 0 {
+        bits |= CHECK_NODE_AFFINITY_ENFORCED;
+    }
+    if !t.class_required_node_affinity_matches(c, n) {
+        bits |= CHECK_NODE_AFFINITY_POD;
+    }
+    let (start, _) = t.class_preferred_terms.range(c);
+    let mut score = p.node_added_score[n];
+    for (k, &term) in t.class_preferred_terms.row(c).iter().enumerate() {
+        if t.node_term_matches(term, n) {
+            let weight = t.class_preferred_weights.get(start as usize + k).copied().unwrap_or(0);
+            score = score.wrapping_add(weight);
+        }
+    }
+    (bits, score)
+}
+
+/// `node_ports.wgsl`: a wanted host port conflicts with a used one when protocol and port are
+/// equal and either IP is `0.0.0.0` or the IPs are equal.
+pub fn node_ports(p: &Prepared<'_>, c: usize, n: usize) -> u32 {
+    let (t, g) = (&p.enc.tensors, &p.enc.gpu);
+    for &w in t.class_host_ports.row(c) {
+        let Some(want) = g.host_ports.get(w as usize) else { continue };
+        for &u in t.node_used_ports.row(n) {
+            let Some(used) = g.host_ports.get(u as usize) else { continue };
+            let wildcard = (want.flags | used.flags) & PORT_WILDCARD_IP != 0;
+            if want.protocol == used.protocol
+                && want.port == used.port
+                && (wildcard || want.ip == used.ip)
+            {
+                return CHECK_NODE_PORTS;
+            }
+        }
+    }
+    0
+}
+
+/// `node_resources_fit.wgsl`: the filter bit, the insufficient-resource word and the raw score
+/// of the profile's scoring strategy.
+pub fn node_resources_fit(p: &Prepared<'_>, c: usize, n: usize) -> (u32, u32, i32) {
+    let t = &p.enc.tensors;
+    let alloc = t.node_allocatable.row(n);
+    let used = t.node_requested.row(n);
+    let used_nz = t.node_nonzero_requested.row(n);
+    let req = t.class_requests.row(c);
+    let req_nz = t.class_nonzero_requests.row(c);
+
+    // Filter (upstream `fitsRequest`): the pod count, then every checked column.
+    let mut word = 0u32;
+    if used[RESOURCE_PODS] + 1 > alloc[RESOURCE_PODS] {
+        word |= 1 << RESOURCE_PODS;
+    }
+    if p.class_flags[c] & CLASS_FIT_REQUESTS_NOTHING == 0 {
+        for j in 0..p.fit_columns.len() {
+            let want = req[j];
+            if p.fit_columns[j] & FIT_COLUMN_CHECKED == 0 || want == 0 {
+                continue;
+            }
+            // `want > capacity − used`, without going negative.
+            if used[j] + want > alloc[j] {
+                word |= 1 << j;
+                if want > alloc[j] {
+                    word |= FIT_UNRESOLVABLE;
+                }
+            }
+        }
+    }
+    let bits = if word != 0 { CHECK_NODE_RESOURCES_FIT } else { 0 };
+
+    // Score (upstream `resourceAllocationScorer.score` and the strategy's scorer).
+    let mut node_score = 0i32;
+    let mut weight_sum = 0i32;
+    for spec in &p.fit_specs {
+        if spec.column == NONE {
+            continue;
+        }
+        let j = spec.column as usize;
+        let (pod, node_used) = match spec.kind {
+            FIT_KIND_NON_ZERO => (req_nz[j], used_nz[j]),
+            FIT_KIND_SCALAR => (req[j], used[j]),
+            FIT_KIND_OTHER => (0, used[j]),
+            _ => (req[j], used[j]),
+        };
+        if spec.kind == FIT_KIND_SCALAR && pod == 0 {
+            continue;
+        }
+        let capacity = alloc[j];
+        if capacity == 0 {
+            continue;
+        }
+        let requested = node_used + pod;
+        let s = resource_score(p, requested, capacity);
+        // RequestedToCapacityRatio leaves resources scoring 0 out of the weighted mean.
+        let counted = p.fit_strategy != STRATEGY_REQUESTED_TO_CAPACITY_RATIO || s > 0;
+        if counted {
+            node_score = node_score.wrapping_add(s.wrapping_mul(spec.weight));
+            weight_sum = weight_sum.wrapping_add(spec.weight);
+        }
+    }
+    let raw = if weight_sum == 0 {
+        0
+    } else if p.fit_strategy != STRATEGY_REQUESTED_TO_CAPACITY_RATIO {
+        node_score / weight_sum
+    } else {
+        // round(node_score / weight_sum), half away from zero, for non-negative integers.
+        (2 * node_score + weight_sum) / (2 * weight_sum)
+    };
+    (bits, word, raw)
+}
+
+/// One resource's score under the profile's strategy (`requested ≤ 2 · AMOUNT_MAX`,
+/// `capacity > 0`, so `× 100` fits `u32`).
+fn resource_score(p: &Prepared<'_>, requested: u32, capacity: u32) -> i32 {
+    let max = MAX_NODE_SCORE;
+    let s = match p.fit_strategy {
+        STRATEGY_LEAST_ALLOCATED => {
+            if requested > capacity {
+                0
+            } else {
+                (capacity - requested) * max / capacity
+            }
+        }
+        STRATEGY_MOST_ALLOCATED => requested.min(capacity) * max / capacity,
+        _ => {
+            let utilization = if requested > capacity { max } else { requested * max / capacity };
+            return broken_linear(&p.shape, utilization as i32);
+        }
+    };
+    s as i32
+}
+
+/// RequestedToCapacityRatio's piecewise-linear function at `u` (upstream
+/// `BuildBrokenLinearFunction`, truncating division).
+pub fn broken_linear(shape: &[(i32, i32)], u: i32) -> i32 {
+    let mut prev: Option<(i32, i32)> = None;
+    for &(pu, ps) in shape {
+        if u <= pu {
+            return match prev {
+                None => ps,
+                Some((au, as_)) => as_ + (ps - as_) * (u - au) / (pu - au),
+            };
+        }
+        prev = Some((pu, ps));
+    }
+    shape.last().map_or(0, |&(_, s)| s)
+}
+
+/// `feasibility.wgsl`: keeps the enabled failed checks, records the first in profile order
+/// (`1 + bit index`) and sets [`CELL_FEASIBLE`] when none failed.
+pub fn feasibility(p: &Prepared<'_>, word: u32) -> u32 {
+    let failed = word & p.enabled_checks & CHECK_MASK;
+    let mut first = 0u32;
+    for check in &p.check_order {
+        if failed & check.bit() != 0 {
+            first = check.index() + 1;
+            break;
+        }
+    }
+    let feasible = if failed == 0 { CELL_FEASIBLE } else { 0 };
+    failed | (first << FIRST_FAILURE_SHIFT) | feasible
+}
+
+/// Upstream `helper.DefaultNormalizeScore` for one score, given the row maximum.
+pub fn default_normalize(raw: i32, max: i32, reverse: bool) -> i32 {
+    let max_score = MAX_NODE_SCORE as i32;
+    if max == 0 {
+        return if reverse { max_score } else { raw };
+    }
+    let v = max_score.wrapping_mul(raw) / max;
+    if reverse { max_score - v } else { v }
+}
+
+/// `normalize_score.wgsl`: the normalized score of each plane and the weighted total of a cell
+/// (0 for infeasible cells and for planes the profile does not score or PreScore skipped).
+pub fn normalize_score(
+    p: &Prepared<'_>,
+    c: usize,
+    word: u32,
+    raw: [i32; 3],
+    row_max: [i32; 3],
+) -> ([i32; 3], i32) {
+    let mut normalized = [0i32; 3];
+    if word & CELL_FEASIBLE == 0 {
+        return (normalized, 0);
+    }
+    let mut total = 0i32;
+    for &(plugin, weight) in &p.scores {
+        let k = plugin.index();
+        let v = match plugin {
+            ScorePlugin::TaintToleration => default_normalize(raw[k], row_max[k], true),
+            ScorePlugin::NodeAffinity => {
+                if p.class_flags[c] & CLASS_NODE_AFFINITY_SCORE_SKIP != 0 {
+                    continue;
+                }
+                default_normalize(raw[k], row_max[k], false)
+            }
+            ScorePlugin::NodeResourcesFit => raw[k],
+        };
+        normalized[k] = v;
+        // Prepared bounds the weights so that this fits i32 when scores are in 0–100.
+        total = total.wrapping_add(v.wrapping_mul(weight as i32));
+    }
+    (normalized, total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_normalization_matches_the_framework_helper() {
+        let cases: &[(&str, Vec<i64>, bool)] = &[
+            ("scores scale so the best becomes 100", vec![10, 5, 0], false),
+            ("reversed scores give the best node 100", vec![10, 5, 0], true),
+            ("all-zero scores stay zero", vec![0, 0], false),
+            ("all-zero scores reversed all become 100", vec![0, 0], true),
+            ("a score above a third truncates", vec![3, 1, 2], false),
+            ("negative weights can make the maximum negative", vec![-4, -2], false),
+        ];
+        for (name, scores, reverse) in cases {
+            let mut want = scores.clone();
+            crate::framework::default_normalize_score(100, *reverse, &mut want);
+            let max = *scores.iter().max().unwrap() as i32;
+            let got: Vec<i64> = scores
+                .iter()
+                .map(|&s| i64::from(default_normalize(s as i32, max, *reverse)))
+                .collect();
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_broken_linear_function_matches_the_plugin() {
+        use crate::plugins::noderesources::requested_to_capacity_ratio::{
+            FunctionShapePoint, broken_linear as plugin_broken_linear,
+        };
+        let shapes: &[(&str, Vec<(i32, i32)>)] = &[
+            ("an increasing shape interpolates", vec![(0, 0), (100, 100)]),
+            ("a decreasing shape interpolates downwards", vec![(0, 100), (50, 30), (100, 0)]),
+            ("a shape starting late is flat before its first point", vec![(30, 20), (80, 90)]),
+            ("a single point is flat", vec![(50, 70)]),
+        ];
+        for (name, shape) in shapes {
+            let plugin_shape: Vec<FunctionShapePoint> = shape
+                .iter()
+                .map(|&(u, s)| FunctionShapePoint { utilization: u.into(), score: s.into() })
+                .collect();
+            for u in 0..=100 {
+                assert_eq!(
+                    i64::from(broken_linear(shape, u)),
+                    plugin_broken_linear(&plugin_shape, u.into()),
+                    "{name} at {u}"
+                );
+            }
+        }
+    }
+}

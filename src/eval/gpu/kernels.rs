@@ -1,0 +1,252 @@
+//! The WGSL kernels of matrix evaluation, in dispatch order, with the buffer bound at each of
+//! their bindings.
+//!
+//! Input: the files of `shaders/` (embedded at build time). Output: [`KERNELS`] and
+//! [`kernel_source`]. No upstream counterpart: each kernel's header names the upstream plugin it
+//! reproduces and its CPU twin in [`crate::eval::cpu`].
+//!
+//! A kernel's source is `shaders/types.wgsl` + `shaders/common.wgsl` + its own file. Binding `i`
+//! of every kernel is `bindings[i]` (binding 0 is always the per-tile `params` uniform); a test
+//! parses every kernel with naga and checks that the WGSL variable at each binding has the
+//! buffer's name.
+
+/// `shaders/types.wgsl`: generated structs and constants (see [`super::types::wgsl_prelude`]).
+pub const TYPES_WGSL: &str = include_str!("../../../shaders/types.wgsl");
+/// `shaders/common.wgsl`: `params` and cell indexing.
+pub const COMMON_WGSL: &str = include_str!("../../../shaders/common.wgsl");
+
+/// A buffer a kernel binds, named as the WGSL variable that binds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[allow(missing_docs)]
+pub enum Buf {
+    // The per-tile uniform.
+    Params,
+    // Encoded inputs (encode::GpuBuffers).
+    Nodes,
+    Classes,
+    NodeAllocatable,
+    NodeRequested,
+    NodeNonzeroRequested,
+    ClassRequests,
+    ClassNonzeroRequests,
+    NodeLabelIds,
+    NodeTaintIds,
+    NodePortIds,
+    ClassToleratedTaintIds,
+    ClassPortIds,
+    ClassSelectorReqIds,
+    ClassRequiredTermIds,
+    ClassPreferredTerms,
+    Requirements,
+    RequirementSets,
+    NodeTerms,
+    NodeTermReqIds,
+    TaintEffects,
+    HostPorts,
+    // Eval inputs (types::eval_buffers).
+    EvalClasses,
+    EvalNodes,
+    ClassRestrictIds,
+    FitColumns,
+    FitSpecs,
+    Shape,
+    // Cell planes (one tile each).
+    CellFilter,
+    FitInsufficient,
+    RawTaint,
+    RawAffinity,
+    RawFit,
+    NormTaint,
+    NormAffinity,
+    NormFit,
+    Total,
+    // Per-class planes (one chunk each).
+    RowMax,
+    FeasibleCount,
+    BestTotal,
+}
+
+impl Buf {
+    /// The WGSL variable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Buf::Params => "params",
+            Buf::Nodes => "nodes",
+            Buf::Classes => "classes",
+            Buf::NodeAllocatable => "node_allocatable",
+            Buf::NodeRequested => "node_requested",
+            Buf::NodeNonzeroRequested => "node_nonzero_requested",
+            Buf::ClassRequests => "class_requests",
+            Buf::ClassNonzeroRequests => "class_nonzero_requests",
+            Buf::NodeLabelIds => "node_label_ids",
+            Buf::NodeTaintIds => "node_taint_ids",
+            Buf::NodePortIds => "node_port_ids",
+            Buf::ClassToleratedTaintIds => "class_tolerated_taint_ids",
+            Buf::ClassPortIds => "class_port_ids",
+            Buf::ClassSelectorReqIds => "class_selector_req_ids",
+            Buf::ClassRequiredTermIds => "class_required_term_ids",
+            Buf::ClassPreferredTerms => "class_preferred_terms",
+            Buf::Requirements => "requirements",
+            Buf::RequirementSets => "requirement_sets",
+            Buf::NodeTerms => "node_terms",
+            Buf::NodeTermReqIds => "node_term_req_ids",
+            Buf::TaintEffects => "taint_effects",
+            Buf::HostPorts => "host_ports",
+            Buf::EvalClasses => "eval_classes",
+            Buf::EvalNodes => "eval_nodes",
+            Buf::ClassRestrictIds => "class_restrict_ids",
+            Buf::FitColumns => "fit_columns",
+            Buf::FitSpecs => "fit_specs",
+            Buf::Shape => "shape",
+            Buf::CellFilter => "cell_filter",
+            Buf::FitInsufficient => "fit_insufficient",
+            Buf::RawTaint => "raw_taint",
+            Buf::RawAffinity => "raw_affinity",
+            Buf::RawFit => "raw_fit",
+            Buf::NormTaint => "norm_taint",
+            Buf::NormAffinity => "norm_affinity",
+            Buf::NormFit => "norm_fit",
+            Buf::Total => "total",
+            Buf::RowMax => "row_max",
+            Buf::FeasibleCount => "feasible_count",
+            Buf::BestTotal => "best_total",
+        }
+    }
+
+    /// Whether the buffer is a cell plane (bound one tile at a time).
+    pub fn is_cell_plane(self) -> bool {
+        matches!(
+            self,
+            Buf::CellFilter
+                | Buf::FitInsufficient
+                | Buf::RawTaint
+                | Buf::RawAffinity
+                | Buf::RawFit
+                | Buf::NormTaint
+                | Buf::NormAffinity
+                | Buf::NormFit
+                | Buf::Total
+        )
+    }
+}
+
+/// One compute kernel: `fn main` of `shaders/<name>.wgsl`, `@workgroup_size(64)`.
+#[derive(Debug, Clone, Copy)]
+pub struct Kernel {
+    /// The file stem.
+    pub name: &'static str,
+    /// The file's text.
+    pub body: &'static str,
+    /// The buffer at each binding of group 0.
+    pub bindings: &'static [Buf],
+}
+
+use Buf::*;
+
+/// Every kernel, in dispatch order: the filter and raw-score kernels (one per plugin), then
+/// feasibility, then normalization.
+pub const KERNELS: [Kernel; 8] = [
+    Kernel {
+        name: "node_unschedulable",
+        body: include_str!("../../../shaders/node_unschedulable.wgsl"),
+        bindings: &[Params, Nodes, Classes, CellFilter],
+    },
+    Kernel {
+        name: "node_name",
+        body: include_str!("../../../shaders/node_name.wgsl"),
+        bindings: &[Params, EvalClasses, CellFilter],
+    },
+    Kernel {
+        name: "taint_toleration",
+        body: include_str!("../../../shaders/taint_toleration.wgsl"),
+        bindings: &[
+            Params,
+            Nodes,
+            Classes,
+            NodeTaintIds,
+            ClassToleratedTaintIds,
+            TaintEffects,
+            CellFilter,
+            RawTaint,
+        ],
+    },
+    Kernel {
+        name: "node_affinity",
+        body: include_str!("../../../shaders/node_affinity.wgsl"),
+        bindings: &[
+            Params,
+            Nodes,
+            EvalNodes,
+            EvalClasses,
+            ClassRestrictIds,
+            Classes,
+            NodeLabelIds,
+            Requirements,
+            RequirementSets,
+            NodeTerms,
+            NodeTermReqIds,
+            ClassSelectorReqIds,
+            ClassRequiredTermIds,
+            ClassPreferredTerms,
+            CellFilter,
+            RawAffinity,
+        ],
+    },
+    Kernel {
+        name: "node_ports",
+        body: include_str!("../../../shaders/node_ports.wgsl"),
+        bindings: &[Params, Nodes, Classes, NodePortIds, ClassPortIds, HostPorts, CellFilter],
+    },
+    Kernel {
+        name: "node_resources_fit",
+        body: include_str!("../../../shaders/node_resources_fit.wgsl"),
+        bindings: &[
+            Params,
+            EvalClasses,
+            NodeAllocatable,
+            NodeRequested,
+            NodeNonzeroRequested,
+            ClassRequests,
+            ClassNonzeroRequests,
+            FitColumns,
+            FitSpecs,
+            Shape,
+            CellFilter,
+            FitInsufficient,
+            RawFit,
+        ],
+    },
+    Kernel {
+        name: "feasibility",
+        body: include_str!("../../../shaders/feasibility.wgsl"),
+        bindings: &[Params, CellFilter, RawTaint, RawAffinity, RawFit, RowMax, FeasibleCount],
+    },
+    Kernel {
+        name: "normalize_score",
+        body: include_str!("../../../shaders/normalize_score.wgsl"),
+        bindings: &[
+            Params,
+            EvalClasses,
+            CellFilter,
+            RawTaint,
+            RawAffinity,
+            RawFit,
+            RowMax,
+            NormTaint,
+            NormAffinity,
+            NormFit,
+            Total,
+            BestTotal,
+        ],
+    },
+];
+
+/// The most storage buffers any kernel binds (what the device must allow per shader stage).
+pub fn max_storage_buffers() -> u32 {
+    KERNELS.iter().map(|k| k.bindings.len() as u32 - 1).max().unwrap_or(0)
+}
+
+/// The full WGSL source of a kernel: types, common, body.
+pub fn kernel_source(kernel: &Kernel) -> String {
+    format!("{TYPES_WGSL}\n{COMMON_WGSL}\n{}", kernel.body)
+}

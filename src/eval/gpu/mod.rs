@@ -1,0 +1,666 @@
+//! GPU matrix evaluation: the WGSL kernels of `shaders/` run with wgpu (Vulkan; Mesa's lavapipe
+//! where there is no hardware GPU).
+//!
+//! Input: [`Prepared`]. Output: a [`Matrix`] equal bit for bit to
+//! [`crate::eval::cpu::evaluate`]'s (checked by `tests/gpu_parity.rs`). No upstream counterpart.
+//!
+//! [`GpuContext`] is long-lived: it owns the device, the queue, one compute pipeline per kernel
+//! and a cache of buffers reused (grown when needed) from one evaluation to the next. An
+//! evaluation uploads the encoded buffers with `bytemuck`, then walks the matrix in *class
+//! chunks* (rows) × *node tiles* (columns):
+//!
+//! * a node tile is at most `tile_stride` nodes, a multiple of the workgroup size, so that one
+//!   dispatch stays under the workgroup-count limit and one tile's cell planes (`chunk × tile`
+//!   cells of 4 bytes) fit one storage binding; the cell planes hold every tile of a chunk, and
+//!   each tile binds its own range of them;
+//! * a class chunk bounds the size of the planes; the row reductions (feasible count, row maxima
+//!   for normalization, best total) are per class, so chunks are independent and are processed
+//!   one after the other with the same buffers.
+//!
+//! Per chunk, one command buffer runs every filter/raw-score kernel over every tile (one compute
+//! pass per kernel, so each kernel sees the previous one's writes), then `feasibility` (first
+//! failure, feasible bit, feasible counts and row maxima with atomics), then `normalize_score`
+//! (normalized scores, totals, best totals), and copies the planes to staging buffers that are
+//! mapped and read back. The reductions run on the device; the full planes are read back
+//! because the [`Matrix`] holds them.
+//!
+//! Adapter choice: hardware first (discrete, integrated, virtual, other), then a CPU adapter
+//! such as lavapipe. No adapter is [`GpuError::NoAdapter`]; [`crate::eval::Evaluator::select`]
+//! turns that into the CPU fallback for `--backend auto`.
+
+pub mod kernels;
+pub mod types;
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::mpsc;
+
+use bytemuck::{Pod, bytes_of, cast_slice};
+use thiserror::Error;
+
+use self::kernels::{Buf, KERNELS, kernel_source, max_storage_buffers};
+use self::types::{EvalParams, MAX_CHECKS, WORKGROUP_SIZE, eval_buffers};
+use super::{Matrix, Prepared, RawResults, ScorePlugin};
+use crate::encode::gpu_types::nonempty;
+
+/// Why the GPU path failed.
+#[derive(Debug, Error)]
+pub enum GpuError {
+    /// No Vulkan adapter (no driver, or no device).
+    #[error("no GPU adapter found")]
+    NoAdapter,
+    /// The adapter's limits are below what the kernels need.
+    #[error("GPU adapter {adapter:?} allows {available} {what}, the kernels need {needed}")]
+    Limits {
+        /// The adapter.
+        adapter: String,
+        /// The limit.
+        what: &'static str,
+        /// What the kernels need.
+        needed: u64,
+        /// What the adapter allows.
+        available: u64,
+    },
+    /// The adapter refused a device.
+    #[error("GPU adapter {adapter:?} refused a device")]
+    RequestDevice {
+        /// The adapter.
+        adapter: String,
+        /// Why.
+        #[source]
+        source: wgpu::RequestDeviceError,
+    },
+    /// wgpu reported a validation or out-of-memory error.
+    #[error("GPU error: {0}")]
+    Device(String),
+    /// The matrix or an input does not fit the device's buffer limits.
+    #[error("too large for the GPU: {0}")]
+    TooLarge(String),
+    /// Reading results back failed.
+    #[error("reading GPU results back failed: {0}")]
+    Readback(String),
+}
+
+/// Tiling knobs (tests force small tiles and chunks; `None` = as large as the limits allow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GpuOptions {
+    /// The most nodes per tile (rounded down to a multiple of the workgroup size, at least one
+    /// workgroup).
+    pub max_tile_nodes: Option<u32>,
+    /// The most classes per chunk.
+    pub max_chunk_classes: Option<u32>,
+}
+
+/// How an evaluation is cut into chunks and tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tiling {
+    /// Nodes per tile (a multiple of the workgroup size).
+    pub tile_stride: u32,
+    /// Number of tiles.
+    pub tiles: u32,
+    /// Classes per chunk.
+    pub chunk_classes: u32,
+    /// Number of chunks.
+    pub chunks: u32,
+}
+
+/// Which cached buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Slot {
+    /// A kernel buffer.
+    Bound(Buf),
+    /// The staging copy of a plane.
+    Staging(Buf),
+}
+
+/// The planes read back, in a fixed order.
+const READBACK: [Buf; 12] = [
+    Buf::CellFilter,
+    Buf::FitInsufficient,
+    Buf::RawTaint,
+    Buf::RawAffinity,
+    Buf::RawFit,
+    Buf::NormTaint,
+    Buf::NormAffinity,
+    Buf::NormFit,
+    Buf::Total,
+    Buf::RowMax,
+    Buf::FeasibleCount,
+    Buf::BestTotal,
+];
+
+/// Byte distance between the per-tile `params` slots (the uniform offset alignment).
+const PARAMS_SLOT: u64 = 256;
+
+/// A device with the matrix kernels compiled, reusable across evaluations.
+#[derive(Debug)]
+pub struct GpuContext {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    pipelines: Vec<wgpu::ComputePipeline>,
+    options: GpuOptions,
+    buffers: BTreeMap<Slot, (wgpu::Buffer, u64)>,
+}
+
+fn adapter_rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
+
+fn device_error(e: wgpu::Error) -> GpuError {
+    GpuError::Device(e.to_string())
+}
+
+impl GpuContext {
+    /// Opens the best adapter, requests a device with the limits the kernels need and compiles
+    /// every kernel.
+    pub fn new(options: &GpuOptions) -> Result<GpuContext, GpuError> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        let adapter = adapters
+            .into_iter()
+            .min_by_key(|a| adapter_rank(a.get_info().device_type))
+            .ok_or(GpuError::NoAdapter)?;
+        let info = adapter.get_info();
+        let name = info.name.clone();
+        let available = adapter.limits();
+        let needed = max_storage_buffers();
+        if available.max_storage_buffers_per_shader_stage < needed {
+            return Err(GpuError::Limits {
+                adapter: name,
+                what: "storage buffers per shader stage",
+                needed: needed.into(),
+                available: available.max_storage_buffers_per_shader_stage.into(),
+            });
+        }
+        let required_limits = wgpu::Limits {
+            max_storage_buffers_per_shader_stage: needed,
+            max_storage_buffer_binding_size: available.max_storage_buffer_binding_size,
+            max_buffer_size: available.max_buffer_size,
+            ..wgpu::Limits::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("kplace"),
+            required_limits,
+            ..Default::default()
+        }))
+        .map_err(|source| GpuError::RequestDevice { adapter: name, source })?;
+        // Errors outside an error scope would otherwise panic; every operation below runs in
+        // one, so this only logs what escapes.
+        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
+            tracing::error!("uncaptured wgpu error: {e}");
+        }));
+
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let pipelines = KERNELS
+            .iter()
+            .map(|k| {
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(k.name),
+                    source: wgpu::ShaderSource::Wgsl(Cow::Owned(kernel_source(k))),
+                });
+                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(k.name),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })
+            .collect();
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(device_error(e));
+        }
+        Ok(GpuContext {
+            device,
+            queue,
+            info,
+            pipelines,
+            options: *options,
+            buffers: BTreeMap::new(),
+        })
+    }
+
+    /// `name (backend, device type)` of the adapter.
+    pub fn adapter_description(&self) -> String {
+        format!("{}, {:?}, {:?}", self.info.name, self.info.backend, self.info.device_type)
+    }
+
+    /// Whether the adapter is a CPU implementation (such as lavapipe).
+    pub fn is_software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// Replaces the tiling knobs.
+    pub fn set_options(&mut self, options: GpuOptions) {
+        self.options = options;
+    }
+
+    /// How a `classes × nodes` matrix would be cut, given the device limits and the options.
+    pub fn tiling(&self, classes: usize, nodes: usize) -> Result<Tiling, GpuError> {
+        let limits = self.device.limits();
+        let ws = u64::from(WORKGROUP_SIZE);
+        let max_buffer = limits.max_buffer_size;
+        let binding = limits.max_storage_buffer_binding_size.min(max_buffer);
+        let nodes = nodes as u64;
+        let classes = classes as u64;
+        let round_up = |x: u64| x.div_ceil(ws) * ws;
+        let mut tile = round_up(nodes.max(1));
+        tile = tile.min(u64::from(limits.max_compute_workgroups_per_dimension) * ws);
+        tile = tile.min(binding / 4 / ws * ws);
+        if let Some(t) = self.options.max_tile_nodes {
+            tile = tile.min((u64::from(t) / ws).max(1) * ws);
+        }
+        if tile == 0 {
+            return Err(GpuError::TooLarge(format!(
+                "a storage binding of {binding} bytes cannot hold one row of a tile"
+            )));
+        }
+        let tiles = nodes.div_ceil(tile).max(1);
+        let mut chunk = classes
+            .min(u64::from(limits.max_compute_workgroups_per_dimension))
+            .min(binding / (4 * tile))
+            .min(max_buffer / (4 * tile * tiles))
+            // Per-class planes: row_max holds three.
+            .min(binding / 12);
+        if let Some(c) = self.options.max_chunk_classes {
+            chunk = chunk.min(u64::from(c).max(1));
+        }
+        if chunk == 0 {
+            return Err(GpuError::TooLarge(format!(
+                "{nodes} nodes need {} bytes per class row, the device allows {max_buffer}",
+                4 * tile * tiles
+            )));
+        }
+        let chunks = classes.div_ceil(chunk).max(1);
+        let u = |x: u64| u32::try_from(x).map_err(|_| GpuError::TooLarge(format!("{x} tiles")));
+        Ok(Tiling {
+            tile_stride: u(tile)?,
+            tiles: u(tiles)?,
+            chunk_classes: u(chunk)?,
+            chunks: u(chunks)?,
+        })
+    }
+
+    /// A cached buffer of at least `size` bytes with `usage`, grown when too small.
+    fn buffer(&mut self, slot: Slot, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+        let size = size.max(16).div_ceil(16) * 16;
+        if let Some((buf, capacity)) = self.buffers.get(&slot)
+            && *capacity >= size
+            && buf.usage() == usage
+        {
+            return buf.clone();
+        }
+        let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(match slot {
+                Slot::Bound(b) | Slot::Staging(b) => b.name(),
+            }),
+            size,
+            usage,
+            mapped_at_creation: false,
+        });
+        self.buffers.insert(slot, (buf.clone(), size));
+        buf
+    }
+
+    /// Uploads one input buffer (padded to one element when empty).
+    fn upload<T: Pod>(&mut self, buf: Buf, data: &[T]) -> Result<wgpu::Buffer, GpuError> {
+        let data = nonempty(data);
+        let bytes: &[u8] = cast_slice(&data);
+        let limit = self.device.limits().max_storage_buffer_binding_size;
+        if bytes.len() as u64 > limit {
+            return Err(GpuError::TooLarge(format!(
+                "{} is {} bytes, a storage binding holds {limit}",
+                buf.name(),
+                bytes.len()
+            )));
+        }
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let b = self.buffer(Slot::Bound(buf), bytes.len() as u64, usage);
+        // write_buffer needs a multiple of 4 bytes; every element is made of u32s.
+        self.queue.write_buffer(&b, 0, bytes);
+        Ok(b)
+    }
+
+    /// Evaluates every cell on the GPU.
+    pub fn evaluate(&mut self, p: &Prepared<'_>) -> Result<Matrix, GpuError> {
+        let (nc, nn) = (p.num_classes, p.num_nodes);
+        let mut results = RawResults::new(nc, nc * nn);
+        if nc == 0 || nn == 0 {
+            return Ok(results.into_matrix(p));
+        }
+        let tiling = self.tiling(nc, nn)?;
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let outcome = self.run(p, tiling, &mut results);
+        let validation = pollster::block_on(validation.pop());
+        let oom = pollster::block_on(oom.pop());
+        let outcome = match validation.or(oom) {
+            Some(e) => Err(device_error(e)),
+            None => outcome,
+        };
+        if outcome.is_err() {
+            // A failed evaluation may leave staging buffers mapped or buffers invalid: start the
+            // next one with fresh buffers.
+            self.buffers.clear();
+        }
+        outcome.map(|()| results.into_matrix(p))
+    }
+
+    fn run(
+        &mut self,
+        p: &Prepared<'_>,
+        tiling: Tiling,
+        results: &mut RawResults,
+    ) -> Result<(), GpuError> {
+        let (nc, nn) = (p.num_classes, p.num_nodes);
+        let Tiling { tile_stride, tiles, chunk_classes, chunks } = tiling;
+        let g = &p.enc.gpu;
+        let eval = eval_buffers(p);
+
+        // Inputs.
+        let mut bound: BTreeMap<Buf, wgpu::Buffer> = BTreeMap::new();
+        macro_rules! upload {
+            ($($buf:ident: $data:expr),* $(,)?) => {
+                $( let b = self.upload(Buf::$buf, $data)?; bound.insert(Buf::$buf, b); )*
+            };
+        }
+        upload!(
+            Nodes: &g.nodes,
+            Classes: &g.classes,
+            NodeAllocatable: &g.node_allocatable,
+            NodeRequested: &g.node_requested,
+            NodeNonzeroRequested: &g.node_nonzero_requested,
+            ClassRequests: &g.class_requests,
+            ClassNonzeroRequests: &g.class_nonzero_requests,
+            NodeLabelIds: &g.node_label_ids,
+            NodeTaintIds: &g.node_taint_ids,
+            NodePortIds: &g.node_port_ids,
+            ClassToleratedTaintIds: &g.class_tolerated_taint_ids,
+            ClassPortIds: &g.class_port_ids,
+            ClassSelectorReqIds: &g.class_selector_req_ids,
+            ClassRequiredTermIds: &g.class_required_term_ids,
+            ClassPreferredTerms: &g.class_preferred_terms,
+            Requirements: &g.requirements,
+            RequirementSets: &g.requirement_sets,
+            NodeTerms: &g.node_terms,
+            NodeTermReqIds: &g.node_term_req_ids,
+            TaintEffects: &g.taint_effects,
+            HostPorts: &g.host_ports,
+            EvalClasses: &eval.classes,
+            EvalNodes: &eval.nodes,
+            ClassRestrictIds: &eval.restrict_ids,
+            FitColumns: &eval.fit_columns,
+            FitSpecs: &eval.fit_specs,
+            Shape: &eval.shape,
+        );
+
+        // Planes.
+        let cells = u64::from(chunk_classes) * u64::from(tile_stride);
+        let region = cells * 4;
+        let plane_bytes = region * u64::from(tiles);
+        let plane_usage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST;
+        let per_class = u64::from(chunk_classes) * 4;
+        let sizes: Vec<(Buf, u64)> = READBACK
+            .iter()
+            .map(|&b| {
+                let size = match b {
+                    Buf::RowMax => 3 * per_class,
+                    Buf::FeasibleCount | Buf::BestTotal => per_class,
+                    _ => plane_bytes,
+                };
+                (b, size)
+            })
+            .collect();
+        for &(b, size) in &sizes {
+            let buf = self.buffer(Slot::Bound(b), size, plane_usage);
+            bound.insert(b, buf);
+        }
+        let staging_usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+        let staging: Vec<(Buf, u64, wgpu::Buffer)> = sizes
+            .iter()
+            .map(|&(b, size)| (b, size, self.buffer(Slot::Staging(b), size, staging_usage)))
+            .collect();
+        let params_usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+        let params_buf =
+            self.buffer(Slot::Bound(Buf::Params), PARAMS_SLOT * u64::from(tiles), params_usage);
+
+        // Bind groups: per kernel, per tile.
+        let params_size = wgpu::BufferSize::new(size_of::<EvalParams>() as u64);
+        let region_size = wgpu::BufferSize::new(region);
+        let mut groups: Vec<Vec<wgpu::BindGroup>> = Vec::new();
+        for (k, kernel) in KERNELS.iter().enumerate() {
+            let layout = self.pipelines[k].get_bind_group_layout(0);
+            let mut per_tile = Vec::new();
+            for t in 0..u64::from(tiles) {
+                let entries: Vec<wgpu::BindGroupEntry<'_>> = kernel
+                    .bindings
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &b)| {
+                        let resource = if b == Buf::Params {
+                            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: &params_buf,
+                                offset: t * PARAMS_SLOT,
+                                size: params_size,
+                            })
+                        } else if b.is_cell_plane() {
+                            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: &bound[&b],
+                                offset: t * region,
+                                size: region_size,
+                            })
+                        } else {
+                            bound[&b].as_entire_binding()
+                        };
+                        wgpu::BindGroupEntry { binding: i as u32, resource }
+                    })
+                    .collect();
+                per_tile.push(self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(kernel.name),
+                    layout: &layout,
+                    entries: &entries,
+                }));
+            }
+            groups.push(per_tile);
+        }
+
+        let mut weights = [0i32; 4];
+        let mut score_mask = 0u32;
+        for &(plugin, weight) in &p.scores {
+            let k = plugin.index();
+            weights[k] = weight as i32;
+            score_mask |= 1 << k;
+        }
+        let mut check_order = [[0u32; 4]; 4];
+        for (i, c) in p.check_order.iter().take(MAX_CHECKS).enumerate() {
+            check_order[i / 4][i % 4] = c.index();
+        }
+
+        for chunk in 0..chunks {
+            let class_start = chunk * chunk_classes;
+            let class_len = chunk_classes.min(nc as u32 - class_start);
+            let mut slots = vec![0u8; (PARAMS_SLOT * u64::from(tiles)) as usize];
+            for t in 0..tiles {
+                let tile_start = t * tile_stride;
+                let params = EvalParams {
+                    tile_start,
+                    tile_len: tile_stride.min(nn as u32 - tile_start),
+                    tile_stride,
+                    class_start,
+                    class_len,
+                    class_stride: chunk_classes,
+                    num_nodes: nn as u32,
+                    num_classes: nc as u32,
+                    num_resources: p.resource_names.len() as u32,
+                    enabled_checks: p.enabled_checks,
+                    num_checks: p.check_order.len().min(MAX_CHECKS) as u32,
+                    fit_strategy: p.fit_strategy,
+                    num_fit_specs: p.fit_specs.len() as u32,
+                    num_shape: p.shape.len() as u32,
+                    score_mask,
+                    _pad: 0,
+                    weights,
+                    check_order,
+                };
+                let at = (u64::from(t) * PARAMS_SLOT) as usize;
+                slots[at..at + size_of::<EvalParams>()].copy_from_slice(bytes_of(&params));
+            }
+            self.queue.write_buffer(&params_buf, 0, &slots);
+            let min = vec![i32::MIN; chunk_classes as usize];
+            let min3 = vec![i32::MIN; 3 * chunk_classes as usize];
+            self.queue.write_buffer(&bound[&Buf::RowMax], 0, cast_slice(&min3));
+            self.queue.write_buffer(&bound[&Buf::BestTotal], 0, cast_slice(&min));
+            let zero = vec![0u32; chunk_classes as usize];
+            self.queue.write_buffer(&bound[&Buf::FeasibleCount], 0, cast_slice(&zero));
+
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("eval") });
+            encoder.clear_buffer(&bound[&Buf::CellFilter], 0, None);
+            for (k, kernel) in KERNELS.iter().enumerate() {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(kernel.name),
+                    timestamp_writes: None,
+                });
+                pass.set_pipeline(&self.pipelines[k]);
+                for t in 0..tiles {
+                    let tile_len = tile_stride.min(nn as u32 - t * tile_stride);
+                    pass.set_bind_group(0, &groups[k][t as usize], &[]);
+                    pass.dispatch_workgroups(tile_len.div_ceil(WORKGROUP_SIZE), class_len, 1);
+                }
+            }
+            for (b, size, dst) in &staging {
+                encoder.copy_buffer_to_buffer(&bound[b], 0, dst, 0, *size);
+            }
+            self.queue.submit([encoder.finish()]);
+
+            let (tx, rx) = mpsc::channel();
+            for (b, size, dst) in &staging {
+                let tx = tx.clone();
+                let b = *b;
+                dst.map_async(wgpu::MapMode::Read, 0..*size, move |r| {
+                    let _ = tx.send((b, r));
+                });
+            }
+            drop(tx);
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| GpuError::Readback(e.to_string()))?;
+            for (b, r) in rx.iter() {
+                r.map_err(|e| GpuError::Readback(format!("{}: {e}", b.name())))?;
+            }
+            for (b, size, dst) in &staging {
+                let words = {
+                    let view = dst
+                        .get_mapped_range(0..*size)
+                        .map_err(|e| GpuError::Readback(format!("{}: {e}", b.name())))?;
+                    words_of(&view)
+                };
+                dst.unmap();
+                scatter(
+                    results,
+                    *b,
+                    &words,
+                    Scatter { nn, tile_stride, tiles, chunk_classes, class_start, class_len },
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Little-endian `u32` words of mapped bytes (no alignment assumption).
+fn words_of(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect()
+}
+
+/// Where one chunk's planes go in the matrix.
+#[derive(Debug, Clone, Copy)]
+struct Scatter {
+    nn: usize,
+    tile_stride: u32,
+    tiles: u32,
+    chunk_classes: u32,
+    class_start: u32,
+    class_len: u32,
+}
+
+/// Copies one read-back plane of a chunk into `results`.
+fn scatter(results: &mut RawResults, b: Buf, words: &[u32], s: Scatter) {
+    let (cs, cl, cap) = (s.class_start as usize, s.class_len as usize, s.chunk_classes as usize);
+    let per_class = |dst: &mut [i32], plane: usize| {
+        for c in 0..cl {
+            if let (Some(d), Some(&w)) = (dst.get_mut(cs + c), words.get(plane * cap + c)) {
+                *d = w as i32;
+            }
+        }
+    };
+    match b {
+        Buf::RowMax => {
+            for plugin in ScorePlugin::ALL {
+                let k = plugin.index();
+                per_class(&mut results.row_max[k], k);
+            }
+            return;
+        }
+        Buf::BestTotal => return per_class(&mut results.best_total, 0),
+        Buf::FeasibleCount => {
+            for c in 0..cl {
+                if let Some(&w) = words.get(c) {
+                    results.feasible_count[cs + c] = w;
+                }
+            }
+            return;
+        }
+        _ => {}
+    }
+    let signed = |w: u32| w as i32;
+    match b {
+        Buf::CellFilter => put_cells(&mut results.filter, words, s, |w| w),
+        Buf::FitInsufficient => put_cells(&mut results.fit_insufficient, words, s, |w| w),
+        Buf::RawTaint => put_cells(&mut results.raw[0], words, s, signed),
+        Buf::RawAffinity => put_cells(&mut results.raw[1], words, s, signed),
+        Buf::RawFit => put_cells(&mut results.raw[2], words, s, signed),
+        Buf::NormTaint => put_cells(&mut results.normalized[0], words, s, signed),
+        Buf::NormAffinity => put_cells(&mut results.normalized[1], words, s, signed),
+        Buf::NormFit => put_cells(&mut results.normalized[2], words, s, signed),
+        Buf::Total => put_cells(&mut results.total, words, s, signed),
+        _ => {}
+    }
+}
+
+/// Copies a chunk's cell plane (tile regions of `chunk_classes × tile_stride` cells) into the
+/// row-major `C × N` matrix plane `dst`.
+fn put_cells<T>(dst: &mut [T], words: &[u32], s: Scatter, conv: impl Fn(u32) -> T) {
+    let stride = s.tile_stride as usize;
+    let (cs, cl) = (s.class_start as usize, s.class_len as usize);
+    let region = s.chunk_classes as usize * stride;
+    for t in 0..s.tiles as usize {
+        let tile_start = t * stride;
+        let tile_len = stride.min(s.nn.saturating_sub(tile_start));
+        for c in 0..cl {
+            let src = words.get(t * region + c * stride..t * region + c * stride + tile_len);
+            let at = (cs + c) * s.nn + tile_start;
+            if let (Some(src), Some(dst)) = (src, dst.get_mut(at..at + tile_len)) {
+                for (d, &w) in dst.iter_mut().zip(src) {
+                    *d = conv(w);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

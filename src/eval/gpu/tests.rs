@@ -1,0 +1,240 @@
+//! Device-free checks of the shaders: the generated prelude is up to date, every kernel parses
+//! and validates with naga (the naga wgpu 30 uses), its bindings carry the host's buffer names,
+//! and every WGSL struct has the layout of its `#[repr(C)]` Rust twin.
+
+use std::mem::offset_of;
+use std::path::PathBuf;
+
+use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+use super::kernels::{KERNELS, TYPES_WGSL, kernel_source, max_storage_buffers};
+use super::types::*;
+use crate::encode::gpu_types::*;
+
+fn parse(name: &str, source: &str) -> naga::Module {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+    Validator::new(ValidationFlags::all(), Capabilities::default())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+    module
+}
+
+#[test]
+fn the_types_file_is_the_generated_prelude() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("shaders/types.wgsl");
+    let want = wgsl_prelude();
+    if std::env::var_os("KPLACE_BLESS_SHADERS").is_some() {
+        std::fs::write(&path, &want).expect("writes shaders/types.wgsl");
+        return;
+    }
+    assert!(
+        TYPES_WGSL == want,
+        "shaders/types.wgsl is stale: run `KPLACE_BLESS_SHADERS=1 cargo test --lib eval::gpu`"
+    );
+}
+
+#[test]
+fn every_kernel_parses_and_validates_with_naga() {
+    for kernel in &KERNELS {
+        let module = parse(kernel.name, &kernel_source(kernel));
+        let entry: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(entry, ["main"], "{}: one entry point, main", kernel.name);
+        let ep = &module.entry_points[0];
+        assert_eq!(ep.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{}", kernel.name);
+    }
+}
+
+#[test]
+fn every_binding_holds_the_buffer_the_host_binds_there() {
+    for kernel in &KERNELS {
+        let module = parse(kernel.name, &kernel_source(kernel));
+        let mut bound: Vec<(u32, String)> = module
+            .global_variables
+            .iter()
+            .filter_map(|(_, v)| {
+                let b = v.binding.as_ref()?;
+                assert_eq!(b.group, 0, "{}: everything is in group 0", kernel.name);
+                Some((b.binding, v.name.clone().unwrap_or_default()))
+            })
+            .collect();
+        bound.sort();
+        let want: Vec<(u32, String)> = kernel
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i as u32, b.name().to_string()))
+            .collect();
+        assert_eq!(bound, want, "{}: bindings", kernel.name);
+    }
+    assert!(max_storage_buffers() <= 15, "the widest kernel binds at most 15 storage buffers");
+}
+
+/// `(struct, size, [(field, offset)])`, padding fields left out.
+type Layout = (&'static str, usize, Vec<(&'static str, usize)>);
+
+fn rust_layouts() -> Vec<Layout> {
+    macro_rules! layout {
+        ($t:ident { $($f:ident),* $(,)? }) => {
+            (stringify!($t), size_of::<$t>(), vec![$((stringify!($f), offset_of!($t, $f))),*])
+        };
+    }
+    vec![
+        layout!(GpuDims {
+            num_nodes,
+            num_classes,
+            num_resources,
+            num_topology_keys,
+            num_label_keys,
+            num_label_pairs,
+            num_taints,
+            num_images,
+            num_host_ports,
+            num_requirements,
+            num_node_terms,
+            num_selectors,
+            num_spread,
+            num_affinity,
+            num_namespaces,
+            num_bound_pods,
+        }),
+        layout!(GpuNode {
+            allocatable,
+            requested,
+            nonzero_requested,
+            flags,
+            label_start,
+            label_count,
+            taint_start,
+            taint_count,
+            image_start,
+            image_count,
+            port_start,
+            port_count,
+            bound_pod_start,
+            bound_pod_count,
+        }),
+        layout!(GpuClass {
+            requests,
+            nonzero_requests,
+            flags,
+            priority,
+            size,
+            namespace_id,
+            label_start,
+            label_count,
+            tolerated_taint_start,
+            tolerated_taint_count,
+            port_start,
+            port_count,
+            image_start,
+            image_count,
+            selector_req_start,
+            selector_req_count,
+            required_term_start,
+            required_term_count,
+            preferred_term_start,
+            preferred_term_count,
+            spread_start,
+            spread_count,
+            affinity_start,
+            affinity_count,
+            default_spread_selector,
+            node_name,
+        }),
+        layout!(GpuRange { start, count, flags }),
+        layout!(GpuRequirement { flags, key, pair_lo, pair_hi, set_start, set_count }),
+        layout!(GpuWeightedTerm { term, weight }),
+        layout!(GpuSpread { topology_key, max_skew, min_domains, flags, selector }),
+        layout!(GpuAffinity {
+            kind,
+            weight,
+            topology_key,
+            selector,
+            namespace_start,
+            namespace_count,
+            flags,
+        }),
+        layout!(GpuHostPort { port, protocol, ip, flags }),
+        layout!(GpuImage { size_lo, size_hi, num_nodes }),
+        layout!(GpuBoundPod { node, namespace_id, priority, label_start, label_count }),
+        layout!(EvalParams {
+            tile_start,
+            tile_len,
+            tile_stride,
+            class_start,
+            class_len,
+            class_stride,
+            num_nodes,
+            num_classes,
+            num_resources,
+            enabled_checks,
+            num_checks,
+            fit_strategy,
+            num_fit_specs,
+            num_shape,
+            score_mask,
+            weights,
+            check_order,
+        }),
+        layout!(EvalClass { flags, node_name, restrict_start, restrict_count }),
+        layout!(EvalNode { flags, added_score }),
+        layout!(EvalFitSpec { column, kind, weight }),
+        layout!(EvalShapePoint { utilization, score }),
+    ]
+}
+
+#[test]
+fn every_wgsl_struct_has_the_layout_of_its_rust_twin() {
+    let module = parse("types.wgsl", TYPES_WGSL);
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("lays out");
+    let rust = rust_layouts();
+    let mut seen = Vec::new();
+    for (handle, ty) in module.types.iter() {
+        let naga::TypeInner::Struct { members, span } = &ty.inner else { continue };
+        let name = ty.name.clone().unwrap_or_default();
+        let Some((_, size, fields)) = rust.iter().find(|(n, _, _)| *n == name) else {
+            panic!("WGSL struct {name} has no Rust twin in this test");
+        };
+        seen.push(name.clone());
+        assert_eq!(*span as usize, *size, "{name}: size");
+        assert_eq!(layouter[handle].size as usize, *size, "{name}: laid-out size");
+        for m in members {
+            let field = m.name.clone().unwrap_or_default();
+            if field.starts_with("_pad") {
+                continue;
+            }
+            let Some((_, offset)) = fields.iter().find(|(f, _)| *f == field) else {
+                panic!("{name}.{field} has no Rust twin");
+            };
+            assert_eq!(m.offset as usize, *offset, "{name}.{field}: offset");
+        }
+        for (field, _) in fields {
+            assert!(
+                members.iter().any(|m| m.name.as_deref() == Some(*field)),
+                "{name}.{field} is missing in WGSL"
+            );
+        }
+    }
+    for (name, _, _) in &rust {
+        assert!(seen.iter().any(|s| s == name), "{name} is missing in shaders/types.wgsl");
+    }
+}
+
+#[test]
+fn the_prelude_declares_every_shared_constant_with_its_rust_value() {
+    let module = parse("types.wgsl", TYPES_WGSL);
+    for (name, value) in wgsl_constants() {
+        let (_, c) = module
+            .constants
+            .iter()
+            .find(|(_, c)| c.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("{name} is not declared"));
+        let literal = match &module.global_expressions[c.init] {
+            naga::Expression::Literal(naga::Literal::U32(v)) => *v,
+            other => panic!("{name}: not a u32 literal: {other:?}"),
+        };
+        assert_eq!(literal, value, "{name}");
+    }
+}

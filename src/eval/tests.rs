@@ -1,0 +1,508 @@
+//! Unit tests of the CPU matrix: hand-built clusters whose every cell must agree with the
+//! framework runtime, plus the matrix-only details (every failed check, first failure, the
+//! NodeResourcesFit word, row reductions).
+
+use super::testing::{Agreement, framework_mismatches, matrix_profile};
+use super::*;
+use crate::encode::encode;
+use crate::framework::args::{ResourceSpec, ScoringStrategyType, UtilizationShapePoint};
+use crate::model::testing::{GI, MI, NodeBuilder, PodBuilder, cluster, node_term};
+use crate::model::{
+    MatchOp, NodeAffinity as ModelNodeAffinity, NodeSelector, NodeSelectorTerm,
+    PreferredSchedulingTerm, Requirement, TaintEffect, TolerationOperator,
+};
+
+/// The default profile without the plugins the matrix does not evaluate.
+fn profile() -> Profile {
+    matrix_profile(&Profile::default_profile())
+}
+
+/// Evaluates and checks every cell against the framework.
+fn evaluate_checked(profile: &Profile, state: &ClusterState, pending: &[Pod]) -> Matrix {
+    let enc = encode(state, pending).expect("encodes");
+    let m = evaluate_cpu(profile, state, pending, &enc).expect("evaluates");
+    let mismatches = framework_mismatches(profile, state, pending, &enc, &m, Agreement::Exact)
+        .expect("framework builds");
+    assert!(
+        mismatches.is_empty(),
+        "matrix disagrees with the framework:\n{}",
+        mismatches.join("\n")
+    );
+    m
+}
+
+fn node_index(state: &ClusterState, name: &str) -> usize {
+    state.node_index(name).expect("node exists")
+}
+
+/// A case: cluster, pending pods, and the expected first failure of `(pod, node)` cells.
+struct Case {
+    name: &'static str,
+    profile: Profile,
+    state: ClusterState,
+    pending: Vec<Pod>,
+    expect: Vec<(usize, &'static str, Option<Check>)>,
+}
+
+fn cases() -> Vec<Case> {
+    let big = || NodeBuilder::new("big").cpu(8000).memory(16 * GI).pods(110);
+    let mut added = profile();
+    added.args.node_affinity.added_affinity = Some(ModelNodeAffinity {
+        required: Some(NodeSelector {
+            terms: vec![node_term(vec![Requirement::new("pool", MatchOp::In, &["a"])])],
+        }),
+        preferred: vec![PreferredSchedulingTerm {
+            weight: 7,
+            preference: node_term(vec![Requirement::new("disk", MatchOp::In, &["ssd"])]),
+        }],
+    });
+    let mut most = profile();
+    most.args.node_resources_fit.scoring_strategy.kind = ScoringStrategyType::MostAllocated;
+    let mut ratio = profile();
+    ratio.args.node_resources_fit.scoring_strategy = crate::framework::args::ScoringStrategy {
+        kind: ScoringStrategyType::RequestedToCapacityRatio,
+        resources: vec![
+            ResourceSpec::new("cpu", 3),
+            ResourceSpec::new("memory", 1),
+            ResourceSpec::new("nvidia.com/gpu", 2),
+        ],
+        shape: vec![
+            UtilizationShapePoint { utilization: 0, score: 10 },
+            UtilizationShapePoint { utilization: 60, score: 3 },
+            UtilizationShapePoint { utilization: 100, score: 0 },
+        ],
+    };
+    let mut no_ports = profile();
+    no_ports.filter.retain(|p| *p != PluginName::NodePorts);
+    let name_pin = |names: &[&str]| NodeSelectorTerm {
+        match_fields: vec![Requirement::new("metadata.name", MatchOp::In, names)],
+        ..Default::default()
+    };
+    vec![
+        Case {
+            name: "a cordoned node rejects a pod unless it tolerates the unschedulable taint",
+            profile: profile(),
+            state: cluster(vec![big().unschedulable().obj(), NodeBuilder::new("b").obj()], vec![]),
+            pending: vec![
+                PodBuilder::new("d", "plain").obj(),
+                PodBuilder::new("d", "tolerant")
+                    .toleration(
+                        "node.kubernetes.io/unschedulable",
+                        TolerationOperator::Exists,
+                        "",
+                        Some(TaintEffect::NoSchedule),
+                    )
+                    .obj(),
+            ],
+            expect: vec![
+                (0, "big", Some(Check::NodeUnschedulable)),
+                (0, "b", None),
+                (1, "big", None),
+            ],
+        },
+        Case {
+            name: "a pod naming a node fits only that node, and one naming an unknown node fits none",
+            profile: profile(),
+            state: cluster(vec![big().obj(), NodeBuilder::new("b").obj()], vec![]),
+            pending: vec![
+                {
+                    let mut p = PodBuilder::new("d", "named").obj();
+                    p.node_name = Some("b".into());
+                    p
+                },
+                {
+                    let mut p = PodBuilder::new("d", "lost").obj();
+                    p.node_name = Some("nowhere".into());
+                    p
+                },
+            ],
+            expect: vec![
+                (0, "big", Some(Check::NodeName)),
+                (0, "b", None),
+                (1, "b", Some(Check::NodeName)),
+            ],
+        },
+        Case {
+            name: "untolerated NoSchedule taints reject and PreferNoSchedule taints lower the score",
+            profile: profile(),
+            state: cluster(
+                vec![
+                    big().taint("gpu", "yes", TaintEffect::NoSchedule).obj(),
+                    NodeBuilder::new("spot")
+                        .cpu(4000)
+                        .taint("spot", "", TaintEffect::PreferNoSchedule)
+                        .taint("old", "", TaintEffect::PreferNoSchedule)
+                        .obj(),
+                    NodeBuilder::new("plain").cpu(4000).obj(),
+                ],
+                vec![],
+            ),
+            pending: vec![
+                PodBuilder::new("d", "p").cpu(100).obj(),
+                PodBuilder::new("d", "q")
+                    .cpu(100)
+                    .toleration("gpu", TolerationOperator::Equal, "yes", None)
+                    .toleration("spot", TolerationOperator::Exists, "", None)
+                    .obj(),
+            ],
+            expect: vec![
+                (0, "big", Some(Check::TaintToleration)),
+                (0, "spot", None),
+                (1, "big", None),
+            ],
+        },
+        Case {
+            name: "nodeSelector, required and preferred node affinity select and rank nodes",
+            profile: profile(),
+            state: cluster(
+                vec![
+                    big().label("zone", "a").label("disk", "ssd").obj(),
+                    NodeBuilder::new("b").cpu(1000).label("zone", "b").obj(),
+                    NodeBuilder::new("c").cpu(1000).label("zone", "c").label("disk", "hdd").obj(),
+                ],
+                vec![],
+            ),
+            pending: vec![
+                PodBuilder::new("d", "sel").node_selector("zone", "b").obj(),
+                PodBuilder::new("d", "req")
+                    .required_node_affinity(vec![
+                        node_term(vec![Requirement::new("zone", MatchOp::NotIn, &["b"])]),
+                        node_term(vec![Requirement::new("disk", MatchOp::DoesNotExist, &[])]),
+                    ])
+                    .preferred_node_affinity(
+                        5,
+                        node_term(vec![Requirement::new("disk", MatchOp::Exists, &[])]),
+                    )
+                    .preferred_node_affinity(
+                        20,
+                        node_term(vec![Requirement::new("zone", MatchOp::In, &["c"])]),
+                    )
+                    .obj(),
+                PodBuilder::new("d", "none").required_node_affinity(vec![]).obj(),
+            ],
+            expect: vec![
+                (0, "big", Some(Check::NodeAffinityPod)),
+                (0, "b", None),
+                (1, "b", None),
+                (1, "c", None),
+                (2, "b", Some(Check::NodeAffinityPod)),
+            ],
+        },
+        Case {
+            name: "the profile's addedAffinity is enforced before the pod's own affinity and adds to the score",
+            profile: added,
+            state: cluster(
+                vec![
+                    big().label("pool", "a").label("disk", "ssd").obj(),
+                    NodeBuilder::new("b").label("pool", "a").obj(),
+                    NodeBuilder::new("c").label("pool", "b").obj(),
+                ],
+                vec![],
+            ),
+            pending: vec![
+                PodBuilder::new("d", "p").node_selector("pool", "x").obj(),
+                PodBuilder::new("d", "q").obj(),
+            ],
+            expect: vec![
+                (0, "c", Some(Check::NodeAffinityEnforced)),
+                (0, "b", Some(Check::NodeAffinityPod)),
+                (1, "big", None),
+                (1, "c", Some(Check::NodeAffinityEnforced)),
+            ],
+        },
+        Case {
+            name: "metadata.name pins restrict PreFilter to the named nodes and conflicting pins reject the class",
+            profile: profile(),
+            state: cluster(
+                vec![big().obj(), NodeBuilder::new("b").obj(), NodeBuilder::new("c").obj()],
+                vec![],
+            ),
+            pending: vec![
+                PodBuilder::new("d", "pinned")
+                    .required_node_affinity(vec![name_pin(&["b", "ghost"]), name_pin(&["c"])])
+                    .obj(),
+                PodBuilder::new("d", "conflict")
+                    .required_node_affinity(vec![NodeSelectorTerm {
+                        match_fields: vec![
+                            Requirement::new("metadata.name", MatchOp::In, &["b"]),
+                            Requirement::new("metadata.name", MatchOp::In, &["c"]),
+                        ],
+                        ..Default::default()
+                    }])
+                    .obj(),
+            ],
+            expect: vec![
+                (0, "big", Some(Check::PreFilterAbsent)),
+                (0, "b", None),
+                (0, "c", None),
+                (1, "b", Some(Check::PreFilterRejected)),
+            ],
+        },
+        Case {
+            name: "a wanted host port conflicts with the same port on the wildcard or the same IP",
+            profile: profile(),
+            state: cluster(
+                vec![big().obj(), NodeBuilder::new("b").obj(), NodeBuilder::new("c").obj()],
+                vec![
+                    PodBuilder::new("d", "x").host_port("", "TCP", 80).node("big").obj(),
+                    PodBuilder::new("d", "y").host_port("10.0.0.1", "TCP", 443).node("b").obj(),
+                    PodBuilder::new("d", "z").host_port("", "UDP", 80).node("c").obj(),
+                ],
+            ),
+            pending: vec![
+                PodBuilder::new("d", "web").host_port("10.0.0.2", "TCP", 80).obj(),
+                PodBuilder::new("d", "tls").host_port("10.0.0.2", "TCP", 443).obj(),
+                PodBuilder::new("d", "any").host_port("", "TCP", 443).obj(),
+            ],
+            expect: vec![
+                (0, "big", Some(Check::NodePorts)),
+                (0, "c", None),
+                (1, "b", None),
+                (2, "b", Some(Check::NodePorts)),
+            ],
+        },
+        Case {
+            name: "NodeResourcesFit reports too many pods, short and unresolvable resources",
+            profile: profile(),
+            state: cluster(
+                vec![
+                    big().scalar("nvidia.com/gpu", 4).obj(),
+                    NodeBuilder::new("tiny").cpu(500).memory(GI).pods(1).obj(),
+                ],
+                vec![
+                    PodBuilder::new("d", "x").cpu(7900).memory(GI).node("big").obj(),
+                    PodBuilder::new("d", "y").node("tiny").obj(),
+                ],
+            ),
+            pending: vec![
+                PodBuilder::new("d", "p").cpu(200).memory(512 * MI).obj(),
+                PodBuilder::new("d", "g").cpu(100).scalar("nvidia.com/gpu", 2).obj(),
+                PodBuilder::new("d", "h").scalar("nvidia.com/gpu", 8).obj(),
+                PodBuilder::new("d", "nothing").obj(),
+            ],
+            expect: vec![
+                (0, "big", Some(Check::NodeResourcesFit)),
+                (0, "tiny", Some(Check::NodeResourcesFit)),
+                (1, "big", None),
+                (2, "big", Some(Check::NodeResourcesFit)),
+                (3, "tiny", Some(Check::NodeResourcesFit)),
+            ],
+        },
+        Case {
+            name: "MostAllocated scores the fuller node higher",
+            profile: most,
+            state: cluster(
+                vec![big().obj(), NodeBuilder::new("b").cpu(2000).memory(4 * GI).obj()],
+                vec![PodBuilder::new("d", "x").cpu(1000).memory(GI).node("b").obj()],
+            ),
+            pending: vec![PodBuilder::new("d", "p").cpu(500).memory(GI).obj()],
+            expect: vec![(0, "big", None), (0, "b", None)],
+        },
+        Case {
+            name: "RequestedToCapacityRatio weights only resources with a positive score",
+            profile: ratio,
+            state: cluster(
+                vec![
+                    big().scalar("nvidia.com/gpu", 4).obj(),
+                    NodeBuilder::new("b").cpu(2000).memory(4 * GI).obj(),
+                ],
+                vec![PodBuilder::new("d", "x").cpu(1900).memory(GI).node("b").obj()],
+            ),
+            pending: vec![
+                PodBuilder::new("d", "p").cpu(100).memory(GI).scalar("nvidia.com/gpu", 4).obj(),
+                PodBuilder::new("d", "q").cpu(100).obj(),
+            ],
+            expect: vec![(0, "big", None), (1, "b", None)],
+        },
+        Case {
+            name: "a filter the profile disables is not checked",
+            profile: no_ports,
+            state: cluster(
+                vec![big().obj()],
+                vec![PodBuilder::new("d", "x").host_port("", "TCP", 80).node("big").obj()],
+            ),
+            pending: vec![PodBuilder::new("d", "web").host_port("", "TCP", 80).obj()],
+            expect: vec![(0, "big", None)],
+        },
+        Case {
+            name: "a cluster without nodes has empty rows",
+            profile: profile(),
+            state: cluster(vec![], vec![]),
+            pending: vec![PodBuilder::new("d", "p").obj()],
+            expect: vec![],
+        },
+    ]
+}
+
+#[test]
+fn every_case_agrees_with_the_framework_and_reports_the_expected_first_failure() {
+    for case in cases() {
+        let m = evaluate_checked(&case.profile, &case.state, &case.pending);
+        let enc = encode(&case.state, &case.pending).unwrap();
+        for (pod, node, want) in &case.expect {
+            let class = enc.classes.pod_class[*pod] as usize;
+            let n = node_index(&case.state, node);
+            assert_eq!(m.first_failure(class, n), *want, "{}: pod {pod} on {node}", case.name);
+            assert_eq!(m.feasible(class, n), want.is_none(), "{}: pod {pod} on {node}", case.name);
+        }
+    }
+}
+
+#[test]
+fn every_failed_check_is_recorded_not_only_the_first() {
+    let state = cluster(
+        vec![
+            NodeBuilder::new("n")
+                .cpu(100)
+                .unschedulable()
+                .taint("t", "", TaintEffect::NoExecute)
+                .obj(),
+        ],
+        vec![],
+    );
+    let pending = vec![PodBuilder::new("d", "p").cpu(200).node_selector("zone", "a").obj()];
+    let m = evaluate_checked(&profile(), &state, &pending);
+    let word = m.filter[0];
+    let want = CHECK_NODE_UNSCHEDULABLE
+        | CHECK_TAINT_TOLERATION
+        | CHECK_NODE_AFFINITY_POD
+        | CHECK_NODE_RESOURCES_FIT;
+    assert_eq!(word & CHECK_MASK, want, "every failing check has its bit");
+    assert_eq!(m.first_failure(0, 0), Some(Check::NodeUnschedulable), "profile order decides");
+    assert_eq!(word & CELL_FEASIBLE, 0);
+    assert_eq!(
+        m.fit_insufficient[0],
+        (1 << crate::encode::dict::RESOURCE_CPU) | FIT_UNRESOLVABLE,
+        "200m on a 100m node is short and unresolvable"
+    );
+}
+
+#[test]
+fn the_fit_word_names_each_short_column_and_unresolvable_requests() {
+    let state = cluster(
+        vec![NodeBuilder::new("n").cpu(1000).memory(GI).pods(1).scalar("example.com/foo", 1).obj()],
+        vec![PodBuilder::new("d", "x").cpu(900).node("n").obj()],
+    );
+    let pending = vec![
+        PodBuilder::new("d", "p")
+            .cpu(200)
+            .memory(2 * GI)
+            .scalar("example.com/foo", 1)
+            .scalar("nvidia.com/gpu", 1)
+            .obj(),
+    ];
+    let m = evaluate_checked(&profile(), &state, &pending);
+    let enc = encode(&state, &pending).unwrap();
+    let col = |name: &str| enc.dicts.resources.column(name).unwrap();
+    let want = (1 << col("pods"))
+        | (1 << col("cpu"))
+        | (1 << col("memory"))
+        | (1 << col("nvidia.com/gpu"))
+        | FIT_UNRESOLVABLE;
+    assert_eq!(m.fit_insufficient[0], want);
+    assert_eq!(
+        m.filter_status(0, 0).reasons,
+        vec![
+            "Too many pods",
+            "Insufficient cpu",
+            "Insufficient memory",
+            "Insufficient nvidia.com/gpu"
+        ]
+    );
+}
+
+#[test]
+fn row_reductions_count_feasible_nodes_and_keep_the_best_total() {
+    let state = cluster(
+        vec![
+            NodeBuilder::new("a").cpu(4000).memory(8 * GI).obj(),
+            NodeBuilder::new("b").cpu(2000).memory(8 * GI).obj(),
+            NodeBuilder::new("c").cpu(100).memory(8 * GI).obj(),
+        ],
+        vec![],
+    );
+    let pending = vec![
+        PodBuilder::new("d", "p").cpu(1000).obj(),
+        PodBuilder::new("d", "huge").cpu(100_000).obj(),
+    ];
+    let m = evaluate_checked(&profile(), &state, &pending);
+    assert_eq!(m.feasible_count, vec![2, 0]);
+    let best = (0..3).filter(|&n| m.feasible(0, n)).map(|n| m.total[m.cell(0, n)]).max();
+    assert_eq!(Some(m.best_total[0]), best);
+    assert_eq!(m.best_total[1], i32::MIN, "a class nothing fits has no best total");
+    assert!(m.total[m.cell(1, 0)] == 0, "infeasible cells have no total");
+}
+
+#[test]
+fn an_invalid_preferred_term_is_a_score_error_of_its_class() {
+    let state = cluster(vec![NodeBuilder::new("a").obj()], vec![]);
+    let mut bad = node_term(vec![Requirement::new("zone", MatchOp::In, &["a"])]);
+    bad.invalid = true;
+    let pending = vec![
+        PodBuilder::new("d", "p").preferred_node_affinity(3, bad).obj(),
+        PodBuilder::new("d", "q").obj(),
+    ];
+    let m = evaluate_checked(&profile(), &state, &pending);
+    assert!(m.score_errors[0].as_ref().is_some_and(|s| s.code == Code::Error));
+    assert_eq!(m.score_errors[1], None);
+    let na = m.plane(PluginName::NodeAffinity).unwrap();
+    assert_eq!(na.skipped, vec![false, true], "a pod without preferred terms skips the score");
+}
+
+#[test]
+fn plugins_not_yet_in_the_matrix_are_listed() {
+    let state = cluster(vec![NodeBuilder::new("a").obj()], vec![]);
+    let pending = vec![PodBuilder::new("d", "p").obj()];
+    let enc = encode(&state, &pending).unwrap();
+    let m = evaluate_cpu(&Profile::default_profile(), &state, &pending, &enc).unwrap();
+    let listed: Vec<PluginName> = m.not_evaluated.iter().map(|(p, _)| *p).collect();
+    for p in NOT_YET_IN_MATRIX {
+        assert!(listed.contains(&p), "{p} is listed");
+    }
+    let reduced = evaluate_cpu(&profile(), &state, &pending, &enc).unwrap();
+    assert!(reduced.not_evaluated.is_empty());
+}
+
+#[test]
+fn more_resource_columns_than_the_fit_word_holds_are_refused() {
+    let mut node = NodeBuilder::new("a");
+    for i in 0..30 {
+        node = node.scalar(&format!("example.com/r{i:02}"), 1);
+    }
+    let state = cluster(vec![node.obj()], vec![]);
+    let pending = vec![PodBuilder::new("d", "p").obj()];
+    let enc = encode(&state, &pending).unwrap();
+    let err = evaluate_cpu(&profile(), &state, &pending, &enc).unwrap_err();
+    assert!(matches!(err, EvalError::TooManyResources { count: 34 }), "{err}");
+}
+
+#[test]
+fn backend_names_parse_as_the_cli_spells_them() {
+    let cases = [("auto", Ok(Backend::Auto)), ("gpu", Ok(Backend::Gpu)), ("cpu", Ok(Backend::Cpu))];
+    for (text, want) in cases {
+        assert_eq!(text.parse::<Backend>(), want, "{text}");
+        assert_eq!(want.unwrap().to_string(), text);
+    }
+    assert_eq!("cuda".parse::<Backend>(), Err(BackendParseError("cuda".into())));
+}
+
+#[test]
+fn the_framework_oracle_notices_a_wrong_cell() {
+    let state = cluster(
+        vec![NodeBuilder::new("a").cpu(1000).obj(), NodeBuilder::new("b").cpu(2000).obj()],
+        vec![],
+    );
+    let pending = vec![PodBuilder::new("d", "p").cpu(1500).obj()];
+    let enc = encode(&state, &pending).unwrap();
+    let good = evaluate_cpu(&profile(), &state, &pending, &enc).unwrap();
+    let check = |m: &Matrix| {
+        framework_mismatches(&profile(), &state, &pending, &enc, m, Agreement::Exact).unwrap()
+    };
+    assert!(check(&good).is_empty());
+    let mut flipped = good.clone();
+    flipped.filter[0] = CELL_FEASIBLE;
+    assert!(!check(&flipped).is_empty(), "a feasible cell the framework rejects is reported");
+    let mut rescored = good.clone();
+    rescored.scores[0].raw[1] += 1;
+    assert!(!check(&rescored).is_empty(), "a changed raw score is reported");
+}

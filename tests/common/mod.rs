@@ -1,0 +1,388 @@
+//! Shared by `tests/eval_framework.rs` and `tests/gpu_parity.rs`: the demo fixture and proptest
+//! strategies for clusters, pending pods and profiles that exercise every plugin the matrix
+//! evaluates (labels, taints, cordons, host ports, extended resources, node names, node
+//! affinity with every operator and `metadata.name` pins, `addedAffinity`, the three scoring
+//! strategies, disabled filters, ignored resource groups).
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use kplace::eval::testing::matrix_profile;
+use kplace::framework::args::{
+    ResourceSpec, ScoringStrategy, ScoringStrategyType, UtilizationShapePoint,
+};
+use kplace::framework::profile::{PluginName, Profile};
+use kplace::model::testing::{MI, NodeBuilder, PodBuilder, cluster, node_term};
+use kplace::model::{
+    ClusterState, MatchOp, NodeAffinity, NodeSelector, NodeSelectorTerm, Pod,
+    PreferredSchedulingTerm, Requirement, TaintEffect, TolerationOperator,
+};
+use kplace::snapshot::{self, BuildOptions, Cluster};
+use proptest::prelude::*;
+
+/// The demo fixture, loaded and built.
+pub fn demo() -> Cluster {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let snap = snapshot::load(&[dir]).expect("the demo fixture loads");
+    snapshot::build(&snap, &BuildOptions::default()).expect("the demo fixture builds")
+}
+
+/// A generated test input.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// A profile reduced to the plugins the matrix evaluates.
+    pub profile: Profile,
+    /// The cluster.
+    pub state: ClusterState,
+    /// Pending pods.
+    pub pending: Vec<Pod>,
+}
+
+const ZONES: [&str; 3] = ["a", "b", "c"];
+const DISKS: [&str; 2] = ["ssd", "hdd"];
+const CORES: [&str; 3] = ["4", "8", "16"];
+/// Host ports as `(ip, protocol, port)`.
+const PORTS: [(&str, &str, i32); 4] =
+    [("", "TCP", 80), ("10.0.0.1", "TCP", 443), ("", "UDP", 80), ("10.0.0.2", "TCP", 443)];
+/// Taints, unique by key and effect as the API server requires.
+const TAINTS: [(&str, &str, TaintEffect); 4] = [
+    ("gpu", "yes", TaintEffect::NoSchedule),
+    ("spot", "", TaintEffect::PreferNoSchedule),
+    ("old", "x", TaintEffect::PreferNoSchedule),
+    ("maint", "", TaintEffect::NoExecute),
+];
+const GPU: &str = "nvidia.com/gpu";
+const FOO: &str = "example.com/foo";
+const HUGE: &str = "hugepages-2Mi";
+
+/// Memory in bytes: whole MiB when `exact`, else sometimes a few bytes off.
+fn memory(mib: u32, jitter: u32, exact: bool) -> i64 {
+    let base = i64::from(mib) * MI;
+    if exact || base == 0 { base } else { base + i64::from(jitter % 3) * 4097 }
+}
+
+#[derive(Debug, Clone)]
+struct NodeSpec {
+    cpu: u32,
+    mem_mib: u32,
+    jitter: u32,
+    pods: u8,
+    gpu: u8,
+    foo: u8,
+    huge: u8,
+    zone: Option<usize>,
+    disk: Option<usize>,
+    cores: Option<usize>,
+    taints: u8,
+    cordoned: bool,
+    bound: Vec<PodSpec>,
+}
+
+#[derive(Debug, Clone)]
+struct PodSpec {
+    cpu: u32,
+    mem_mib: u32,
+    jitter: u32,
+    gpu: u8,
+    foo: u8,
+    huge: u8,
+    ports: u8,
+    tolerations: u8,
+    selector: Option<usize>,
+    required: Option<Vec<TermSpec>>,
+    preferred: Vec<(i32, TermSpec)>,
+    node_name: Option<usize>,
+    copies: u8,
+}
+
+#[derive(Debug, Clone)]
+struct TermSpec {
+    exprs: Vec<(usize, usize, usize)>,
+    pin: Option<(bool, Vec<usize>)>,
+}
+
+fn term_spec() -> impl Strategy<Value = TermSpec> {
+    (
+        prop::collection::vec((0usize..3, 0usize..6, 0usize..3), 0..3),
+        prop::option::weighted(0.3, (any::<bool>(), prop::collection::vec(0usize..10, 1..3))),
+    )
+        .prop_map(|(exprs, pin)| TermSpec { exprs, pin })
+}
+
+fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
+    // Bound pods' node affinity plays no part; keep it rare there.
+    let required = if with_affinity { 0.35 } else { 0.01 };
+    (
+        (0u32..3000, 0u32..6000, any::<u32>(), 0u8..3, 0u8..2, 0u8..2),
+        (any::<u8>(), any::<u8>(), prop::option::weighted(0.2, 0usize..3)),
+        prop::option::weighted(required, prop::collection::vec(term_spec(), 0..3)),
+        prop::collection::vec((0i32..101, term_spec()), 0..(1 + 3 * with_affinity as usize)),
+        prop::option::weighted(0.05, 0usize..10),
+        1u8..3,
+    )
+        .prop_map(
+            |(
+                (cpu, mem_mib, jitter, gpu, foo, huge),
+                (ports, tolerations, selector),
+                required,
+                preferred,
+                node_name,
+                copies,
+            )| PodSpec {
+                cpu: cpu / 100 * 100,
+                mem_mib,
+                jitter,
+                gpu,
+                foo,
+                huge,
+                ports,
+                tolerations,
+                selector,
+                required,
+                preferred,
+                node_name,
+                copies,
+            },
+        )
+}
+
+fn node_spec() -> impl Strategy<Value = NodeSpec> {
+    (
+        (0u32..9000, 0u32..20000, any::<u32>(), 0u8..12, 0u8..5, 0u8..3, 0u8..4),
+        (
+            prop::option::of(0usize..3),
+            prop::option::of(0usize..2),
+            prop::option::of(0usize..3),
+            any::<u8>(),
+            prop::bool::weighted(0.1),
+        ),
+        prop::collection::vec(pod_spec(false), 0..3),
+    )
+        .prop_map(
+            |(
+                (cpu, mem_mib, jitter, pods, gpu, foo, huge),
+                (zone, disk, cores, taints, cordoned),
+                bound,
+            )| {
+                NodeSpec {
+                    cpu: cpu / 100 * 100,
+                    mem_mib,
+                    jitter,
+                    pods,
+                    gpu,
+                    foo,
+                    huge,
+                    zone,
+                    disk,
+                    cores,
+                    taints,
+                    cordoned,
+                    bound,
+                }
+            },
+        )
+}
+
+fn node_name(i: usize) -> String {
+    format!("n{i:03}")
+}
+
+fn term(spec: &TermSpec, num_nodes: usize) -> NodeSelectorTerm {
+    let keys = ["zone", "disk", "cores"];
+    let values: [&[&str]; 3] = [&ZONES, &DISKS, &CORES];
+    let mut t = node_term(Vec::new());
+    for &(k, op, v) in &spec.exprs {
+        let key = keys[k];
+        let value = values[k][v % values[k].len()];
+        let r = match op {
+            0 => Requirement::new(key, MatchOp::In, &[value]),
+            1 => Requirement::new(key, MatchOp::NotIn, &[value]),
+            2 => Requirement::new(key, MatchOp::Exists, &[]),
+            3 => Requirement::new(key, MatchOp::DoesNotExist, &[]),
+            4 => Requirement::new(key, MatchOp::Gt, &["6"]),
+            _ => Requirement::new(key, MatchOp::Lt, &["10"]),
+        };
+        t.match_expressions.push(r);
+    }
+    if let Some((negate, nodes)) = &spec.pin {
+        // Indices past the node count name nodes that do not exist.
+        let names: Vec<String> = nodes.iter().map(|&i| node_name(i % (num_nodes + 2))).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let op = if *negate { MatchOp::NotIn } else { MatchOp::In };
+        t.match_fields.push(Requirement::new("metadata.name", op, &refs));
+    }
+    t
+}
+
+fn build_pod(name: &str, s: &PodSpec, exact: bool, num_nodes: usize) -> PodBuilder {
+    let mut b =
+        PodBuilder::new("d", name).cpu(i64::from(s.cpu)).memory(memory(s.mem_mib, s.jitter, exact));
+    if s.gpu > 0 {
+        b = b.scalar(GPU, i64::from(s.gpu));
+    }
+    if s.foo > 0 {
+        b = b.scalar(FOO, i64::from(s.foo));
+    }
+    if s.huge > 0 {
+        b = b.scalar(HUGE, i64::from(s.huge) * 2 * MI);
+    }
+    for (i, (ip, proto, port)) in PORTS.iter().enumerate() {
+        if s.ports & (1 << i) != 0 && s.ports & 0xC0 == 0 {
+            b = b.host_port(ip, proto, *port);
+        }
+    }
+    let tolerations = [
+        ("gpu", TolerationOperator::Equal, "yes", None),
+        ("spot", TolerationOperator::Exists, "", Some(TaintEffect::PreferNoSchedule)),
+        ("maint", TolerationOperator::Exists, "", Some(TaintEffect::NoExecute)),
+        (
+            "node.kubernetes.io/unschedulable",
+            TolerationOperator::Exists,
+            "",
+            Some(TaintEffect::NoSchedule),
+        ),
+        ("", TolerationOperator::Exists, "", None),
+        ("old", TolerationOperator::Equal, "y", None),
+    ];
+    for (i, (key, op, value, effect)) in tolerations.iter().enumerate() {
+        // The catch-all toleration (index 4) is rare.
+        let wanted = s.tolerations & (1 << i) != 0 && (i != 4 || s.tolerations & 0x80 != 0);
+        if wanted {
+            b = b.toleration(key, *op, value, *effect);
+        }
+    }
+    if let Some(z) = s.selector {
+        b = b.node_selector("zone", ZONES[z]);
+    }
+    if let Some(terms) = &s.required {
+        b = b.required_node_affinity(terms.iter().map(|t| term(t, num_nodes)).collect());
+    }
+    for (w, t) in &s.preferred {
+        b = b.preferred_node_affinity(*w, term(t, num_nodes));
+    }
+    b
+}
+
+fn build_scenario(
+    nodes: &[NodeSpec],
+    pending: &[PodSpec],
+    profile_choice: (u8, bool, bool, bool),
+    exact: bool,
+) -> Scenario {
+    let n = nodes.len();
+    let mut built = Vec::new();
+    let mut bound = Vec::new();
+    for (i, s) in nodes.iter().enumerate() {
+        let name = node_name(i);
+        let mut b = NodeBuilder::new(&name)
+            .cpu(i64::from(s.cpu))
+            .memory(memory(s.mem_mib, s.jitter, exact))
+            .ephemeral_storage(i64::from(s.mem_mib) * 4 * MI)
+            .pods(i64::from(s.pods));
+        if s.gpu > 0 {
+            b = b.scalar(GPU, i64::from(s.gpu));
+        }
+        if s.foo > 0 {
+            b = b.scalar(FOO, i64::from(s.foo));
+        }
+        if s.huge > 0 {
+            b = b.scalar(HUGE, i64::from(s.huge) * 4 * MI);
+        }
+        if let Some(z) = s.zone {
+            b = b.label("zone", ZONES[z]);
+        }
+        if let Some(d) = s.disk {
+            b = b.label("disk", DISKS[d]);
+        }
+        if let Some(c) = s.cores {
+            b = b.label("cores", CORES[c]);
+        }
+        for (k, (key, value, effect)) in TAINTS.iter().enumerate() {
+            if s.taints & (1 << k) != 0 && s.taints & 0x30 != 0 {
+                b = b.taint(key, value, *effect);
+            }
+        }
+        if s.cordoned {
+            b = b.unschedulable();
+        }
+        built.push(b.obj());
+        for (j, p) in s.bound.iter().enumerate() {
+            bound.push(build_pod(&format!("b{i}-{j}"), p, exact, n).node(&name).obj());
+        }
+    }
+    let state = cluster(built, bound);
+    let mut pods = Vec::new();
+    for (i, s) in pending.iter().enumerate() {
+        for copy in 0..s.copies {
+            let mut pod = build_pod(&format!("p{i}-{copy}"), s, exact, n).obj();
+            if let Some(k) = s.node_name {
+                pod.node_name = Some(node_name(k % (n + 2)));
+            }
+            pods.push(pod);
+        }
+    }
+    let (strategy, added, no_ports, ignore_foo) = profile_choice;
+    let mut profile = matrix_profile(&Profile::default_profile());
+    let fit = &mut profile.args.node_resources_fit;
+    fit.scoring_strategy = match strategy % 3 {
+        0 => ScoringStrategy::default(),
+        1 => ScoringStrategy {
+            kind: ScoringStrategyType::MostAllocated,
+            resources: vec![
+                ResourceSpec::new("cpu", 2),
+                ResourceSpec::new("memory", 1),
+                ResourceSpec::new(GPU, 5),
+                ResourceSpec::new("ephemeral-storage", 1),
+            ],
+            shape: Vec::new(),
+        },
+        _ => ScoringStrategy {
+            kind: ScoringStrategyType::RequestedToCapacityRatio,
+            resources: vec![
+                ResourceSpec::new("cpu", 1),
+                ResourceSpec::new("memory", 3),
+                ResourceSpec::new(FOO, 2),
+                ResourceSpec::new("pods", 1),
+            ],
+            shape: vec![
+                UtilizationShapePoint { utilization: 10, score: 2 },
+                UtilizationShapePoint { utilization: 50, score: 9 },
+                UtilizationShapePoint { utilization: 90, score: 4 },
+            ],
+        },
+    };
+    if ignore_foo {
+        fit.ignored_resource_groups = vec!["example.com".to_string()];
+    }
+    if added {
+        profile.args.node_affinity.added_affinity = Some(NodeAffinity {
+            required: Some(NodeSelector {
+                terms: vec![node_term(vec![Requirement::new("zone", MatchOp::NotIn, &["c"])])],
+            }),
+            preferred: vec![PreferredSchedulingTerm {
+                weight: 9,
+                preference: node_term(vec![Requirement::new("disk", MatchOp::In, &["ssd"])]),
+            }],
+        });
+    }
+    if no_ports {
+        profile.filter.retain(|p| *p != PluginName::NodePorts);
+    }
+    Scenario { profile, state, pending: pods }
+}
+
+/// Clusters of `nodes` nodes (each with up to 2 bound pods) and up to `max_pending` pod specs
+/// (each pending once or twice), with amounts in whole units when `exact`.
+pub fn scenarios(
+    nodes: std::ops::RangeInclusive<usize>,
+    max_pending: usize,
+    exact: bool,
+) -> impl Strategy<Value = Scenario> {
+    (
+        prop::collection::vec(node_spec(), nodes),
+        prop::collection::vec(pod_spec(true), 0..=max_pending),
+        (any::<u8>(), prop::bool::weighted(0.3), prop::bool::weighted(0.2), any::<bool>()),
+    )
+        .prop_map(move |(nodes, pending, choice)| build_scenario(&nodes, &pending, choice, exact))
+}

@@ -1,0 +1,80 @@
+//! The CPU matrix (`kplace::eval`) agrees with the framework runtime run pod by pod on each
+//! class's representative: exactly wherever amounts are whole encoded units (the demo fixture
+//! rounded to its units, generated clusters), and on everything units cannot change for the demo
+//! fixture as it is.
+
+mod common;
+
+use common::{demo, scenarios};
+use kplace::encode::encode;
+use kplace::eval::testing::{
+    Agreement, framework_mismatches, inexact, matrix_profile, round_to_units,
+};
+use kplace::eval::{Check, evaluate_cpu};
+use kplace::framework::profile::Profile;
+use kplace::model::{ClusterState, Pod};
+use proptest::prelude::*;
+
+fn mismatches(
+    profile: &Profile,
+    state: &ClusterState,
+    pending: &[Pod],
+    agreement: Agreement,
+) -> Vec<String> {
+    let enc = encode(state, pending).expect("encodes");
+    let m = evaluate_cpu(profile, state, pending, &enc).expect("evaluates");
+    framework_mismatches(profile, state, pending, &enc, &m, agreement).expect("framework builds")
+}
+
+#[test]
+fn the_demo_fixture_rounded_to_its_units_agrees_cell_for_cell() {
+    let cluster = demo();
+    let enc = encode(&cluster.state, &cluster.pending).unwrap();
+    let (state, pending) = round_to_units(&cluster.state, &cluster.pending, &enc.dicts.resources);
+    let rounded = encode(&state, &pending).unwrap();
+    for c in 0..rounded.classes.len() {
+        for n in 0..state.nodes.len() {
+            assert!(!inexact(&rounded, c, n), "rounding leaves whole units (class {c}, node {n})");
+        }
+    }
+    let profile = matrix_profile(&Profile::default_profile());
+    let m = evaluate_cpu(&profile, &state, &pending, &rounded).unwrap();
+    let found =
+        framework_mismatches(&profile, &state, &pending, &rounded, &m, Agreement::Exact).unwrap();
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    // The fixture exercises more than the happy path.
+    let failures: std::collections::BTreeSet<Check> = (0..m.num_classes)
+        .flat_map(|c| (0..m.num_nodes).map(move |n| (c, n)))
+        .filter_map(|(c, n)| m.first_failure(c, n))
+        .collect();
+    for check in [Check::TaintToleration, Check::NodeAffinityPod, Check::NodeUnschedulable] {
+        assert!(failures.contains(&check), "the demo has a {check:?} failure: {failures:?}");
+    }
+    assert!(m.feasible_count.iter().any(|&c| c == 0), "some demo pod fits nowhere");
+}
+
+#[test]
+fn the_demo_fixture_as_it_is_agrees_wherever_units_cannot_matter() {
+    let cluster = demo();
+    let profile = matrix_profile(&Profile::default_profile());
+    let found = mismatches(&profile, &cluster.state, &cluster.pending, Agreement::UnitIndependent);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_clusters_in_whole_units_agree_cell_for_cell(s in scenarios(0..=7, 6, true)) {
+        let found = mismatches(&s.profile, &s.state, &s.pending, Agreement::Exact);
+        prop_assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+
+    #[test]
+    fn generated_clusters_with_inexact_amounts_agree_wherever_units_cannot_matter(
+        s in scenarios(0..=6, 5, false)
+    ) {
+        let found = mismatches(&s.profile, &s.state, &s.pending, Agreement::UnitIndependent);
+        prop_assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+}

@@ -1,0 +1,242 @@
+//! The GPU matrix equals the CPU matrix bit for bit: on the demo fixture, on degenerate shapes
+//! (no nodes, one node, no classes, a class nothing fits, node counts that are not a multiple of
+//! the workgroup size, more nodes than one tile, more classes than one chunk) and on generated
+//! clusters, with default and forced small tiles.
+//!
+//! These tests need a Vulkan adapter (Mesa's lavapipe is enough:
+//! `apt-get install mesa-vulkan-drivers libvulkan1`). Without one they print a notice and pass,
+//! except when `CI=true`, where they fail: CI must never skip them silently.
+
+mod common;
+
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
+
+use common::{Scenario, demo, scenarios};
+use kplace::encode::encode;
+use kplace::eval::gpu::{GpuContext, GpuOptions};
+use kplace::eval::testing::{matrix_profile, round_to_units};
+use kplace::eval::{Backend, Evaluator, Prepared, cpu};
+use kplace::framework::profile::Profile;
+use kplace::model::testing::{GI, NodeBuilder, PodBuilder, cluster};
+use kplace::model::{ClusterState, Pod, TaintEffect};
+use proptest::prelude::*;
+
+/// One device for the whole test binary (tests take turns).
+fn gpu() -> Option<MutexGuard<'static, GpuContext>> {
+    static CTX: OnceLock<Option<Mutex<GpuContext>>> = OnceLock::new();
+    let ctx = CTX.get_or_init(|| match GpuContext::new(&GpuOptions::default()) {
+        Ok(ctx) => {
+            eprintln!("GPU parity tests on {}", ctx.adapter_description());
+            Some(Mutex::new(ctx))
+        }
+        Err(e) => {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("CI=true and no usable GPU adapter ({e}): install mesa-vulkan-drivers");
+            }
+            eprintln!("notice: GPU parity tests skipped: {e}");
+            None
+        }
+    });
+    ctx.as_ref().map(|m| m.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+}
+
+/// Evaluates on both backends with the given tiling and asserts equality.
+fn assert_parity(
+    ctx: &mut GpuContext,
+    profile: &Profile,
+    state: &ClusterState,
+    pending: &[Pod],
+    options: GpuOptions,
+    what: &str,
+) {
+    let enc = encode(state, pending).expect("encodes");
+    let prepared = Prepared::new(profile, state, pending, &enc).expect("prepares");
+    let want = cpu::evaluate(&prepared);
+    ctx.set_options(options);
+    let got = ctx.evaluate(&prepared).unwrap_or_else(|e| panic!("{what}: GPU failed: {e}"));
+    if let Some(diff) = want.first_difference(&got) {
+        panic!("{what} ({options:?}): GPU differs from CPU: {diff}");
+    }
+}
+
+fn profile() -> Profile {
+    matrix_profile(&Profile::default_profile())
+}
+
+const SMALL: GpuOptions = GpuOptions { max_tile_nodes: Some(64), max_chunk_classes: Some(2) };
+
+#[test]
+fn the_demo_fixture_evaluates_identically_on_the_gpu() {
+    let Some(mut ctx) = gpu() else { return };
+    let cluster = demo();
+    for options in [GpuOptions::default(), SMALL] {
+        assert_parity(&mut ctx, &profile(), &cluster.state, &cluster.pending, options, "demo");
+    }
+    // The full default profile too: the plugins not in the matrix are only listed.
+    let full = Profile::default_profile();
+    assert_parity(
+        &mut ctx,
+        &full,
+        &cluster.state,
+        &cluster.pending,
+        GpuOptions::default(),
+        "demo, default profile",
+    );
+    let enc = encode(&cluster.state, &cluster.pending).unwrap();
+    let (state, pending) = round_to_units(&cluster.state, &cluster.pending, &enc.dicts.resources);
+    assert_parity(&mut ctx, &profile(), &state, &pending, SMALL, "demo rounded to its units");
+}
+
+fn nodes(n: usize) -> Vec<kplace::model::Node> {
+    (0..n)
+        .map(|i| {
+            let mut b = NodeBuilder::new(&format!("n{i:04}"))
+                .cpu(1000 + 250 * (i as i64 % 7))
+                .memory((1 + i as i64 % 5) * GI)
+                .label("zone", ["a", "b", "c"][i % 3]);
+            if i % 11 == 3 {
+                b = b.taint("spot", "", TaintEffect::PreferNoSchedule);
+            }
+            if i % 13 == 5 {
+                b = b.taint("gpu", "yes", TaintEffect::NoSchedule);
+            }
+            b.obj()
+        })
+        .collect()
+}
+
+fn pods() -> Vec<Pod> {
+    vec![
+        PodBuilder::new("d", "small").cpu(100).memory(GI / 4).obj(),
+        PodBuilder::new("d", "zonal").cpu(500).node_selector("zone", "b").obj(),
+        PodBuilder::new("d", "huge").cpu(1_000_000).obj(),
+        PodBuilder::new("d", "port").cpu(200).host_port("", "TCP", 8080).obj(),
+    ]
+}
+
+#[test]
+fn degenerate_shapes_evaluate_identically_on_the_gpu() {
+    let Some(mut ctx) = gpu() else { return };
+    let cases: Vec<(&str, ClusterState, Vec<Pod>)> = vec![
+        ("no nodes", cluster(vec![], vec![]), pods()),
+        ("no pending pods", cluster(nodes(5), vec![]), vec![]),
+        ("one node", cluster(nodes(1), vec![]), pods()),
+        ("a class nothing fits", cluster(nodes(3), vec![]), vec![pods()[2].clone()]),
+        ("63 nodes, one short of a workgroup", cluster(nodes(63), vec![]), pods()),
+        ("65 nodes, one past a workgroup", cluster(nodes(65), vec![]), pods()),
+        ("150 nodes, three tiles of 64", cluster(nodes(150), vec![]), pods()),
+        ("129 nodes, one node in the last tile", cluster(nodes(129), vec![]), pods()),
+    ];
+    for (name, state, pending) in cases {
+        for options in [
+            GpuOptions::default(),
+            SMALL,
+            GpuOptions { max_tile_nodes: Some(64), max_chunk_classes: Some(1) },
+        ] {
+            assert_parity(&mut ctx, &profile(), &state, &pending, options, name);
+        }
+    }
+}
+
+#[test]
+fn the_forced_tiling_really_cuts_the_matrix() {
+    let Some(mut ctx) = gpu() else { return };
+    ctx.set_options(SMALL);
+    let t = ctx.tiling(5, 150).expect("tiles");
+    assert_eq!((t.tile_stride, t.tiles, t.chunk_classes, t.chunks), (64, 3, 2, 3));
+    ctx.set_options(GpuOptions::default());
+    let t = ctx.tiling(5, 150).expect("tiles");
+    assert_eq!((t.tile_stride, t.tiles, t.chunks), (192, 1, 1), "one tile, rounded to 64");
+}
+
+#[test]
+fn backend_selection_follows_the_cli_semantics() {
+    let cluster = demo();
+    let enc = encode(&cluster.state, &cluster.pending).unwrap();
+    let run = |backend: Backend| {
+        let mut selected = Evaluator::select(backend).expect("selects");
+        let m = selected
+            .evaluator
+            .evaluate(&profile(), &cluster.state, &cluster.pending, &enc)
+            .expect("evaluates");
+        (selected, m)
+    };
+    let (cpu_sel, cpu_matrix) = run(Backend::Cpu);
+    assert!(matches!(cpu_sel.evaluator, Evaluator::Cpu) && cpu_sel.notice.is_none());
+    assert_eq!(cpu_sel.evaluator.describe(), "cpu");
+    let has_gpu = gpu().is_some();
+    let (auto_sel, auto_matrix) = run(Backend::Auto);
+    assert_eq!(auto_matrix, cpu_matrix, "auto gives the same matrix whichever backend it picks");
+    if has_gpu {
+        assert!(matches!(auto_sel.evaluator, Evaluator::Gpu(_)), "auto prefers the GPU");
+        assert!(auto_sel.notice.is_none());
+        let (gpu_sel, gpu_matrix) = run(Backend::Gpu);
+        assert!(gpu_sel.evaluator.describe().starts_with("gpu ("));
+        assert_eq!(gpu_matrix, cpu_matrix);
+    } else {
+        assert!(matches!(auto_sel.evaluator, Evaluator::Cpu), "auto falls back to the CPU");
+        let notice = auto_sel.notice.expect("auto says why it fell back");
+        assert!(notice.ends_with("evaluating on the CPU") && !notice.contains('\n'), "{notice}");
+        assert!(Evaluator::select(Backend::Gpu).is_err(), "gpu without an adapter is an error");
+    }
+}
+
+#[test]
+#[ignore = "prints timings of one evaluation of the demo fixture; run with --ignored --nocapture"]
+fn demo_timing() {
+    let Some(mut ctx) = gpu() else { return };
+    let cluster = demo();
+    let enc = encode(&cluster.state, &cluster.pending).unwrap();
+    let profile = profile();
+    let prepared = Prepared::new(&profile, &cluster.state, &cluster.pending, &enc).unwrap();
+    ctx.set_options(GpuOptions::default());
+    let _ = ctx.evaluate(&prepared).unwrap();
+    let runs = 20u32;
+    let start = Instant::now();
+    for _ in 0..runs {
+        std::hint::black_box(cpu::evaluate(&prepared));
+    }
+    let cpu_time = start.elapsed() / runs;
+    let start = Instant::now();
+    for _ in 0..runs {
+        std::hint::black_box(ctx.evaluate(&prepared).unwrap());
+    }
+    let gpu_time = start.elapsed() / runs;
+    println!(
+        "demo: {} classes × {} nodes; cpu {cpu_time:?}, gpu ({}) {gpu_time:?} per evaluation",
+        prepared.num_classes,
+        prepared.num_nodes,
+        ctx.adapter_description()
+    );
+}
+
+fn tiling_options() -> impl Strategy<Value = GpuOptions> {
+    (prop::option::of(prop::sample::select(vec![64u32, 128])), prop::option::of(1u32..4)).prop_map(
+        |(max_tile_nodes, max_chunk_classes)| GpuOptions { max_tile_nodes, max_chunk_classes },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_clusters_evaluate_identically_on_the_gpu(
+        s in scenarios(0..=10, 6, false),
+        options in tiling_options(),
+    ) {
+        let Some(mut ctx) = gpu() else { return Ok(()) };
+        let Scenario { profile, state, pending } = s;
+        assert_parity(&mut ctx, &profile, &state, &pending, options, "generated");
+    }
+
+    #[test]
+    fn generated_clusters_wider_than_a_tile_evaluate_identically_on_the_gpu(
+        s in scenarios(65..=140, 4, false),
+        options in tiling_options(),
+    ) {
+        let Some(mut ctx) = gpu() else { return Ok(()) };
+        let Scenario { profile, state, pending } = s;
+        assert_parity(&mut ctx, &profile, &state, &pending, options, "generated, wide");
+    }
+}
