@@ -53,7 +53,7 @@ const TAINTS: [(&str, &str, TaintEffect); 4] = [
     ("maint", "", TaintEffect::NoExecute),
 ];
 const GPU: &str = "nvidia.com/gpu";
-const FOO: &str = "example.com/foo";
+const EXAMPLE_RES: &str = "example.com/foo";
 const HUGE: &str = "hugepages-2Mi";
 
 /// Memory in bytes: whole MiB when `exact`, else sometimes a few bytes off.
@@ -69,7 +69,7 @@ struct NodeSpec {
     jitter: u32,
     pods: u8,
     gpu: u8,
-    foo: u8,
+    example_res: u8,
     huge: u8,
     zone: Option<usize>,
     disk: Option<usize>,
@@ -85,7 +85,7 @@ struct PodSpec {
     mem_mib: u32,
     jitter: u32,
     gpu: u8,
-    foo: u8,
+    example_res: u8,
     huge: u8,
     ports: u8,
     tolerations: u8,
@@ -123,7 +123,7 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
     )
         .prop_map(
             |(
-                (cpu, mem_mib, jitter, gpu, foo, huge),
+                (cpu, mem_mib, jitter, gpu, example_res, huge),
                 (ports, tolerations, selector),
                 required,
                 preferred,
@@ -134,7 +134,7 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
                 mem_mib,
                 jitter,
                 gpu,
-                foo,
+                example_res,
                 huge,
                 ports,
                 tolerations,
@@ -161,7 +161,7 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
     )
         .prop_map(
             |(
-                (cpu, mem_mib, jitter, pods, gpu, foo, huge),
+                (cpu, mem_mib, jitter, pods, gpu, example_res, huge),
                 (zone, disk, cores, taints, cordoned),
                 bound,
             )| {
@@ -171,7 +171,7 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
                     jitter,
                     pods,
                     gpu,
-                    foo,
+                    example_res,
                     huge,
                     zone,
                     disk,
@@ -221,8 +221,8 @@ fn build_pod(name: &str, s: &PodSpec, exact: bool, num_nodes: usize) -> PodBuild
     if s.gpu > 0 {
         b = b.scalar(GPU, i64::from(s.gpu));
     }
-    if s.foo > 0 {
-        b = b.scalar(FOO, i64::from(s.foo));
+    if s.example_res > 0 {
+        b = b.scalar(EXAMPLE_RES, i64::from(s.example_res));
     }
     if s.huge > 0 {
         b = b.scalar(HUGE, i64::from(s.huge) * 2 * MI);
@@ -283,8 +283,8 @@ fn build_scenario(
         if s.gpu > 0 {
             b = b.scalar(GPU, i64::from(s.gpu));
         }
-        if s.foo > 0 {
-            b = b.scalar(FOO, i64::from(s.foo));
+        if s.example_res > 0 {
+            b = b.scalar(EXAMPLE_RES, i64::from(s.example_res));
         }
         if s.huge > 0 {
             b = b.scalar(HUGE, i64::from(s.huge) * 4 * MI);
@@ -342,7 +342,7 @@ fn build_scenario(
             resources: vec![
                 ResourceSpec::new("cpu", 1),
                 ResourceSpec::new("memory", 3),
-                ResourceSpec::new(FOO, 2),
+                ResourceSpec::new(EXAMPLE_RES, 2),
                 ResourceSpec::new("pods", 1),
             ],
             shape: vec![
