@@ -228,9 +228,26 @@ impl Baseline {
             match outcome {
                 PreemptionOutcome::Preempted { node, victims, .. } => {
                     drop(oracle);
+                    // Upstream nominates the node and schedules the pod again once the victims
+                    // are gone; kplace places it at once, so it first runs that next cycle's
+                    // PreFilter and Filter on the cluster without the victims. (Preemption's
+                    // incremental state can disagree with a fresh PreFilter, e.g. a terminating
+                    // victim PodTopologySpread never counted.) If the pod still does not fit,
+                    // nothing is evicted and the pod stays pending with the filter's message.
+                    let mut after = self.cluster.clone();
                     for v in &victims {
-                        self.cluster.nodes[node].remove_pod(&v.namespace, &v.name);
+                        after.nodes[node].remove_pod(&v.namespace, &v.name);
                     }
+                    let fits = match fw.pre_filter(pod, &after) {
+                        PreFilterOutcome::Proceed(state) => {
+                            fw.filter(&state, pod, &after.nodes[node]).is_success()
+                        }
+                        PreFilterOutcome::Rejected(_) => false,
+                    };
+                    if !fits {
+                        return CycleResult::Unschedulable(FitError { num_all_nodes, diagnosis });
+                    }
+                    self.cluster = after;
                     self.assume(pod, node);
                     return CycleResult::Preempted(node, victims);
                 }
