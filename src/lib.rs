@@ -9,6 +9,7 @@
 //! names its upstream file.
 
 pub mod baseline;
+pub mod bind;
 pub mod encode;
 pub mod explain;
 pub mod framework;
