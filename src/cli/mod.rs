@@ -1,9 +1,11 @@
 //! Command-line definitions (clap derive) and dispatch. `anyhow` lives here and nowhere else.
 //!
 //! Exit codes: 0 success (unschedulable pods are an outcome, not a failure); 1 an error
-//! (bad input, I/O, an invalid configuration); 2 invalid command-line usage (from clap).
+//! (bad input, I/O, an invalid configuration); 2 invalid command-line usage (from clap); 3 (`bind`)
+//! the plan was not carried out completely (a pod did not bind, an eviction was refused).
 
 mod baseline;
+mod bind;
 mod explain;
 mod inspect;
 mod output;
@@ -16,6 +18,8 @@ use tracing_subscriber::EnvFilter;
 
 /// Exit code for errors.
 pub const EXIT_ERROR: u8 = 1;
+/// Exit code of `bind` when some action did not succeed.
+pub const EXIT_INCOMPLETE: u8 = 3;
 
 /// kplace: GPU-accelerated batch placement for Kubernetes.
 #[derive(Debug, Parser)]
@@ -41,6 +45,8 @@ pub enum Command {
     Baseline(baseline::BaselineArgs),
     /// Show, for one pending pod, every node's filter verdicts and scores.
     Explain(explain::ExplainArgs),
+    /// Carry out a plan on a cluster: evictions through the Eviction API, then Bindings.
+    Bind(bind::BindArgs),
 }
 
 /// Output formats.
@@ -142,9 +148,11 @@ pub fn load_config(
 
 /// Sets up `tracing` on stderr. `RUST_LOG` overrides the level.
 pub fn init_logging(verbose: u8, quiet: bool) {
+    // kube's client logs every failed request at ERROR; `bind` reports failures itself, so its
+    // logs show only with -v.
     let level = match (quiet, verbose) {
-        (true, _) => "error",
-        (false, 0) => "info",
+        (true, _) => "error,kube_client=off",
+        (false, 0) => "info,kube_client=off",
         (false, 1) => "debug",
         (false, _) => "trace",
     };
@@ -159,9 +167,11 @@ pub fn init_logging(verbose: u8, quiet: bool) {
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let quiet = cli.quiet;
     match cli.command {
         Command::Inspect(args) => inspect::run(&args.snapshot, args.output),
         Command::Baseline(args) => baseline::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Bind(args) => bind::run(&args, quiet),
     }
 }
