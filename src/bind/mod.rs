@@ -547,7 +547,9 @@ impl Binder<'_> {
                 retry::Verdict::Retry { message, after, ambiguous: maybe_applied } => {
                     ambiguous |= maybe_applied;
                     if attempts >= max {
-                        let message = format!("{message} (gave up after {attempts} attempts)");
+                        let plural = if attempts == 1 { "" } else { "s" };
+                        let message =
+                            format!("{message} (gave up after {attempts} attempt{plural})");
                         return Call { result: Err(Fail::Exhausted(message)), attempts, ambiguous };
                     }
                     let delay = policy.delay(attempts, rand::random_range(0.0..=1.0), after);
@@ -614,7 +616,7 @@ impl Binder<'_> {
         // Is the room still needed?
         match self.get_pod(&group.preemptor).await {
             Ok(Some(p)) if p.node.as_deref() == Some(group.node) => {
-                let msg = format!("{preemptor} already runs on {}", group.node);
+                let msg = format!("{preemptor} is already on {}", group.node);
                 return (group.preemptor.clone(), all(Outcome::NotNeeded, &msg), None);
             }
             Ok(Some(PodView { node: Some(other), .. })) => {
