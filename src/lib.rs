@@ -10,6 +10,7 @@
 
 pub mod baseline;
 pub mod batch;
+pub mod bind;
 pub mod check;
 pub mod encode;
 pub mod eval;

@@ -2,9 +2,11 @@
 //!
 //! Exit codes: 0 success (unschedulable pods are an outcome, not a failure); 1 an error
 //! (bad input, I/O, an invalid configuration); 2 invalid command-line usage (from clap); 3 the
-//! plan given to `kplace check` breaks a rule.
+//! outcome is a failure: the plan given to `kplace check` breaks a rule, or `kplace bind` did
+//! not carry the plan out completely (a pod did not bind, an eviction was refused).
 
 mod baseline;
+mod bind;
 mod check;
 mod explain;
 // `gen` is a reserved keyword in edition 2024.
@@ -21,6 +23,8 @@ use tracing_subscriber::EnvFilter;
 
 /// Exit code for errors.
 pub const EXIT_ERROR: u8 = 1;
+/// Exit code of `bind` when some action did not succeed.
+pub const EXIT_INCOMPLETE: u8 = 3;
 
 /// kplace: GPU-accelerated batch placement for Kubernetes.
 #[derive(Debug, Parser)]
@@ -53,6 +57,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Write a synthetic cluster snapshot (scheduler_perf workloads and kplace's own) as YAML.
     Gen(r#gen::GenArgs),
+    /// Carry out a plan on a cluster: evictions through the Eviction API, then Bindings.
+    Bind(bind::BindArgs),
 }
 
 /// Output formats.
@@ -154,9 +160,11 @@ pub fn load_config(
 
 /// Sets up `tracing` on stderr. `RUST_LOG` overrides the level.
 pub fn init_logging(verbose: u8, quiet: bool) {
+    // kube's client logs every failed request at ERROR; `bind` reports failures itself, so its
+    // logs show only with -v.
     let level = match (quiet, verbose) {
-        (true, _) => "error",
-        (false, 0) => "info",
+        (true, _) => "error,kube_client=off",
+        (false, 0) => "info,kube_client=off",
         (false, 1) => "debug",
         (false, _) => "trace",
     };
@@ -171,6 +179,7 @@ pub fn init_logging(verbose: u8, quiet: bool) {
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let quiet = cli.quiet;
     match cli.command {
         Command::Inspect(args) => inspect::run(&args.snapshot, args.output),
         Command::Baseline(args) => baseline::run(&args),
@@ -178,5 +187,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => plan::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Gen(args) => r#gen::run(&args),
+        Command::Bind(args) => bind::run(&args, quiet),
     }
 }

@@ -1,0 +1,959 @@
+//! The binder: the only code that writes to a cluster. It carries out a [`Plan`]: evictions
+//! first, through the Eviction API, then Bindings.
+//!
+//! Input: a plan, a `kube::Client` and [`BindOptions`]; output: a [`BindReport`] with one
+//! [`ActionResult`] per eviction and per placement, in plan order. Upstream: kube-scheduler's
+//! `DefaultBinder` (`pkg/scheduler/framework/plugins/defaultbinder/default_binder.go`, v1.35),
+//! which POSTs a v1 `Binding` to `pods/{name}/binding`; and the pod registry's `BindingREST` and
+//! `EvictionREST` (`pkg/registry/core/pod/storage/storage.go`, `eviction.go`), whose replies
+//! decide the outcomes:
+//!
+//! - **Evictions** are grouped by preemptor and run one after another within a group (groups in
+//!   parallel). Before evicting, the preemptor is read: when it already sits on its planned node
+//!   its evictions are `not_needed`; when it is gone, bound elsewhere or being deleted nothing is
+//!   evicted for it (`skipped`). Each victim is read first (`gone` when it no longer exists or no
+//!   longer runs on the planned node), then evicted with its UID as a precondition, so a pod
+//!   recreated under the same name is never evicted by mistake. A 429 with a `DisruptionBudget`
+//!   cause is `refused`; the group stops there (the rest `skipped`) and the preemptor's binding is
+//!   `skipped`. Without dry-run the binder then waits (up to `eviction_timeout`) for the victims
+//!   to be gone, so the preemptor is not bound while they still hold the node.
+//! - **Bindings** follow, in parallel. 201 is `bound`; 404 is `gone`; 409 makes the binder read
+//!   the pod: on the planned node it is `already_bound` (or `bound`, when an earlier attempt of
+//!   this run had an unanswered request), on another node `conflict`, being deleted `gone`.
+//! - Every request goes through a client-side token bucket (`qps`, `burst`), at most
+//!   `concurrency` groups or bindings are in flight, and transient failures (429 without a budget
+//!   cause, 5xx, timeouts, dropped connections) are retried with exponential backoff and jitter,
+//!   at most `retry.max_attempts` times (see [`retry`]).
+//!
+//! Re-running the same plan is safe: whatever was done is found done (`already_bound`,
+//! `not_needed`, `gone`) and only what is left is carried out. Dry-run (`dryRun=All`) sends the
+//! same requests and the server changes nothing.
+//!
+//! Known limit: a later placement may use room that an eviction for another preemptor freed; the
+//! plan does not record that, so only the preemptor's own binding is skipped when an eviction is
+//! refused.
+
+pub mod kubeconfig;
+pub mod limit;
+pub mod retry;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Binding, ObjectReference, Pod};
+use k8s_openapi::api::policy::v1::Eviction as EvictionRequest;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, ObjectMeta, Preconditions};
+use kube::api::{Api, PostParams};
+use kube::core::Status;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{Eviction, Placement, Plan, Unschedulable};
+
+pub use kubeconfig::load_config;
+pub use limit::RateLimiter;
+pub use retry::{Fail, RetryPolicy};
+
+/// Errors that stop the binder before it sends anything.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// The plan file could not be read.
+    #[error("reading plan {}: {source}", path.display())]
+    ReadPlan {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The plan file is not a plan document.
+    #[error("plan {}: {message}", path.display())]
+    ParsePlan {
+        /// The file.
+        path: PathBuf,
+        /// Where and why parsing failed.
+        message: String,
+    },
+    /// The plan contradicts itself or names pods that cannot exist.
+    #[error("invalid plan: {field}: {message}")]
+    InvalidPlan {
+        /// The offending field (`placements[3].pod`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The kubeconfig could not be loaded or does not name a usable cluster.
+    #[error("kubeconfig{}: {message}", path.as_ref().map(|p| format!(" {}", p.display())).unwrap_or_default())]
+    Kubeconfig {
+        /// The file, when one was named with `--kubeconfig`.
+        path: Option<PathBuf>,
+        /// What went wrong.
+        message: String,
+    },
+    /// There is no kubeconfig and the process does not run in a cluster.
+    #[error(
+        "no cluster to talk to: no kubeconfig ({kubeconfig}) and not in a cluster ({in_cluster})"
+    )]
+    NoCluster {
+        /// Why no kubeconfig was found.
+        kubeconfig: String,
+        /// Why the in-cluster configuration was not usable.
+        in_cluster: String,
+    },
+    /// The API client could not be built from the configuration (TLS, credentials).
+    #[error("creating the API client: {}", retry::chain(.0))]
+    Client(#[source] kube::Error),
+}
+
+/// How the binder runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BindOptions {
+    /// Send every request with `dryRun=All`: the server validates and changes nothing.
+    pub dry_run: bool,
+    /// Most eviction groups or bindings in flight at once (at least 1).
+    pub concurrency: usize,
+    /// Client-side request rate limit, requests per second (`0` for none).
+    pub qps: f64,
+    /// Requests allowed at once before the rate limit applies.
+    pub burst: u32,
+    /// Retries of transient failures.
+    pub retry: RetryPolicy,
+    /// The longest wait for one reply before the attempt counts as failed.
+    pub request_timeout: Duration,
+    /// The longest wait for evicted pods to be gone before their preemptor's binding is skipped.
+    pub eviction_timeout: Duration,
+    /// How often an evicted pod is checked while waiting for it to be gone.
+    pub eviction_poll: Duration,
+    /// `fieldManager` sent with every write.
+    pub field_manager: String,
+}
+
+impl Default for BindOptions {
+    fn default() -> Self {
+        BindOptions {
+            dry_run: false,
+            concurrency: 16,
+            // kube-scheduler's own client defaults (KubeSchedulerConfiguration clientConnection).
+            qps: 50.0,
+            burst: 100,
+            retry: RetryPolicy::default(),
+            request_timeout: Duration::from_secs(30),
+            eviction_timeout: Duration::from_secs(300),
+            eviction_poll: Duration::from_secs(1),
+            field_manager: "kplace".to_string(),
+        }
+    }
+}
+
+/// What the binder does with a pod.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Evict a running pod (a preemption victim).
+    Evict,
+    /// Bind a pending pod to its node.
+    Bind,
+}
+
+/// How one action ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The binding was made now.
+    Bound,
+    /// The pod already sat on its planned node.
+    AlreadyBound,
+    /// The eviction was accepted.
+    Evicted,
+    /// The eviction was not needed: its preemptor already sits on its planned node.
+    NotNeeded,
+    /// The pod no longer exists (or, for a victim, no longer runs on the planned node).
+    Gone,
+    /// The pod is bound to another node.
+    Conflict,
+    /// A PodDisruptionBudget refused the eviction.
+    Refused,
+    /// Not attempted, because something it depends on did not happen.
+    Skipped,
+    /// The request failed (an error, or transient failures that outlasted the retries).
+    Failed,
+}
+
+impl Outcome {
+    /// The outcome as words (`already bound`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Bound => "bound",
+            Outcome::AlreadyBound => "already bound",
+            Outcome::Evicted => "evicted",
+            Outcome::NotNeeded => "not needed",
+            Outcome::Gone => "gone",
+            Outcome::Conflict => "conflict",
+            Outcome::Refused => "refused",
+            Outcome::Skipped => "skipped",
+            Outcome::Failed => "failed",
+        }
+    }
+
+    /// Whether the plan's intent for this action holds: the pod sits on its node (bindings), or
+    /// the victim no longer holds the node or need not (evictions).
+    pub fn is_success(self, action: Action) -> bool {
+        match action {
+            Action::Bind => matches!(self, Outcome::Bound | Outcome::AlreadyBound),
+            Action::Evict => matches!(self, Outcome::Evicted | Outcome::NotNeeded | Outcome::Gone),
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// The result of one action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionResult {
+    /// Evict or bind.
+    pub action: Action,
+    /// `namespace/name`.
+    pub pod: String,
+    /// The node (the victim's node for evictions, the target for bindings).
+    pub node: String,
+    /// For evictions, the pod they make room for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemptor: Option<String>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Write requests sent for it (0 when none was sent).
+    pub attempts: u32,
+    /// Why, when there is something to say.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// Counts of outcomes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BindSummary {
+    /// Outcome → number of evictions.
+    pub evictions: BTreeMap<Outcome, usize>,
+    /// Outcome → number of bindings.
+    pub bindings: BTreeMap<Outcome, usize>,
+}
+
+/// Everything the binder did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BindReport {
+    /// Whether requests were sent with `dryRun=All`.
+    pub dry_run: bool,
+    /// Whether every action succeeded ([`Outcome::is_success`]).
+    pub complete: bool,
+    /// One result per plan eviction, in plan order.
+    pub evictions: Vec<ActionResult>,
+    /// One result per plan placement, in plan order.
+    pub bindings: Vec<ActionResult>,
+    /// Counts.
+    pub summary: BindSummary,
+}
+
+/// A pod's `namespace/name`, parsed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PodKey {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl PodKey {
+    /// Parses `namespace/name`; both parts must be non-empty and there is exactly one `/`.
+    pub fn parse(key: &str) -> Option<PodKey> {
+        let (namespace, name) = key.split_once('/')?;
+        if namespace.is_empty() || name.is_empty() || name.contains('/') {
+            return None;
+        }
+        Some(PodKey { namespace: namespace.to_string(), name: name.to_string() })
+    }
+}
+
+impl fmt::Display for PodKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// Reads a plan document (JSON or YAML, as `baseline -o json|yaml` prints it). Only
+/// `placements` is required; `evictions` and `unschedulable` default to empty and the summary is
+/// not read.
+pub fn read_plan(path: &Path) -> Result<Plan, BindError> {
+    #[derive(Deserialize)]
+    struct Doc {
+        placements: Vec<Placement>,
+        #[serde(default)]
+        evictions: Vec<Eviction>,
+        #[serde(default)]
+        unschedulable: Vec<Unschedulable>,
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| BindError::ReadPlan { path: path.to_path_buf(), source })?;
+    let parse_error = |message: String| BindError::ParsePlan { path: path.to_path_buf(), message };
+    let doc: Doc = if text.trim_start().starts_with('{') {
+        let de = &mut serde_json::Deserializer::from_str(&text);
+        serde_path_to_error::deserialize(de)
+            .map_err(|e| parse_error(format!("{}: {}", e.path(), e.inner())))?
+    } else {
+        serde_saphyr::from_str(&text).map_err(|e| parse_error(e.to_string()))?
+    };
+    Ok(Plan {
+        placements: doc.placements,
+        evictions: doc.evictions,
+        unschedulable: doc.unschedulable,
+        summary: Default::default(),
+    })
+}
+
+/// The plan's actions, checked and parsed.
+#[derive(Debug)]
+struct Work<'p> {
+    bindings: Vec<(&'p Placement, PodKey)>,
+    /// Eviction groups in the order their first eviction appears in the plan.
+    groups: Vec<Group<'p>>,
+}
+
+/// The evictions that make room for one preemptor.
+#[derive(Debug)]
+struct Group<'p> {
+    preemptor: PodKey,
+    /// The preemptor's planned node.
+    node: &'p str,
+    /// Plan eviction index, the eviction and the victim's key, in plan order.
+    victims: Vec<(usize, &'p Eviction, PodKey)>,
+}
+
+fn invalid(field: String, message: String) -> BindError {
+    BindError::InvalidPlan { field, message }
+}
+
+fn parse_key(key: &str, field: impl Fn() -> String) -> Result<PodKey, BindError> {
+    PodKey::parse(key)
+        .ok_or_else(|| invalid(field(), format!("{key:?} is not a namespace/name pod key")))
+}
+
+impl<'p> Work<'p> {
+    /// Checks the plan: pod keys parse, nodes are named, no pod is placed twice or both placed
+    /// and evicted, and every eviction's preemptor has a placement.
+    fn new(plan: &'p Plan) -> Result<Self, BindError> {
+        let mut placed: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut bindings = Vec::with_capacity(plan.placements.len());
+        for (i, p) in plan.placements.iter().enumerate() {
+            let key = parse_key(&p.pod, || format!("placements[{i}].pod"))?;
+            if p.node.is_empty() {
+                return Err(invalid(format!("placements[{i}].node"), "is empty".to_string()));
+            }
+            if let Some(first) = placed.insert(&p.pod, i) {
+                return Err(invalid(
+                    format!("placements[{i}].pod"),
+                    format!("{:?} is placed twice (also placements[{first}])", p.pod),
+                ));
+            }
+            bindings.push((p, key));
+        }
+        let mut evicted: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut group_of: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut groups: Vec<Group<'p>> = Vec::new();
+        for (i, e) in plan.evictions.iter().enumerate() {
+            let key = parse_key(&e.pod, || format!("evictions[{i}].pod"))?;
+            let preemptor = parse_key(&e.preemptor, || format!("evictions[{i}].preemptor"))?;
+            if e.node.is_empty() {
+                return Err(invalid(format!("evictions[{i}].node"), "is empty".to_string()));
+            }
+            if let Some(first) = evicted.insert(&e.pod, i) {
+                return Err(invalid(
+                    format!("evictions[{i}].pod"),
+                    format!("{:?} is evicted twice (also evictions[{first}])", e.pod),
+                ));
+            }
+            if let Some(j) = placed.get(e.pod.as_str()) {
+                return Err(invalid(
+                    format!("evictions[{i}].pod"),
+                    format!("{:?} is also placed (placements[{j}])", e.pod),
+                ));
+            }
+            let Some(&j) = placed.get(e.preemptor.as_str()) else {
+                return Err(invalid(
+                    format!("evictions[{i}].preemptor"),
+                    format!("{:?} has no placement", e.preemptor),
+                ));
+            };
+            let g = *group_of.entry(&e.preemptor).or_insert_with(|| {
+                groups.push(Group {
+                    preemptor,
+                    node: plan.placements.get(j).map_or("", |p| p.node.as_str()),
+                    victims: Vec::new(),
+                });
+                groups.len() - 1
+            });
+            if let Some(group) = groups.get_mut(g) {
+                group.victims.push((i, e, key));
+            }
+        }
+        Ok(Work { bindings, groups })
+    }
+}
+
+/// Builds a client from a configuration (must run inside a tokio runtime).
+pub fn client(config: kube::Config) -> Result<kube::Client, BindError> {
+    kube::Client::try_from(config).map_err(BindError::Client)
+}
+
+/// Carries out `plan` against the cluster behind `client`. `progress` is called once per
+/// finished action (evictions first). Returns an error only when the plan is invalid; failed
+/// requests are outcomes in the report.
+pub async fn bind(
+    client: &kube::Client,
+    plan: &Plan,
+    options: &BindOptions,
+    progress: &(dyn Fn(&ActionResult) + Sync),
+) -> Result<BindReport, BindError> {
+    let work = Work::new(plan)?;
+    let binder =
+        Binder { client, options, limiter: RateLimiter::new(options.qps, options.burst), progress };
+    let concurrency = options.concurrency.max(1);
+
+    let mut evictions: Vec<Option<ActionResult>> = vec![None; plan.evictions.len()];
+    let mut blocked: BTreeMap<PodKey, String> = BTreeMap::new();
+    let groups: Vec<_> = futures::stream::iter(work.groups.iter())
+        .map(|g| binder.evict_group(g))
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    for (preemptor, results, block) in groups {
+        for (i, r) in results {
+            if let Some(slot) = evictions.get_mut(i) {
+                *slot = Some(r);
+            }
+        }
+        if let Some(reason) = block {
+            blocked.insert(preemptor, reason);
+        }
+    }
+
+    let blocked = &blocked;
+    let mut bindings: Vec<Option<ActionResult>> = vec![None; plan.placements.len()];
+    let done: Vec<(usize, ActionResult)> = futures::stream::iter(work.bindings.iter().enumerate())
+        .map(|(i, (p, key))| {
+            let binder = &binder;
+            async move { (i, binder.bind_one(p, key, blocked.get(key)).await) }
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    for (i, r) in done {
+        if let Some(slot) = bindings.get_mut(i) {
+            *slot = Some(r);
+        }
+    }
+
+    let evictions: Vec<ActionResult> = evictions.into_iter().flatten().collect();
+    let bindings: Vec<ActionResult> = bindings.into_iter().flatten().collect();
+    let mut summary = BindSummary::default();
+    for r in &evictions {
+        *summary.evictions.entry(r.outcome).or_insert(0) += 1;
+    }
+    for r in &bindings {
+        *summary.bindings.entry(r.outcome).or_insert(0) += 1;
+    }
+    let complete = evictions.len() == plan.evictions.len()
+        && bindings.len() == plan.placements.len()
+        && evictions.iter().chain(&bindings).all(|r| r.outcome.is_success(r.action));
+    Ok(BindReport { dry_run: options.dry_run, complete, evictions, bindings, summary })
+}
+
+/// The parts of a pod the binder looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PodView {
+    uid: Option<String>,
+    node: Option<String>,
+    deleting: bool,
+}
+
+impl PodView {
+    fn of(pod: &Pod) -> Self {
+        PodView {
+            uid: pod.metadata.uid.clone(),
+            node: pod.spec.as_ref().and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty()),
+            deleting: pod.metadata.deletion_timestamp.is_some(),
+        }
+    }
+}
+
+/// One request's end, after retries.
+struct Call<T> {
+    result: Result<T, Fail>,
+    attempts: u32,
+    /// Some failed attempt may have been applied without a reply.
+    ambiguous: bool,
+}
+
+struct Binder<'a> {
+    client: &'a kube::Client,
+    options: &'a BindOptions,
+    limiter: RateLimiter,
+    progress: &'a (dyn Fn(&ActionResult) + Sync),
+}
+
+impl Binder<'_> {
+    fn pods(&self, namespace: &str) -> Api<Pod> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    fn post_params(&self) -> PostParams {
+        PostParams {
+            dry_run: self.options.dry_run,
+            field_manager: Some(self.options.field_manager.clone()),
+        }
+    }
+
+    /// Sends one request, retrying transient failures.
+    async fn call<T, F, Fut>(&self, what: &str, mut send: F) -> Call<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, kube::Error>>,
+    {
+        let policy = self.options.retry;
+        let max = policy.max_attempts.max(1);
+        let timeout = self.options.request_timeout;
+        let mut attempts = 0;
+        let mut ambiguous = false;
+        loop {
+            attempts += 1;
+            self.limiter.acquire().await;
+            let verdict = match tokio::time::timeout(timeout, send()).await {
+                Ok(Ok(value)) => return Call { result: Ok(value), attempts, ambiguous },
+                Ok(Err(e)) => retry::classify(&e),
+                Err(_) => retry::Verdict::Retry {
+                    message: format!("no reply within {} ms", timeout.as_millis()),
+                    after: None,
+                    ambiguous: true,
+                },
+            };
+            match verdict {
+                retry::Verdict::Stop(fail) => {
+                    return Call { result: Err(fail), attempts, ambiguous };
+                }
+                retry::Verdict::Retry { message, after, ambiguous: maybe_applied } => {
+                    ambiguous |= maybe_applied;
+                    if attempts >= max {
+                        let plural = if attempts == 1 { "" } else { "s" };
+                        let message =
+                            format!("{message} (gave up after {attempts} attempt{plural})");
+                        return Call { result: Err(Fail::Exhausted(message)), attempts, ambiguous };
+                    }
+                    let delay = policy.delay(attempts, rand::random_range(0.0..=1.0), after);
+                    tracing::debug!("{what}: {message}; retrying in {} ms", delay.as_millis());
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+
+    /// Reads a pod; `None` when it does not exist.
+    async fn get_pod(&self, key: &PodKey) -> Result<Option<PodView>, Fail> {
+        let api = self.pods(&key.namespace);
+        let call = self.call(&format!("get pod {key}"), || api.get(&key.name)).await;
+        match call.result {
+            Ok(pod) => Ok(Some(PodView::of(&pod))),
+            Err(Fail::NotFound(_)) => Ok(None),
+            Err(fail) => Err(fail),
+        }
+    }
+
+    fn finish(&self, result: ActionResult) -> ActionResult {
+        match result.outcome {
+            Outcome::Failed | Outcome::Refused | Outcome::Conflict => {
+                tracing::warn!(
+                    "{} {}: {}: {}",
+                    result.action_word(),
+                    result.pod,
+                    result.outcome,
+                    result.message
+                );
+            }
+            _ => tracing::debug!("{} {}: {}", result.action_word(), result.pod, result.outcome),
+        }
+        (self.progress)(&result);
+        result
+    }
+
+    /// Evicts one preemptor's victims; returns the preemptor, the results by plan index, and why
+    /// its binding must not be made (if so).
+    async fn evict_group(
+        &self,
+        group: &Group<'_>,
+    ) -> (PodKey, Vec<(usize, ActionResult)>, Option<String>) {
+        let preemptor = group.preemptor.to_string();
+        let result =
+            |e: &Eviction, outcome: Outcome, attempts: u32, message: String| ActionResult {
+                action: Action::Evict,
+                pod: e.pod.clone(),
+                node: e.node.clone(),
+                preemptor: Some(preemptor.clone()),
+                outcome,
+                attempts,
+                message,
+            };
+        let all = |outcome: Outcome, message: &str| -> Vec<(usize, ActionResult)> {
+            group
+                .victims
+                .iter()
+                .map(|(i, e, _)| (*i, self.finish(result(e, outcome, 0, message.to_string()))))
+                .collect()
+        };
+
+        // Is the room still needed?
+        match self.get_pod(&group.preemptor).await {
+            Ok(Some(p)) if p.node.as_deref() == Some(group.node) => {
+                let msg = format!("{preemptor} is already on {}", group.node);
+                return (group.preemptor.clone(), all(Outcome::NotNeeded, &msg), None);
+            }
+            Ok(Some(PodView { node: Some(other), .. })) => {
+                let msg = format!("{preemptor} is already bound to node {other:?}");
+                return (group.preemptor.clone(), all(Outcome::Skipped, &msg), None);
+            }
+            Ok(Some(PodView { deleting: true, .. })) => {
+                let msg = format!("{preemptor} is being deleted");
+                return (group.preemptor.clone(), all(Outcome::Skipped, &msg), None);
+            }
+            Ok(None) => {
+                let msg = format!("{preemptor} no longer exists");
+                return (group.preemptor.clone(), all(Outcome::Skipped, &msg), None);
+            }
+            Err(fail) => {
+                let msg = format!("reading {preemptor}: {}", fail.message());
+                return (group.preemptor.clone(), all(Outcome::Failed, &msg), Some(msg.clone()));
+            }
+            Ok(Some(_)) => {}
+        }
+
+        let mut results = Vec::with_capacity(group.victims.len());
+        let mut stop: Option<String> = None;
+        let mut to_wait: Vec<(&PodKey, Option<String>, &str)> = Vec::new();
+        for (i, e, key) in &group.victims {
+            if let Some(reason) = &stop {
+                results.push((*i, self.finish(result(e, Outcome::Skipped, 0, reason.clone()))));
+                continue;
+            }
+            let (outcome, attempts, message) = match self.get_pod(key).await {
+                Ok(None) => (Outcome::Gone, 0, "no longer exists".to_string()),
+                Ok(Some(v)) if v.node.as_deref() != Some(e.node.as_str()) => {
+                    (Outcome::Gone, 0, format!("no longer runs on {}", e.node))
+                }
+                Ok(Some(v)) => {
+                    let call = self.post_eviction(key, v.uid.clone()).await;
+                    match call.result {
+                        Ok(_) => {
+                            to_wait.push((key, v.uid, e.node.as_str()));
+                            (Outcome::Evicted, call.attempts, String::new())
+                        }
+                        Err(Fail::NotFound(_)) => {
+                            (Outcome::Gone, call.attempts, "no longer exists".to_string())
+                        }
+                        Err(Fail::Conflict(m)) => match self.get_pod(key).await {
+                            Ok(Some(now)) if now.uid == v.uid => {
+                                (Outcome::Failed, call.attempts, m)
+                            }
+                            Ok(_) => {
+                                (Outcome::Gone, call.attempts, "replaced by a new pod".to_string())
+                            }
+                            Err(f) => {
+                                (Outcome::Failed, call.attempts, format!("{m}; {}", f.message()))
+                            }
+                        },
+                        Err(Fail::Refused(m)) => (Outcome::Refused, call.attempts, m),
+                        Err(fail) => (Outcome::Failed, call.attempts, fail.message().to_string()),
+                    }
+                }
+                Err(fail) => (Outcome::Failed, 0, format!("reading the pod: {}", fail.message())),
+            };
+            if matches!(outcome, Outcome::Refused | Outcome::Failed) {
+                stop = Some(format!("the eviction of {} was {outcome}", e.pod));
+            }
+            results.push((*i, self.finish(result(e, outcome, attempts, message))));
+        }
+        if stop.is_some() || self.options.dry_run {
+            return (group.preemptor.clone(), results, stop);
+        }
+
+        // Wait for the victims to be gone, so the preemptor does not land beside them.
+        let deadline = Instant::now() + self.options.eviction_timeout;
+        for (key, uid, node) in to_wait {
+            loop {
+                match self.get_pod(key).await {
+                    Ok(None) => break,
+                    Ok(Some(v)) if v.uid != uid || v.node.as_deref() != Some(node) => break,
+                    Ok(Some(_)) => {}
+                    Err(fail) => {
+                        tracing::debug!("waiting for {key} to be gone: {}", fail.message())
+                    }
+                }
+                if Instant::now() + self.options.eviction_poll > deadline {
+                    let reason = format!(
+                        "{key} was still terminating after {} s",
+                        self.options.eviction_timeout.as_secs()
+                    );
+                    return (group.preemptor.clone(), results, Some(reason));
+                }
+                tokio::time::sleep(self.options.eviction_poll).await;
+            }
+        }
+        (group.preemptor.clone(), results, None)
+    }
+
+    async fn post_eviction(&self, key: &PodKey, uid: Option<String>) -> Call<Status> {
+        let eviction = EvictionRequest {
+            metadata: ObjectMeta {
+                name: Some(key.name.clone()),
+                namespace: Some(key.namespace.clone()),
+                ..Default::default()
+            },
+            delete_options: Some(DeleteOptions {
+                dry_run: self.options.dry_run.then(|| vec!["All".to_string()]),
+                preconditions: uid
+                    .map(|uid| Preconditions { uid: Some(uid), resource_version: None }),
+                ..Default::default()
+            }),
+        };
+        let api = self.pods(&key.namespace);
+        let pp = self.post_params();
+        self.call(&format!("evict {key}"), || {
+            api.create_subresource::<EvictionRequest, Status>("eviction", &key.name, &pp, &eviction)
+        })
+        .await
+    }
+
+    async fn bind_one(
+        &self,
+        placement: &Placement,
+        key: &PodKey,
+        blocked: Option<&String>,
+    ) -> ActionResult {
+        let result = |outcome: Outcome, attempts: u32, message: String| ActionResult {
+            action: Action::Bind,
+            pod: placement.pod.clone(),
+            node: placement.node.clone(),
+            preemptor: None,
+            outcome,
+            attempts,
+            message,
+        };
+        if let Some(reason) = blocked {
+            return self.finish(result(Outcome::Skipped, 0, reason.clone()));
+        }
+        let binding = Binding {
+            metadata: ObjectMeta {
+                name: Some(key.name.clone()),
+                namespace: Some(key.namespace.clone()),
+                ..Default::default()
+            },
+            target: ObjectReference {
+                api_version: Some("v1".to_string()),
+                kind: Some("Node".to_string()),
+                name: Some(placement.node.clone()),
+                ..Default::default()
+            },
+        };
+        let api = self.pods(&key.namespace);
+        let pp = self.post_params();
+        let call = self
+            .call(&format!("bind {key}"), || {
+                api.create_subresource::<Binding, Status>("binding", &key.name, &pp, &binding)
+            })
+            .await;
+        let attempts = call.attempts;
+        let r = match call.result {
+            Ok(_) => result(Outcome::Bound, attempts, String::new()),
+            Err(Fail::NotFound(_)) => result(Outcome::Gone, attempts, "no longer exists".into()),
+            Err(Fail::Conflict(m)) => match self.get_pod(key).await {
+                Ok(Some(v)) if v.node.as_deref() == Some(placement.node.as_str()) => {
+                    if call.ambiguous && !self.options.dry_run {
+                        let m = "an earlier attempt went unanswered; the pod is on its node";
+                        result(Outcome::Bound, attempts, m.to_string())
+                    } else {
+                        result(Outcome::AlreadyBound, attempts, String::new())
+                    }
+                }
+                Ok(Some(PodView { node: Some(other), .. })) => {
+                    result(Outcome::Conflict, attempts, format!("already bound to node {other:?}"))
+                }
+                Ok(Some(PodView { deleting: true, .. })) => {
+                    result(Outcome::Gone, attempts, "being deleted".to_string())
+                }
+                Ok(None) => result(Outcome::Gone, attempts, "no longer exists".to_string()),
+                Ok(Some(_)) => result(Outcome::Failed, attempts, m),
+                Err(f) => result(Outcome::Failed, attempts, format!("{m}; {}", f.message())),
+            },
+            Err(fail) => result(Outcome::Failed, attempts, fail.message().to_string()),
+        };
+        self.finish(r)
+    }
+}
+
+impl ActionResult {
+    fn action_word(&self) -> &'static str {
+        match self.action {
+            Action::Evict => "evict",
+            Action::Bind => "bind",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placement(pod: &str, node: &str) -> Placement {
+        Placement { pod: pod.to_string(), node: node.to_string() }
+    }
+
+    fn eviction(pod: &str, node: &str, preemptor: &str) -> Eviction {
+        Eviction { pod: pod.to_string(), node: node.to_string(), preemptor: preemptor.to_string() }
+    }
+
+    #[test]
+    fn pod_keys_need_exactly_one_slash_between_two_non_empty_parts() {
+        let cases = [
+            ("a namespace and a name parse", "ns/a", true),
+            ("no slash does not", "a", false),
+            ("an empty namespace does not", "/a", false),
+            ("an empty name does not", "ns/", false),
+            ("two slashes do not", "ns/a/b", false),
+        ];
+        for (name, key, ok) in cases {
+            assert_eq!(PodKey::parse(key).is_some(), ok, "{name}");
+        }
+    }
+
+    #[test]
+    fn invalid_plans_are_rejected_naming_the_field() {
+        let cases: Vec<(&str, Plan, &str)> = vec![
+            (
+                "a pod placed twice",
+                Plan {
+                    placements: vec![placement("ns/a", "n1"), placement("ns/a", "n2")],
+                    ..Default::default()
+                },
+                "placements[1].pod",
+            ),
+            (
+                "a placement with no node",
+                Plan { placements: vec![placement("ns/a", "")], ..Default::default() },
+                "placements[0].node",
+            ),
+            (
+                "a pod key with no namespace",
+                Plan { placements: vec![placement("a", "n1")], ..Default::default() },
+                "placements[0].pod",
+            ),
+            (
+                "an eviction whose preemptor has no placement",
+                Plan {
+                    placements: vec![placement("ns/a", "n1")],
+                    evictions: vec![eviction("ns/v", "n1", "ns/b")],
+                    ..Default::default()
+                },
+                "evictions[0].preemptor",
+            ),
+            (
+                "a pod both placed and evicted",
+                Plan {
+                    placements: vec![placement("ns/a", "n1")],
+                    evictions: vec![eviction("ns/a", "n1", "ns/a")],
+                    ..Default::default()
+                },
+                "evictions[0].pod",
+            ),
+            (
+                "a victim evicted twice",
+                Plan {
+                    placements: vec![placement("ns/a", "n1")],
+                    evictions: vec![eviction("ns/v", "n1", "ns/a"), eviction("ns/v", "n1", "ns/a")],
+                    ..Default::default()
+                },
+                "evictions[1].pod",
+            ),
+        ];
+        for (name, plan, want) in cases {
+            match Work::new(&plan) {
+                Err(BindError::InvalidPlan { field, .. }) => assert_eq!(field, want, "{name}"),
+                other => panic!("{name}: expected an invalid plan, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn evictions_are_grouped_by_preemptor_in_plan_order() {
+        let plan = Plan {
+            placements: vec![placement("ns/p", "n1"), placement("ns/q", "n2")],
+            evictions: vec![
+                eviction("ns/v1", "n2", "ns/q"),
+                eviction("ns/v2", "n1", "ns/p"),
+                eviction("ns/v3", "n2", "ns/q"),
+            ],
+            ..Default::default()
+        };
+        let work = Work::new(&plan).unwrap();
+        let groups: Vec<(String, &str, Vec<usize>)> = work
+            .groups
+            .iter()
+            .map(|g| (g.preemptor.to_string(), g.node, g.victims.iter().map(|v| v.0).collect()))
+            .collect();
+        assert_eq!(
+            groups,
+            vec![("ns/q".to_string(), "n2", vec![0, 2]), ("ns/p".to_string(), "n1", vec![1])]
+        );
+    }
+
+    #[test]
+    fn success_depends_on_the_action() {
+        let cases = [
+            ("a bound pod succeeded", Action::Bind, Outcome::Bound, true),
+            ("an already bound pod succeeded", Action::Bind, Outcome::AlreadyBound, true),
+            ("a gone pod did not bind", Action::Bind, Outcome::Gone, false),
+            ("a conflict did not bind", Action::Bind, Outcome::Conflict, false),
+            ("a skipped binding did not bind", Action::Bind, Outcome::Skipped, false),
+            ("a gone victim freed its room", Action::Evict, Outcome::Gone, true),
+            ("an unneeded eviction is fine", Action::Evict, Outcome::NotNeeded, true),
+            ("a refused eviction is not", Action::Evict, Outcome::Refused, false),
+        ];
+        for (name, action, outcome, want) in cases {
+            assert_eq!(outcome.is_success(action), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn plans_are_read_from_json_and_yaml_without_a_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("plan.json");
+        std::fs::write(
+            &json,
+            r#"{"placements": [{"pod": "ns/a", "node": "n1"}],
+                "evictions": [{"pod": "ns/v", "node": "n1", "preemptor": "ns/a"}],
+                "summary": {"placed": 1}}"#,
+        )
+        .unwrap();
+        let yaml = dir.path().join("plan.yaml");
+        std::fs::write(&yaml, "placements:\n- pod: ns/a\n  node: n1\n").unwrap();
+        let plan = read_plan(&json).unwrap();
+        assert_eq!(plan.placements, vec![placement("ns/a", "n1")]);
+        assert_eq!(plan.evictions, vec![eviction("ns/v", "n1", "ns/a")]);
+        assert_eq!(read_plan(&yaml).unwrap().placements, vec![placement("ns/a", "n1")]);
+
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, r#"{"placements": [{"pod": "ns/a"}]}"#).unwrap();
+        let err = read_plan(&bad).unwrap_err().to_string();
+        assert!(err.contains("bad.json") && err.contains("placements[0]"), "{err}");
+    }
+}

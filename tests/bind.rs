@@ -1,0 +1,516 @@
+//! `kplace bind` against the in-process API server (`tests/support/apiserver.rs`): every pod
+//! bound once, faults that lose no pod and bind none twice, budgets that refuse evictions,
+//! 409s and 404s, dry-run, re-runs, limits, and the command line with a kubeconfig. Requests go
+//! only to 127.0.0.1; every test is bounded in time and checks how many requests it made.
+
+mod support;
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use kplace::bind::{Action, ActionResult, BindOptions, BindReport, Outcome, RetryPolicy, bind};
+use kplace::plan::{Eviction, Placement, Plan};
+use support::apiserver::{ApiServer, FakePdb, FakePod, Fault, Verb};
+
+/// The longest any test may take.
+const TEST_LIMIT: Duration = Duration::from_secs(60);
+
+async fn bounded<T>(f: impl Future<Output = T>) -> T {
+    tokio::time::timeout(TEST_LIMIT, f).await.expect("the test finished in time")
+}
+
+/// Options with short waits, so faults cost milliseconds.
+fn fast() -> BindOptions {
+    BindOptions {
+        concurrency: 4,
+        qps: 0.0,
+        retry: RetryPolicy {
+            max_attempts: 4,
+            initial_backoff: Duration::from_millis(5),
+            max_backoff: Duration::from_millis(40),
+        },
+        request_timeout: Duration::from_secs(5),
+        eviction_timeout: Duration::from_secs(5),
+        eviction_poll: Duration::from_millis(10),
+        ..BindOptions::default()
+    }
+}
+
+fn plan(placements: &[(&str, &str)], evictions: &[(&str, &str, &str)]) -> Plan {
+    Plan {
+        placements: placements
+            .iter()
+            .map(|(pod, node)| Placement { pod: pod.to_string(), node: node.to_string() })
+            .collect(),
+        evictions: evictions
+            .iter()
+            .map(|(pod, node, preemptor)| Eviction {
+                pod: pod.to_string(),
+                node: node.to_string(),
+                preemptor: preemptor.to_string(),
+            })
+            .collect(),
+        ..Plan::default()
+    }
+}
+
+async fn run(server: &ApiServer, plan: &Plan, options: &BindOptions) -> BindReport {
+    let client = server.client();
+    bounded(bind(&client, plan, options, &|_: &ActionResult| {})).await.expect("a valid plan")
+}
+
+fn outcome(report: &BindReport, action: Action, pod: &str) -> Outcome {
+    let list = match action {
+        Action::Evict => &report.evictions,
+        Action::Bind => &report.bindings,
+    };
+    list.iter().find(|r| r.pod == pod).unwrap_or_else(|| panic!("no result for {pod}")).outcome
+}
+
+fn writes(server: &ApiServer) -> usize {
+    server.requests().iter().filter(|r| matches!(r.verb, Some(Verb::Bind | Verb::Evict))).count()
+}
+
+#[tokio::test]
+async fn a_plan_binds_every_pod_exactly_once() {
+    let keys: Vec<String> = (0..20).map(|i| format!("ns/p{i:02}")).collect();
+    let server = ApiServer::start(keys.iter().map(|k| FakePod::pending(k)).collect(), vec![]).await;
+    let nodes: Vec<String> = (0..20).map(|i| format!("node-{}", i % 3)).collect();
+    let pairs: Vec<(&str, &str)> =
+        keys.iter().zip(&nodes).map(|(k, n)| (k.as_str(), n.as_str())).collect();
+    let plan = plan(&pairs, &[]);
+
+    let report = run(&server, &plan, &fast()).await;
+
+    assert!(report.complete, "{report:#?}");
+    assert_eq!(report.bindings.len(), 20);
+    for (key, node) in &pairs {
+        assert_eq!(outcome(&report, Action::Bind, key), Outcome::Bound, "{key}");
+        assert_eq!(server.binds(key), vec![node.to_string()], "{key} is bound once, to its node");
+    }
+    let order: Vec<&str> = report.bindings.iter().map(|r| r.pod.as_str()).collect();
+    assert_eq!(order, keys.iter().map(String::as_str).collect::<Vec<_>>(), "plan order");
+    assert_eq!(server.requests().len(), 20, "one request per pod and nothing else");
+}
+
+#[tokio::test]
+async fn faults_lose_no_pod_bind_none_twice_and_a_rerun_completes_the_plan() {
+    let pods = ["ns/a", "ns/b", "ns/c", "ns/d", "ns/e", "ns/f"];
+    let server = ApiServer::start(pods.iter().map(|k| FakePod::pending(k)).collect(), vec![]).await;
+    server.inject(Verb::Bind, "ns/a", Fault::Status(503), 2);
+    server.inject(Verb::Bind, "ns/b", Fault::DropAfterApply, 1);
+    server.inject(Verb::Bind, "ns/c", Fault::DropBeforeApply, 2);
+    server.inject(Verb::Bind, "ns/d", Fault::Delay(Duration::from_millis(800)), 1);
+    server.inject(Verb::Bind, "ns/e", Fault::Status(500), 4);
+    server.inject(Verb::Bind, "ns/f", Fault::Status(429), 1);
+    let plan = plan(
+        &[
+            ("ns/a", "n1"),
+            ("ns/b", "n1"),
+            ("ns/c", "n2"),
+            ("ns/d", "n2"),
+            ("ns/e", "n3"),
+            ("ns/f", "n3"),
+        ],
+        &[],
+    );
+    let options = BindOptions { request_timeout: Duration::from_millis(300), ..fast() };
+
+    let first = run(&server, &plan, &options).await;
+
+    let cases = [
+        ("two 503s are retried until the binding is made", "ns/a", Outcome::Bound, 3),
+        ("a reply lost after the binding was made counts as bound", "ns/b", Outcome::Bound, 2),
+        ("connections dropped before anything happened are retried", "ns/c", Outcome::Bound, 3),
+        ("a reply too late to wait for counts as bound", "ns/d", Outcome::Bound, 2),
+        ("500s outlasting every attempt fail", "ns/e", Outcome::Failed, 4),
+        ("a throttling 429 is retried", "ns/f", Outcome::Bound, 2),
+    ];
+    for (name, pod, want, attempts) in cases {
+        let r = first.bindings.iter().find(|r| r.pod == pod).unwrap();
+        assert_eq!((r.outcome, r.attempts), (want, attempts), "{name}: {r:?}");
+    }
+    assert!(!first.complete);
+    for pod in ["ns/a", "ns/b", "ns/c", "ns/d", "ns/f"] {
+        assert_eq!(server.binds(pod).len(), 1, "{pod} is bound exactly once");
+    }
+    assert!(server.binds("ns/e").is_empty());
+    assert_eq!(server.pod("ns/e").unwrap().node, None, "the failed pod is still pending");
+
+    let second = run(&server, &plan, &options).await;
+
+    assert!(second.complete, "{second:#?}");
+    assert_eq!(outcome(&second, Action::Bind, "ns/e"), Outcome::Bound);
+    for pod in ["ns/a", "ns/b", "ns/c", "ns/d", "ns/f"] {
+        assert_eq!(outcome(&second, Action::Bind, pod), Outcome::AlreadyBound, "{pod}");
+    }
+    for (pod, node) in [
+        ("ns/a", "n1"),
+        ("ns/b", "n1"),
+        ("ns/c", "n2"),
+        ("ns/d", "n2"),
+        ("ns/e", "n3"),
+        ("ns/f", "n3"),
+    ] {
+        assert_eq!(server.binds(pod), vec![node.to_string()], "{pod} was bound once in all");
+    }
+    assert!(server.requests().len() <= 40, "{} requests", server.requests().len());
+}
+
+#[tokio::test]
+async fn an_eviction_refused_by_a_budget_skips_the_bindings_that_needed_its_room() {
+    let server = ApiServer::start(
+        vec![
+            FakePod::running("ns/v1", "n1").label("app", "free"),
+            FakePod::running("ns/v2", "n1").label("app", "web"),
+            FakePod::running("ns/v3", "n1").label("app", "free"),
+            FakePod::pending("ns/p"),
+            FakePod::pending("ns/q"),
+        ],
+        vec![FakePdb::new("ns", "web", "app", "web", 0)],
+    )
+    .await;
+    let plan = plan(
+        &[("ns/p", "n1"), ("ns/q", "n2")],
+        &[("ns/v1", "n1", "ns/p"), ("ns/v2", "n1", "ns/p"), ("ns/v3", "n1", "ns/p")],
+    );
+
+    let report = run(&server, &plan, &fast()).await;
+
+    assert!(!report.complete);
+    assert_eq!(outcome(&report, Action::Evict, "ns/v1"), Outcome::Evicted);
+    let refused = report.evictions.iter().find(|r| r.pod == "ns/v2").unwrap();
+    assert_eq!(refused.outcome, Outcome::Refused);
+    assert!(
+        refused.message.contains("The disruption budget web needs 2 healthy pods"),
+        "{refused:?}"
+    );
+    assert_eq!(refused.attempts, 1, "a budget refusal is not retried");
+    assert_eq!(outcome(&report, Action::Evict, "ns/v3"), Outcome::Skipped, "no pointless eviction");
+    let skipped = report.bindings.iter().find(|r| r.pod == "ns/p").unwrap();
+    assert_eq!(skipped.outcome, Outcome::Skipped);
+    assert!(skipped.message.contains("ns/v2"), "{skipped:?}");
+    assert_eq!(outcome(&report, Action::Bind, "ns/q"), Outcome::Bound, "unrelated pods still bind");
+    assert!(server.pod("ns/v2").is_some() && server.pod("ns/v3").is_some());
+    assert_eq!(server.pod("ns/p").unwrap().node, None);
+    assert!(server.requests().len() <= 12, "{:?}", server.requests());
+}
+
+#[tokio::test]
+async fn evictions_come_first_and_the_preemptor_waits_until_its_victims_are_gone() {
+    let server = ApiServer::start(
+        vec![FakePod::running("ns/v", "n1").label("app", "web"), FakePod::pending("ns/p")],
+        vec![FakePdb::new("ns", "web", "app", "web", 1)],
+    )
+    .await;
+    server.set_grace_reads(3);
+    let plan = plan(&[("ns/p", "n1")], &[("ns/v", "n1", "ns/p")]);
+
+    let report = run(&server, &plan, &fast()).await;
+
+    assert!(report.complete, "{report:#?}");
+    assert_eq!(outcome(&report, Action::Evict, "ns/v"), Outcome::Evicted);
+    assert_eq!(outcome(&report, Action::Bind, "ns/p"), Outcome::Bound);
+    assert_eq!(server.pdb("web").unwrap().disruptions_allowed, 0, "the budget was spent");
+    assert_eq!(server.evictions("ns/v"), 1);
+    let log: Vec<(Option<Verb>, String, u16)> =
+        server.requests().into_iter().map(|r| (r.verb, r.pod, r.status)).collect();
+    let evict_at = log.iter().position(|r| r.0 == Some(Verb::Evict)).unwrap();
+    let gone_at =
+        log.iter().position(|r| r.0 == Some(Verb::GetPod) && r.1 == "ns/v" && r.2 == 404).unwrap();
+    let bind_at = log.iter().position(|r| r.0 == Some(Verb::Bind)).unwrap();
+    assert!(
+        evict_at < gone_at && gone_at < bind_at,
+        "evict, wait for it to be gone, bind: {log:?}"
+    );
+    assert!(log.len() <= 10, "{log:?}");
+}
+
+#[tokio::test]
+async fn a_victim_that_outlives_the_eviction_timeout_holds_back_its_preemptor() {
+    let server =
+        ApiServer::start(vec![FakePod::running("ns/v", "n1"), FakePod::pending("ns/p")], vec![])
+            .await;
+    server.set_grace_reads(1_000_000);
+    let plan = plan(&[("ns/p", "n1")], &[("ns/v", "n1", "ns/p")]);
+    let options = BindOptions { eviction_timeout: Duration::from_millis(200), ..fast() };
+
+    let report = run(&server, &plan, &options).await;
+
+    assert_eq!(outcome(&report, Action::Evict, "ns/v"), Outcome::Evicted);
+    let p = report.bindings.iter().find(|r| r.pod == "ns/p").unwrap();
+    assert_eq!(p.outcome, Outcome::Skipped);
+    assert!(p.message.contains("still terminating"), "{p:?}");
+    assert!(!report.complete);
+    assert_eq!(server.pod("ns/p").unwrap().node, None);
+    assert!(server.requests().len() <= 40, "{} requests", server.requests().len());
+}
+
+#[tokio::test]
+async fn conflict_outcomes_depend_on_where_the_pod_already_is() {
+    let server = ApiServer::start(
+        vec![FakePod::running("ns/same", "n1"), FakePod::running("ns/other", "n2")],
+        vec![],
+    )
+    .await;
+    let plan = plan(&[("ns/same", "n1"), ("ns/other", "n1")], &[]);
+
+    let report = run(&server, &plan, &fast()).await;
+
+    let cases = [
+        (
+            "a 409 for a pod already on its planned node is success",
+            "ns/same",
+            Outcome::AlreadyBound,
+        ),
+        ("a 409 for a pod on another node is a conflict", "ns/other", Outcome::Conflict),
+    ];
+    for (name, pod, want) in cases {
+        assert_eq!(outcome(&report, Action::Bind, pod), want, "{name}");
+    }
+    let other = report.bindings.iter().find(|r| r.pod == "ns/other").unwrap();
+    assert!(other.message.contains("n2"), "{other:?}");
+    assert!(!report.complete, "a conflict leaves the plan incomplete");
+    assert_eq!(server.total_binds(), 0);
+    assert_eq!(server.pod("ns/other").unwrap().node.as_deref(), Some("n2"), "left where it was");
+    assert_eq!(server.requests().len(), 4, "a POST and a GET per pod");
+}
+
+#[tokio::test]
+async fn pods_that_no_longer_exist_are_gone() {
+    let server = ApiServer::start(vec![FakePod::pending("ns/p")], vec![]).await;
+    let plan = plan(&[("ns/p", "n1"), ("ns/missing", "n1")], &[("ns/victim", "n1", "ns/p")]);
+
+    let report = run(&server, &plan, &fast()).await;
+
+    let cases = [
+        ("a victim that is gone already freed its room", Action::Evict, "ns/victim", Outcome::Gone),
+        ("its preemptor binds", Action::Bind, "ns/p", Outcome::Bound),
+        ("a 404 on binding is gone", Action::Bind, "ns/missing", Outcome::Gone),
+    ];
+    for (name, action, pod, want) in cases {
+        assert_eq!(outcome(&report, action, pod), want, "{name}");
+    }
+    assert!(!report.complete, "a gone pod did not bind");
+    assert!(server.requests().len() <= 5, "{:?}", server.requests());
+}
+
+#[tokio::test]
+async fn a_server_dry_run_changes_nothing() {
+    let server = ApiServer::start(
+        vec![
+            FakePod::running("ns/v", "n1").label("app", "web"),
+            FakePod::pending("ns/p"),
+            FakePod::pending("ns/q"),
+        ],
+        vec![FakePdb::new("ns", "web", "app", "web", 1)],
+    )
+    .await;
+    let plan = plan(&[("ns/p", "n1"), ("ns/q", "n2")], &[("ns/v", "n1", "ns/p")]);
+    let options = BindOptions { dry_run: true, ..fast() };
+
+    let report = run(&server, &plan, &options).await;
+
+    assert!(report.dry_run && report.complete, "{report:#?}");
+    assert_eq!(outcome(&report, Action::Evict, "ns/v"), Outcome::Evicted);
+    assert_eq!(outcome(&report, Action::Bind, "ns/p"), Outcome::Bound);
+    assert_eq!(outcome(&report, Action::Bind, "ns/q"), Outcome::Bound);
+    assert!(server.pod("ns/v").is_some(), "the victim still exists");
+    assert_eq!(server.pdb("web").unwrap().disruptions_allowed, 1, "the budget is untouched");
+    assert_eq!(server.pod("ns/p").unwrap().node, None);
+    assert_eq!(server.pod("ns/q").unwrap().node, None);
+    assert_eq!((server.total_binds(), server.evictions("ns/v")), (0, 0));
+    let requests = server.requests();
+    let posts: Vec<_> =
+        requests.iter().filter(|r| matches!(r.verb, Some(Verb::Bind | Verb::Evict))).collect();
+    assert_eq!(posts.len(), 3);
+    assert!(posts.iter().all(|r| r.dry_run), "every write carried dryRun=All: {posts:?}");
+}
+
+#[tokio::test]
+async fn running_a_finished_plan_again_changes_nothing() {
+    let server = ApiServer::start(
+        vec![FakePod::running("ns/v", "n1"), FakePod::pending("ns/p"), FakePod::pending("ns/q")],
+        vec![],
+    )
+    .await;
+    let plan = plan(&[("ns/p", "n1"), ("ns/q", "n2")], &[("ns/v", "n1", "ns/p")]);
+    let first = run(&server, &plan, &fast()).await;
+    assert!(first.complete, "{first:#?}");
+    let writes_before = writes(&server);
+
+    let second = run(&server, &plan, &fast()).await;
+
+    assert!(second.complete, "{second:#?}");
+    assert_eq!(outcome(&second, Action::Evict, "ns/v"), Outcome::NotNeeded);
+    assert_eq!(outcome(&second, Action::Bind, "ns/p"), Outcome::AlreadyBound);
+    assert_eq!(outcome(&second, Action::Bind, "ns/q"), Outcome::AlreadyBound);
+    assert_eq!(server.evictions("ns/v"), 1);
+    assert_eq!(server.total_binds(), 2);
+    assert_eq!(writes(&server) - writes_before, 2, "only the two binding attempts, both refused");
+}
+
+#[tokio::test]
+async fn a_dropped_eviction_reply_is_not_a_failure() {
+    let server =
+        ApiServer::start(vec![FakePod::running("ns/v", "n1"), FakePod::pending("ns/p")], vec![])
+            .await;
+    server.inject(Verb::Evict, "ns/v", Fault::DropAfterApply, 1);
+    let plan = plan(&[("ns/p", "n1")], &[("ns/v", "n1", "ns/p")]);
+
+    let report = run(&server, &plan, &fast()).await;
+
+    assert!(report.complete, "{report:#?}");
+    assert_eq!(outcome(&report, Action::Evict, "ns/v"), Outcome::Gone, "the retry finds it gone");
+    assert_eq!(server.evictions("ns/v"), 1);
+    assert_eq!(server.binds("ns/p"), vec!["n1".to_string()]);
+}
+
+#[tokio::test]
+async fn a_victim_replaced_under_the_same_name_is_not_evicted() {
+    let server =
+        ApiServer::start(vec![FakePod::running("ns/v", "n1"), FakePod::pending("ns/p")], vec![])
+            .await;
+    // The first eviction is applied but its reply comes too late; a controller recreates the
+    // pod under the same name on the same node at once. The retried eviction must not delete
+    // the new pod.
+    server.inject(Verb::Evict, "ns/v", Fault::Delay(Duration::from_millis(500)), 1);
+    server.recreate_after_eviction("ns/v", "uid-replacement");
+    let plan = plan(&[("ns/p", "n1")], &[("ns/v", "n1", "ns/p")]);
+    let options = BindOptions { request_timeout: Duration::from_millis(100), ..fast() };
+
+    let report = run(&server, &plan, &options).await;
+
+    assert_eq!(outcome(&report, Action::Evict, "ns/v"), Outcome::Gone, "{report:#?}");
+    assert_eq!(server.evictions("ns/v"), 1, "the replacement was not evicted");
+    assert_eq!(server.pod("ns/v").unwrap().uid, "uid-replacement");
+    let refused = server.requests().iter().any(|r| r.verb == Some(Verb::Evict) && r.status == 409);
+    assert!(refused, "the retry was refused by its UID precondition: {:?}", server.requests());
+}
+
+#[tokio::test]
+async fn concurrency_and_the_request_rate_are_limited() {
+    let keys: Vec<String> = (0..8).map(|i| format!("ns/p{i}")).collect();
+    let server = ApiServer::start(keys.iter().map(|k| FakePod::pending(k)).collect(), vec![]).await;
+    for k in &keys {
+        server.inject(Verb::Bind, k, Fault::Delay(Duration::from_millis(30)), 1);
+    }
+    let pairs: Vec<(&str, &str)> = keys.iter().map(|k| (k.as_str(), "n1")).collect();
+    let plan = plan(&pairs, &[]);
+    let options = BindOptions { concurrency: 2, qps: 40.0, burst: 1, ..fast() };
+
+    let start = Instant::now();
+    let report = run(&server, &plan, &options).await;
+    let elapsed = start.elapsed();
+
+    assert!(report.complete);
+    assert!(server.max_in_flight() <= 2, "at most 2 in flight, saw {}", server.max_in_flight());
+    // Burst 1 at 40/s: the 8th request waits 7 × 25 ms.
+    assert!(elapsed >= Duration::from_millis(170), "took only {elapsed:?}");
+    assert_eq!(server.requests().len(), 8);
+}
+
+/// Runs the `kplace` binary while the server keeps serving on this runtime.
+async fn kplace(args: Vec<String>, env: Vec<(&'static str, String)>) -> std::process::Output {
+    bounded(tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kplace"))
+            .args(&args)
+            .env("RUST_LOG", "warn")
+            .env_remove("KUBECONFIG")
+            .envs(env)
+            .output()
+            .expect("kplace runs")
+    }))
+    .await
+    .expect("the command thread finished")
+}
+
+#[tokio::test]
+async fn the_command_reads_the_kubeconfig_prints_json_and_exits_3_when_incomplete() {
+    let server = ApiServer::start(
+        vec![
+            FakePod::running("ns/v", "n1").label("app", "web"),
+            FakePod::pending("ns/p"),
+            FakePod::pending("ns/q"),
+        ],
+        vec![FakePdb::new("ns", "web", "app", "web", 0)],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path(), "test");
+    let plan_path = dir.path().join("plan.json");
+    let plan = plan(&[("ns/p", "n1"), ("ns/q", "n2")], &[("ns/v", "n1", "ns/p")]);
+    std::fs::write(&plan_path, serde_json::to_string(&plan).unwrap()).unwrap();
+
+    let args = vec![
+        "bind".to_string(),
+        "--plan".to_string(),
+        plan_path.display().to_string(),
+        "--kubeconfig".to_string(),
+        kubeconfig.display().to_string(),
+        "-o".to_string(),
+        "json".to_string(),
+    ];
+    let out = kplace(args, vec![]).await;
+
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: BindReport =
+        serde_json::from_slice(&out.stdout).expect("stdout is one JSON report");
+    assert_eq!(outcome(&report, Action::Evict, "ns/v"), Outcome::Refused);
+    assert_eq!(outcome(&report, Action::Bind, "ns/p"), Outcome::Skipped);
+    assert_eq!(outcome(&report, Action::Bind, "ns/q"), Outcome::Bound);
+    assert_eq!(server.binds("ns/q"), vec!["n2".to_string()]);
+}
+
+#[tokio::test]
+async fn the_command_finds_the_cluster_through_kubeconfig_and_context_and_prints_a_table() {
+    let server = ApiServer::start(vec![FakePod::pending("ns/p")], vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    // The current context points at a closed port; --context picks the live one.
+    let kubeconfig = server.write_kubeconfig(dir.path(), "dead");
+    let plan_path = dir.path().join("plan.yaml");
+    std::fs::write(&plan_path, "placements:\n- pod: ns/p\n  node: n1\n").unwrap();
+    let args: Vec<String> = [
+        "bind",
+        "--plan",
+        &plan_path.display().to_string(),
+        "--context",
+        "test",
+        "--dry-run",
+        "server",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+
+    let out = kplace(args, vec![("KUBECONFIG", kubeconfig.display().to_string())]).await;
+
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("ns/p") && stdout.contains("bound"), "{stdout}");
+    assert!(stdout.contains("server dry run: nothing changed"), "{stdout}");
+    assert_eq!(server.pod("ns/p").unwrap().node, None, "dry run");
+    assert!(server.requests().iter().all(|r| r.dry_run));
+}
+
+#[tokio::test]
+async fn a_plan_that_is_not_a_plan_is_an_error_before_any_request() {
+    let server = ApiServer::start(vec![], vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path(), "test");
+    let plan_path = dir.path().join("plan.json");
+    std::fs::write(&plan_path, r#"{"placements": [{"pod": "no-namespace", "node": "n1"}]}"#)
+        .unwrap();
+    let args: Vec<String> = ["bind", "--plan", &plan_path.display().to_string(), "--kubeconfig"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([kubeconfig.display().to_string()])
+        .collect();
+
+    let out = kplace(args, vec![]).await;
+
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("placements[0].pod") && stderr.contains("no-namespace"), "{stderr}");
+    assert!(server.requests().is_empty());
+}

@@ -1,0 +1,660 @@
+//! An in-process Kubernetes API server for the binder's tests: plain HTTP on 127.0.0.1 with an
+//! ephemeral port, speaking the three endpoints `kplace bind` uses with the pod registry's
+//! semantics (`pkg/registry/core/pod/storage/storage.go` `BindingREST`, `eviction.go`
+//! `EvictionREST`; the stored copies read were from releases before v1.35, and the behaviour
+//! modelled here is unchanged in v1.35):
+//!
+//! - `GET /api/v1/namespaces/{ns}/pods/{name}`: the pod, or 404 `NotFound`. A pod being deleted
+//!   (evicted with a grace period) is returned with a `deletionTimestamp` for a configured number
+//!   of reads, then it is gone.
+//! - `POST …/pods/{name}/binding`: 201 with a `Success` Status; 404 when the pod does not exist;
+//!   409 `Conflict` on `pods/binding` when it is being deleted or already assigned to a node;
+//!   400 when the name in the URL and the body differ; 422 when the target is not a Node.
+//! - `POST …/pods/{name}/eviction`: 201 with a `Success` Status; pending, terminal or deleting
+//!   pods are deleted without looking at budgets; otherwise the one PodDisruptionBudget selecting
+//!   the pod must allow a disruption (then it is decremented), else 429 `TooManyRequests` with a
+//!   `DisruptionBudget` cause; the `deleteOptions.preconditions.uid` is checked (409 on mismatch);
+//!   dry-run from the query and the body must agree (400 otherwise).
+//!
+//! `dryRun=All` validates and answers as usual but changes nothing. Fault injection per verb and
+//! pod: an HTTP status N times before the real handler runs, a late reply (the change applied
+//! first), or a connection dropped before or after the change is applied. Every request is
+//! recorded.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use k8s_openapi::api::core::v1::{Binding, Pod, PodCondition, PodSpec, PodStatus};
+use k8s_openapi::api::policy::v1::Eviction;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// A pod as the fake server stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakePod {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `spec.nodeName`.
+    pub node: Option<String>,
+    /// Labels (PodDisruptionBudgets select on them).
+    pub labels: BTreeMap<String, String>,
+    /// `status.phase`.
+    pub phase: String,
+    /// Whether the `Ready` condition is true.
+    pub ready: bool,
+    /// Whether it has a `deletionTimestamp`.
+    pub deleting: bool,
+    /// Reads left before a deleting pod is gone.
+    pub reads_until_gone: u32,
+}
+
+impl FakePod {
+    /// A pending pod (`ns/name`), not on any node.
+    pub fn pending(key: &str) -> Self {
+        let (namespace, name) = key.split_once('/').expect("test pod keys are ns/name");
+        FakePod {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            uid: format!("uid-{namespace}-{name}"),
+            node: None,
+            labels: BTreeMap::new(),
+            phase: "Pending".to_string(),
+            ready: false,
+            deleting: false,
+            reads_until_gone: 0,
+        }
+    }
+
+    /// A running, ready pod on `node`.
+    pub fn running(key: &str, node: &str) -> Self {
+        FakePod {
+            node: Some(node.to_string()),
+            phase: "Running".to_string(),
+            ready: true,
+            ..Self::pending(key)
+        }
+    }
+
+    /// With a label.
+    pub fn label(mut self, key: &str, value: &str) -> Self {
+        self.labels.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    fn to_json(&self) -> Value {
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: Some(self.name.clone()),
+                namespace: Some(self.namespace.clone()),
+                uid: Some(self.uid.clone()),
+                labels: Some(self.labels.clone()),
+                deletion_timestamp: self.deleting.then(|| Time(Default::default())),
+                ..Default::default()
+            },
+            spec: Some(PodSpec { node_name: self.node.clone(), ..Default::default() }),
+            status: Some(PodStatus {
+                phase: Some(self.phase.clone()),
+                conditions: Some(vec![PodCondition {
+                    type_: "Ready".to_string(),
+                    status: if self.ready { "True" } else { "False" }.to_string(),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+        };
+        serde_json::to_value(pod).expect("a pod serializes")
+    }
+}
+
+/// A PodDisruptionBudget reduced to what the eviction subresource reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakePdb {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// `spec.selector.matchLabels` (empty selects nothing, as upstream).
+    pub selector: BTreeMap<String, String>,
+    /// `status.disruptionsAllowed`.
+    pub disruptions_allowed: i32,
+    /// `status.desiredHealthy`.
+    pub desired_healthy: i32,
+    /// `status.currentHealthy`.
+    pub current_healthy: i32,
+}
+
+impl FakePdb {
+    /// A budget in `namespace` selecting `key=value` that allows `allowed` disruptions.
+    pub fn new(namespace: &str, name: &str, key: &str, value: &str, allowed: i32) -> Self {
+        FakePdb {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            selector: BTreeMap::from([(key.to_string(), value.to_string())]),
+            disruptions_allowed: allowed,
+            desired_healthy: 2,
+            current_healthy: 2 + allowed,
+        }
+    }
+
+    fn selects(&self, pod: &FakePod) -> bool {
+        self.namespace == pod.namespace
+            && !self.selector.is_empty()
+            && self.selector.iter().all(|(k, v)| pod.labels.get(k) == Some(v))
+    }
+}
+
+/// The requests the binder sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// `GET pods/{name}`.
+    GetPod,
+    /// `POST pods/{name}/binding`.
+    Bind,
+    /// `POST pods/{name}/eviction`.
+    Evict,
+}
+
+/// An injected fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// Answer with this status (a `Status` body) without doing anything.
+    Status(u16),
+    /// Apply the change, then answer this much later.
+    Delay(Duration),
+    /// Apply the change, then close the connection without answering.
+    DropAfterApply,
+    /// Close the connection without doing anything.
+    DropBeforeApply,
+}
+
+/// Fault `fault` on the next `times` requests of `verb` for `pod`.
+#[derive(Debug, Clone)]
+struct Rule {
+    verb: Verb,
+    pod: String,
+    fault: Fault,
+    times: usize,
+}
+
+/// One request as received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// What it was (None for a path the server does not serve).
+    pub verb: Option<Verb>,
+    /// `namespace/name` of the pod.
+    pub pod: String,
+    /// Whether it carried `dryRun=All`.
+    pub dry_run: bool,
+    /// The status sent, 0 when the connection was dropped.
+    pub status: u16,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    pods: BTreeMap<String, FakePod>,
+    pdbs: Vec<FakePdb>,
+    rules: Vec<Rule>,
+    requests: Vec<Recorded>,
+    /// Pod → nodes it was bound to, one entry per binding that changed the pod.
+    binds: BTreeMap<String, Vec<String>>,
+    /// Pod → evictions that deleted (or started deleting) it.
+    evictions: BTreeMap<String, usize>,
+    /// Reads a pod stays visible, `deleting`, after an eviction (0: gone at once).
+    grace_reads: u32,
+    /// Pod → UID of the pod a controller creates under the same name once it is evicted.
+    recreate: BTreeMap<String, String>,
+    in_flight: usize,
+    max_in_flight: usize,
+}
+
+/// The running server; stops when dropped.
+#[derive(Debug)]
+pub struct ApiServer {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl ApiServer {
+    /// Starts a server holding `pods` and `pdbs` on the current tokio runtime.
+    pub async fn start(pods: Vec<FakePod>, pdbs: Vec<FakePdb>) -> ApiServer {
+        let state = State {
+            pods: pods.into_iter().map(|p| (p.key(), p)).collect(),
+            pdbs,
+            ..State::default()
+        };
+        let state = Arc::new(Mutex::new(state));
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let shared = Arc::clone(&state);
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { continue };
+                let state = Arc::clone(&shared);
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| handle(Arc::clone(&state), req));
+                    // A dropped connection ends here with an error; that is the point of it.
+                    let _ =
+                        http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        ApiServer { addr, state, task }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A client for this server with kube's retries off, as the binder configures it.
+    pub fn client(&self) -> kube::Client {
+        let mut config = kube::Config::new(self.url().parse().expect("a valid URL"));
+        config.default_retry = false;
+        kube::Client::try_from(config).expect("a client")
+    }
+
+    /// Writes a kubeconfig whose context `test` (the current one) points at this server, plus a
+    /// context `dead` pointing at a closed port.
+    pub fn write_kubeconfig(&self, dir: &Path, current: &str) -> PathBuf {
+        let path = dir.join("kubeconfig");
+        let text = format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: {current}\nclusters:\n\
+             - name: test\n  cluster:\n    server: {}\n\
+             - name: dead\n  cluster:\n    server: http://127.0.0.1:1\n\
+             users:\n- name: test\n  user: {{}}\n\
+             contexts:\n- name: test\n  context:\n    cluster: test\n    user: test\n\
+             - name: dead\n  context:\n    cluster: dead\n    user: test\n",
+            self.url()
+        );
+        std::fs::write(&path, text).expect("write kubeconfig");
+        path
+    }
+
+    /// Injects `fault` on the next `times` requests of `verb` for `pod`.
+    pub fn inject(&self, verb: Verb, pod: &str, fault: Fault, times: usize) {
+        self.state().rules.push(Rule { verb, pod: pod.to_string(), fault, times });
+    }
+
+    /// Evicted pods stay visible, being deleted, for this many reads.
+    pub fn set_grace_reads(&self, reads: u32) {
+        self.state().grace_reads = reads;
+    }
+
+    /// Once `pod` is evicted (and gone), a new pod of the same name appears on the same node
+    /// with this UID, as a StatefulSet controller would create it.
+    pub fn recreate_after_eviction(&self, pod: &str, uid: &str) {
+        self.state().recreate.insert(pod.to_string(), uid.to_string());
+    }
+
+    /// The pod as stored now.
+    pub fn pod(&self, key: &str) -> Option<FakePod> {
+        self.state().pods.get(key).cloned()
+    }
+
+    /// Adds or replaces a pod.
+    pub fn put_pod(&self, pod: FakePod) {
+        self.state().pods.insert(pod.key(), pod);
+    }
+
+    /// The budget named `name`.
+    pub fn pdb(&self, name: &str) -> Option<FakePdb> {
+        self.state().pdbs.iter().find(|p| p.name == name).cloned()
+    }
+
+    /// Nodes `pod` was bound to, one per binding that changed it.
+    pub fn binds(&self, pod: &str) -> Vec<String> {
+        self.state().binds.get(pod).cloned().unwrap_or_default()
+    }
+
+    /// Bindings that changed a pod, over all pods.
+    pub fn total_binds(&self) -> usize {
+        self.state().binds.values().map(Vec::len).sum()
+    }
+
+    /// Evictions that deleted `pod`.
+    pub fn evictions(&self, pod: &str) -> usize {
+        self.state().evictions.get(pod).copied().unwrap_or(0)
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state().requests.clone()
+    }
+
+    /// The most requests that were being handled at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.state().max_in_flight
+    }
+}
+
+type Reply = Response<Full<Bytes>>;
+
+/// Returned by the service to make hyper close the connection without a reply.
+#[derive(Debug)]
+struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection dropped on purpose")
+    }
+}
+
+impl std::error::Error for Dropped {}
+
+fn reply(code: u16, body: &Value) -> Reply {
+    let mut r = Response::new(Full::new(Bytes::from(body.to_string())));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut().insert("content-type", "application/json".parse().expect("a header value"));
+    r
+}
+
+fn success(code: u16) -> (u16, Value) {
+    (
+        code,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}),
+    )
+}
+
+fn failure(code: u16, reason: &str, message: &str, details: Value) -> (u16, Value) {
+    let mut status = json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": code,
+    });
+    if !details.is_null() {
+        status["details"] = details;
+    }
+    (code, status)
+}
+
+fn not_found(name: &str) -> (u16, Value) {
+    failure(
+        404,
+        "NotFound",
+        &format!("pods \"{name}\" not found"),
+        json!({"name": name, "kind": "pods"}),
+    )
+}
+
+fn bad_request(message: &str) -> (u16, Value) {
+    failure(400, "BadRequest", message, Value::Null)
+}
+
+/// Splits `/api/v1/namespaces/{ns}/pods/{name}[/{sub}]`.
+fn route(path: &str) -> Option<(String, String, Option<String>)> {
+    let rest = path.strip_prefix("/api/v1/namespaces/")?;
+    let mut parts = rest.split('/');
+    let ns = parts.next()?.to_string();
+    if parts.next()? != "pods" {
+        return None;
+    }
+    let name = parts.next()?.to_string();
+    let sub = parts.next().map(str::to_string);
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((ns, name, sub))
+}
+
+async fn handle(state: Arc<Mutex<State>>, req: Request<Incoming>) -> Result<Reply, Dropped> {
+    {
+        let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        s.in_flight += 1;
+        s.max_in_flight = s.max_in_flight.max(s.in_flight);
+    }
+    let result = serve(&state, req).await;
+    let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    s.in_flight -= 1;
+    result
+}
+
+async fn serve(state: &Arc<Mutex<State>>, req: Request<Incoming>) -> Result<Reply, Dropped> {
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let dry_run_values: Vec<String> =
+        query.split('&').filter_map(|kv| kv.strip_prefix("dryRun=")).map(str::to_string).collect();
+    let body = match req.into_body().collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => return Err(Dropped),
+    };
+    let routed = route(&path);
+    let verb = match (&method, routed.as_ref().and_then(|r| r.2.as_deref())) {
+        (&Method::GET, None) if routed.is_some() => Some(Verb::GetPod),
+        (&Method::POST, Some("binding")) => Some(Verb::Bind),
+        (&Method::POST, Some("eviction")) => Some(Verb::Evict),
+        _ => None,
+    };
+    let (ns, name) = routed.map(|r| (r.0, r.1)).unwrap_or_default();
+    let key = format!("{ns}/{name}");
+    let dry_run = dry_run_values.iter().any(|v| v == "All");
+    let record = |status: u16| {
+        let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        s.requests.push(Recorded { verb, pod: key.clone(), dry_run, status });
+    };
+    let Some(verb) = verb else {
+        record(404);
+        return Ok(reply(
+            404,
+            &failure(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+                Value::Null,
+            )
+            .1,
+        ));
+    };
+    if dry_run_values.iter().any(|v| v != "All") {
+        let (code, body) = bad_request("dryRun: Unsupported value");
+        record(code);
+        return Ok(reply(code, &body));
+    }
+
+    let fault = {
+        let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let rule = s.rules.iter_mut().find(|r| r.verb == verb && r.pod == key && r.times > 0);
+        rule.map(|r| {
+            r.times -= 1;
+            r.fault.clone()
+        })
+    };
+    match &fault {
+        Some(Fault::Status(code)) => {
+            let (code, body) = failure(*code, "InternalError", "injected failure", Value::Null);
+            record(code);
+            return Ok(reply(code, &body));
+        }
+        Some(Fault::DropBeforeApply) => {
+            record(0);
+            return Err(Dropped);
+        }
+        _ => {}
+    }
+
+    let (code, body) = {
+        let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match verb {
+            Verb::GetPod => s.get_pod(&key, &name),
+            Verb::Bind => s.bind(&key, &name, &body, dry_run),
+            Verb::Evict => s.evict(&key, &name, &body, dry_run),
+        }
+    };
+    match fault {
+        Some(Fault::DropAfterApply) => {
+            record(0);
+            Err(Dropped)
+        }
+        Some(Fault::Delay(d)) => {
+            record(code);
+            tokio::time::sleep(d).await;
+            Ok(reply(code, &body))
+        }
+        _ => {
+            record(code);
+            Ok(reply(code, &body))
+        }
+    }
+}
+
+impl State {
+    fn get_pod(&mut self, key: &str, name: &str) -> (u16, Value) {
+        let Some(pod) = self.pods.get_mut(key) else { return not_found(name) };
+        if pod.deleting {
+            if pod.reads_until_gone == 0 {
+                self.pods.remove(key);
+                return not_found(name);
+            }
+            pod.reads_until_gone -= 1;
+        }
+        (200, pod.to_json())
+    }
+
+    /// `BindingREST.Create` → `assignPod` → `setPodHostAndAnnotations`.
+    fn bind(&mut self, key: &str, name: &str, body: &[u8], dry_run: bool) -> (u16, Value) {
+        let Ok(binding) = serde_json::from_slice::<Binding>(body) else {
+            return bad_request("not a Binding object");
+        };
+        if binding.metadata.name.as_deref() != Some(name) {
+            return bad_request("name in URL does not match name in Binding object");
+        }
+        let kind = binding.target.kind.as_deref().unwrap_or("");
+        if !(kind.is_empty() || kind == "Node") {
+            return failure(422, "Invalid", "target.kind: Unsupported value", Value::Null);
+        }
+        let Some(target) = binding.target.name.filter(|n| !n.is_empty()) else {
+            return failure(422, "Invalid", "target.name: Required value", Value::Null);
+        };
+        let Some(pod) = self.pods.get_mut(key) else { return not_found(name) };
+        let conflict = |why: String| {
+            failure(
+                409,
+                "Conflict",
+                &format!("Operation cannot be fulfilled on pods/binding \"{name}\": {why}"),
+                json!({"name": name, "kind": "pods/binding"}),
+            )
+        };
+        if pod.deleting {
+            return conflict(format!("pod {name} is being deleted, cannot be assigned to a host"));
+        }
+        if let Some(node) = &pod.node {
+            return conflict(format!("pod {name} is already assigned to node \"{node}\""));
+        }
+        if !dry_run {
+            pod.node = Some(target.clone());
+            self.binds.entry(key.to_string()).or_default().push(target);
+        }
+        success(201)
+    }
+
+    /// `EvictionREST.Create`.
+    fn evict(&mut self, key: &str, name: &str, body: &[u8], dry_run: bool) -> (u16, Value) {
+        let Ok(eviction) = serde_json::from_slice::<Eviction>(body) else {
+            return bad_request("not a Eviction object");
+        };
+        if eviction.metadata.name.as_deref() != Some(name) {
+            return bad_request("name in URL does not match name in Eviction object");
+        }
+        let options = eviction.delete_options.unwrap_or_default();
+        let body_dry_run = options.dry_run.unwrap_or_default();
+        let query_dry_run: Vec<String> = if dry_run { vec!["All".to_string()] } else { vec![] };
+        if !body_dry_run.is_empty() && !query_dry_run.is_empty() && body_dry_run != query_dry_run {
+            return bad_request("Non-matching dry-run options in request and content");
+        }
+        let dry_run = dry_run || body_dry_run.iter().any(|v| v == "All");
+        let want_uid = options.preconditions.and_then(|p| p.uid);
+        let Some(pod) = self.pods.get(key).cloned() else { return not_found(name) };
+
+        let can_ignore_pdb =
+            matches!(pod.phase.as_str(), "Succeeded" | "Failed" | "Pending") || pod.deleting;
+        if !can_ignore_pdb {
+            let matching: Vec<usize> =
+                (0..self.pdbs.len()).filter(|&i| self.pdbs[i].selects(&pod)).collect();
+            if matching.len() > 1 {
+                return failure(
+                    500,
+                    "",
+                    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+                    Value::Null,
+                );
+            }
+            if let Some(&i) = matching.first() {
+                let pdb = &mut self.pdbs[i];
+                let unready_with_room = !pod.ready
+                    && pdb.current_healthy >= pdb.desired_healthy
+                    && pdb.desired_healthy > 0;
+                if !unready_with_room {
+                    if pdb.disruptions_allowed == 0 {
+                        let cause = format!(
+                            "The disruption budget {} needs {} healthy pods and has {} currently",
+                            pdb.name, pdb.desired_healthy, pdb.current_healthy
+                        );
+                        return failure(
+                            429,
+                            "TooManyRequests",
+                            "Cannot evict pod as it would violate the pod's disruption budget.",
+                            json!({"causes": [{"reason": "DisruptionBudget", "message": cause}]}),
+                        );
+                    }
+                    if !dry_run {
+                        pdb.disruptions_allowed -= 1;
+                    }
+                }
+            }
+        }
+        // The delete itself, with its UID precondition.
+        if let Some(uid) = want_uid.filter(|uid| *uid != pod.uid) {
+            let message = format!(
+                "Operation cannot be fulfilled on Pod \"{name}\": Precondition failed: \
+                 UID in precondition: {uid}, UID in object meta: {}",
+                pod.uid
+            );
+            return failure(409, "Conflict", &message, json!({"name": name, "kind": "Pod"}));
+        }
+        if !dry_run {
+            *self.evictions.entry(key.to_string()).or_insert(0) += 1;
+            if self.grace_reads == 0 {
+                self.pods.remove(key);
+                if let Some(uid) = self.recreate.remove(key) {
+                    self.pods.insert(key.to_string(), FakePod { uid, ..pod });
+                }
+            } else if let Some(p) = self.pods.get_mut(key).filter(|p| !p.deleting) {
+                p.deleting = true;
+                p.reads_until_gone = self.grace_reads;
+            }
+        }
+        success(201)
+    }
+}
