@@ -108,10 +108,54 @@ profiles:
 }
 
 #[test]
-fn a_config_that_raises_the_balanced_allocation_weight_changes_nothing_here_but_disabling_fit_scoring_does_not_break_scheduling()
- {
-    // Disabling every score plugin: the scheduler still places the pod (on the first feasible
-    // node it finds, as upstream stops after one feasible node when nothing scores).
+fn a_config_that_raises_a_score_weight_flips_the_decision() {
+    // n1 is empty but carries a PreferNoSchedule taint; n2 is untainted and half full.
+    // The pod asks for 1000m / 1 GiB.
+    // TaintToleration (weight 3): raw intolerable PreferNoSchedule taints n1 = 1, n2 = 0,
+    //   normalized reversed: n1 = 100 - 100*1/1 = 0, n2 = 100.
+    // NodeResourcesFit LeastAllocated (weight 1):
+    //   n1: cpu (4000-1000)*100/4000 = 75, mem (8-1)*100/8 = 87 → (75+87)/2 = 81
+    //   n2: cpu (4000-3000)*100/4000 = 25, mem (8-5)*100/8 = 37 → (25+37)/2 = 31
+    // BalancedAllocation (weight 1): n1 fractions 0.25/0.125 → 93; n2 0.75/0.625 → 93.
+    // Default weights:   n1 = 0 + 81 + 93 = 174,  n2 = 300 + 31 + 93 = 424  → n2.
+    // Fit weight 10:     n1 = 0 + 810 + 93 = 903, n2 = 300 + 310 + 93 = 703 → n1.
+    let state = || {
+        cluster(
+            vec![
+                NodeBuilder::new("n1")
+                    .cpu(4000)
+                    .memory(8 * GI)
+                    .taint("dedicated", "x", TaintEffect::PreferNoSchedule)
+                    .obj(),
+                NodeBuilder::new("n2").cpu(4000).memory(8 * GI).obj(),
+            ],
+            vec![PodBuilder::new("default", "half").cpu(2000).memory(4 * GI).node("n2").obj()],
+        )
+    };
+    let pending = [PodBuilder::new("default", "web").cpu(1000).memory(GI).obj()];
+    let plan = run(state(), &pending, &SchedulerConfig::default());
+    assert_eq!(node_of(&plan, "default/web").as_deref(), Some("n2"));
+
+    let config: SchedulerConfig = r#"
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      enabled:
+      - name: NodeResourcesFit
+        weight: 10
+"#
+    .parse()
+    .expect("valid config");
+    let plan = run(state(), &pending, &config);
+    assert_eq!(node_of(&plan, "default/web").as_deref(), Some("n1"));
+}
+
+#[test]
+fn with_every_score_plugin_disabled_the_first_feasible_node_is_taken() {
+    // Nothing scores, so upstream looks for a single feasible node and takes it.
     let config: SchedulerConfig = r#"
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -249,4 +293,46 @@ fn the_same_seed_gives_the_same_plan() {
     let a = run(cluster(nodes.clone(), vec![]), &pending, &SchedulerConfig::default());
     let b = run(cluster(nodes, vec![]), &pending, &SchedulerConfig::default());
     assert_eq!(a.placements, b.placements);
+}
+
+#[test]
+fn explain_shows_the_numbers_behind_the_hand_computed_decision() {
+    use kplace::explain::{ExplainOptions, explain};
+    // The cluster of `a_config_that_raises_a_score_weight_flips_the_decision`, default weights.
+    let state = cluster(
+        vec![
+            NodeBuilder::new("n1")
+                .cpu(4000)
+                .memory(8 * GI)
+                .taint("dedicated", "x", TaintEffect::PreferNoSchedule)
+                .obj(),
+            NodeBuilder::new("n2").cpu(4000).memory(8 * GI).obj(),
+        ],
+        vec![PodBuilder::new("default", "half").cpu(2000).memory(4 * GI).node("n2").obj()],
+    );
+    let pending = [PodBuilder::new("default", "web").cpu(1000).memory(GI).obj()];
+    let e = explain(
+        state,
+        &pending,
+        &SchedulerConfig::default(),
+        "default/web",
+        &ExplainOptions::default(),
+    )
+    .expect("explains");
+    let line = |node: &str, plugin: &str| {
+        let n = e.nodes.iter().find(|n| n.node == node).expect("node shown");
+        let s = n.scores.iter().find(|s| s.plugin == plugin).expect("plugin scored");
+        (s.raw, s.normalized, s.weight)
+    };
+    assert_eq!(line("n1", "TaintToleration"), (1, 0, 3));
+    assert_eq!(line("n2", "TaintToleration"), (0, 100, 3));
+    assert_eq!(line("n1", "NodeResourcesFit"), (81, 81, 1));
+    assert_eq!(line("n2", "NodeResourcesFit"), (31, 31, 1));
+    assert_eq!(line("n1", "NodeResourcesBalancedAllocation"), (93, 93, 1));
+    assert_eq!(line("n2", "NodeResourcesBalancedAllocation"), (93, 93, 1));
+    let total = |node: &str| e.nodes.iter().find(|n| n.node == node).and_then(|n| n.total);
+    assert_eq!(total("n1"), Some(174));
+    assert_eq!(total("n2"), Some(424));
+    assert_eq!(e.best_nodes, ["n2"]);
+    assert_eq!(e.baseline_decision.as_deref(), Some("placed on n2"));
 }
