@@ -181,15 +181,15 @@ impl Frameworks {
     fn new(config: &SchedulerConfig, scheduler_name: &str) -> Result<Self, FrameworkError> {
         let full = Framework::for_scheduler(config, scheduler_name)?;
         let mut profile = full.profile().clone();
-        profile.post_filter.retain(|p| *p != PluginName::DefaultPreemption);
+        profile.plugins.post_filter.retain(|p| *p != PluginName::DefaultPreemption);
         let no_preemption = Framework::new(&profile)?;
         let mut profile = full.profile().clone();
-        profile.filter.retain(|p| *p != PluginName::NodeResourcesFit);
-        profile.pre_filter.retain(|p| *p != PluginName::NodeResourcesFit);
+        profile.plugins.filter.retain(|p| *p != PluginName::NodeResourcesFit);
+        profile.plugins.pre_filter.retain(|p| *p != PluginName::NodeResourcesFit);
         let no_fit = Framework::new(&profile)?;
         let mut profile = full.profile().clone();
-        profile.score.retain(|(p, _)| is_resource_score(*p));
-        profile.pre_score.retain(|p| is_resource_score(*p));
+        profile.plugins.score.retain(|(p, _)| is_resource_score(*p));
+        profile.plugins.pre_score.retain(|p| is_resource_score(*p));
         let resources = Framework::new(&profile)?;
         Ok(Frameworks { full, no_preemption, no_fit, resources })
     }
@@ -637,7 +637,7 @@ impl Run {
 fn solver_requests(pod: &Pod, fw: &Framework) -> BTreeMap<String, i64> {
     let mut out = BTreeMap::new();
     let profile = fw.profile();
-    if !profile.filter.contains(&PluginName::NodeResourcesFit) {
+    if !profile.plugins.filter.contains(&PluginName::NodeResourcesFit) {
         return out;
     }
     let args = &profile.args.node_resources_fit;

@@ -206,13 +206,13 @@ impl<'a> Prepared<'a> {
         Fit::new(&args.node_resources_fit).map_err(|e| args_error(Fit::NAME, e))?;
 
         // Checks, in the order the framework reports them: PreFilter first, then the filters.
-        let na_pre_filter = profile.pre_filter.contains(&PluginName::NodeAffinity)
-            || profile.filter.contains(&PluginName::NodeAffinity);
+        let na_pre_filter = profile.plugins.pre_filter.contains(&PluginName::NodeAffinity)
+            || profile.plugins.filter.contains(&PluginName::NodeAffinity);
         let mut check_order = Vec::new();
         if na_pre_filter {
             check_order.extend([Check::PreFilterRejected, Check::PreFilterAbsent]);
         }
-        for &p in &profile.filter {
+        for &p in &profile.plugins.filter {
             for &c in Check::of_plugin(p) {
                 if !check_order.contains(&c) {
                     check_order.push(c);
@@ -223,7 +223,7 @@ impl<'a> Prepared<'a> {
 
         // Scores.
         let mut scores: Vec<(ScorePlugin, i64)> = Vec::new();
-        for &(p, w) in &profile.score {
+        for &(p, w) in &profile.plugins.score {
             if let Some(s) = ScorePlugin::of(p)
                 && !scores.iter().any(|(q, _)| *q == s)
             {

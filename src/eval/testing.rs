@@ -35,10 +35,10 @@ pub enum Agreement {
 pub fn matrix_profile(profile: &Profile) -> Profile {
     let keep = |p: &PluginName| !NOT_YET_IN_MATRIX.contains(p);
     let mut out = profile.clone();
-    out.pre_filter.retain(keep);
-    out.filter.retain(keep);
-    out.pre_score.retain(keep);
-    out.score.retain(|(p, _)| keep(p));
+    out.plugins.pre_filter.retain(keep);
+    out.plugins.filter.retain(keep);
+    out.plugins.pre_score.retain(keep);
+    out.plugins.score.retain(|(p, _)| keep(p));
     out
 }
 

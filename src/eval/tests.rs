@@ -73,7 +73,7 @@ fn cases() -> Vec<Case> {
         ],
     };
     let mut no_ports = profile();
-    no_ports.filter.retain(|p| *p != PluginName::NodePorts);
+    no_ports.plugins.filter.retain(|p| *p != PluginName::NodePorts);
     let name_pin = |names: &[&str]| NodeSelectorTerm {
         match_fields: vec![Requirement::new("metadata.name", MatchOp::In, names)],
         ..Default::default()

@@ -1490,7 +1490,7 @@ mod tests {
     type Check = fn(&SchedulerConfig);
 
     fn weights(p: &Profile) -> Vec<(PluginName, i64)> {
-        p.score.clone()
+        p.plugins.score.clone()
     }
 
     #[test]
@@ -1558,13 +1558,13 @@ mod tests {
                 assert_eq!(c.profiles[0], Profile::default_profile());
 
                 let none = &c.profiles[1];
-                assert!(none.score.is_empty() && none.pre_score.is_empty());
-                assert_eq!(none.filter, c.profiles[0].filter);
+                assert!(none.plugins.score.is_empty() && none.plugins.pre_score.is_empty());
+                assert_eq!(none.plugins.filter, c.profiles[0].plugins.filter);
 
                 let batch = &c.profiles[2];
                 assert_eq!(batch.score_weight(PodTopologySpread), Some(5));
                 assert!(!batch.preemption_enabled());
-                assert_eq!(batch.post_filter, vec![DynamicResources]);
+                assert_eq!(batch.plugins.post_filter, vec![DynamicResources]);
                 assert_eq!(batch.percentage_of_nodes_to_score, Some(100));
                 let spread = &batch.args.pod_topology_spread;
                 assert_eq!(spread.defaulting_type, SpreadDefaultingType::List);
@@ -1641,7 +1641,7 @@ mod tests {
             ("reordered-filters.yaml", |c| {
                 let p = only_profile(c);
                 assert_eq!(
-                    p.filter,
+                    p.plugins.filter,
                     vec![
                         NodeName,
                         NodeUnschedulable,
@@ -1653,13 +1653,13 @@ mod tests {
                         InterPodAffinity,
                     ]
                 );
-                assert_eq!(p.pre_filter, Profile::default_profile().pre_filter);
+                assert_eq!(p.plugins.pre_filter, Profile::default_profile().plugins.pre_filter);
             }),
             ("spread-heavy.json", |c| {
                 let p = only_profile(c);
                 assert_eq!(p.score_weight(PodTopologySpread), Some(10));
                 assert_eq!(p.score_weight(ImageLocality), Some(3));
-                assert_eq!(p.score.first(), Some(&(PodTopologySpread, 10)));
+                assert_eq!(p.plugins.score.first(), Some(&(PodTopologySpread, 10)));
                 assert_eq!(
                     p.args.balanced_allocation.resources,
                     vec![
@@ -1724,8 +1724,8 @@ mod tests {
                 |c| {
                     let p = only_profile(c);
                     assert_eq!(p.score_weight(ImageLocality), None);
-                    assert_eq!(p.score.len(), 8);
-                    assert_eq!(p.filter, Profile::default_profile().filter);
+                    assert_eq!(p.plugins.score.len(), 8);
+                    assert_eq!(p.plugins.filter, Profile::default_profile().plugins.filter);
                 },
             ),
             (
@@ -1734,7 +1734,7 @@ mod tests {
                 |c| {
                     let p = only_profile(c);
                     assert_eq!(weights(p), vec![(NodeResourcesFit, 2), (ImageLocality, 1)]);
-                    assert_eq!(p.pre_score, Profile::default_profile().pre_score);
+                    assert_eq!(p.plugins.pre_score, Profile::default_profile().plugins.pre_score);
                 },
             ),
             (
@@ -1797,7 +1797,10 @@ mod tests {
                 "disabling a plugin kube-scheduler does not know only warns",
                 "profiles:\n- plugins:\n    filter:\n      disabled:\n      - name: NoSuchPlugin\n",
                 |c| {
-                    assert_eq!(only_profile(c).filter, Profile::default_profile().filter);
+                    assert_eq!(
+                        only_profile(c).plugins.filter,
+                        Profile::default_profile().plugins.filter
+                    );
                     assert_eq!(c.warnings.len(), 1);
                     assert!(c.warnings[0].contains("profiles[0].plugins.filter.disabled[0].name"));
                 },

@@ -354,30 +354,8 @@ pub struct PluginArgs {
 pub struct Profile {
     /// `schedulerName`.
     pub scheduler_name: String,
-    /// `preEnqueue` plugins.
-    pub pre_enqueue: Vec<PluginName>,
-    /// `queueSort` plugins (exactly one).
-    pub queue_sort: Vec<PluginName>,
-    /// `preFilter` plugins.
-    pub pre_filter: Vec<PluginName>,
-    /// `filter` plugins.
-    pub filter: Vec<PluginName>,
-    /// `postFilter` plugins (preemption is on when `DefaultPreemption` is among them).
-    pub post_filter: Vec<PluginName>,
-    /// `preScore` plugins.
-    pub pre_score: Vec<PluginName>,
-    /// `score` plugins with their weights (≥ 1 unless configured negative, as upstream allows).
-    pub score: Vec<(PluginName, i64)>,
-    /// `reserve` plugins.
-    pub reserve: Vec<PluginName>,
-    /// `permit` plugins.
-    pub permit: Vec<PluginName>,
-    /// `preBind` plugins.
-    pub pre_bind: Vec<PluginName>,
-    /// `bind` plugins (at least one).
-    pub bind: Vec<PluginName>,
-    /// `postBind` plugins.
-    pub post_bind: Vec<PluginName>,
+    /// The plugins of every extension point, in order, with score weights.
+    pub plugins: ExpandedPlugins,
     /// `percentageOfNodesToScore` in effect for this profile: the profile's own value, else the
     /// configuration's, else `None` (upstream's default 0: the adaptive percentage).
     pub percentage_of_nodes_to_score: Option<i32>,
@@ -403,18 +381,7 @@ impl Profile {
     ) -> Profile {
         Profile {
             scheduler_name: scheduler_name.to_string(),
-            pre_enqueue: expanded.pre_enqueue,
-            queue_sort: expanded.queue_sort,
-            pre_filter: expanded.pre_filter,
-            filter: expanded.filter,
-            post_filter: expanded.post_filter,
-            pre_score: expanded.pre_score,
-            score: expanded.score,
-            reserve: expanded.reserve,
-            permit: expanded.permit,
-            pre_bind: expanded.pre_bind,
-            bind: expanded.bind,
-            post_bind: expanded.post_bind,
+            plugins: expanded,
             percentage_of_nodes_to_score,
             args,
         }
@@ -423,29 +390,29 @@ impl Profile {
     /// The plugins at an extension point, in order (for `score`, without the weights).
     pub fn plugins_at(&self, ep: ExtensionPoint) -> Vec<PluginName> {
         match ep {
-            ExtensionPoint::PreEnqueue => self.pre_enqueue.clone(),
-            ExtensionPoint::QueueSort => self.queue_sort.clone(),
-            ExtensionPoint::PreFilter => self.pre_filter.clone(),
-            ExtensionPoint::Filter => self.filter.clone(),
-            ExtensionPoint::PostFilter => self.post_filter.clone(),
-            ExtensionPoint::PreScore => self.pre_score.clone(),
-            ExtensionPoint::Score => self.score.iter().map(|(p, _)| *p).collect(),
-            ExtensionPoint::Reserve => self.reserve.clone(),
-            ExtensionPoint::Permit => self.permit.clone(),
-            ExtensionPoint::PreBind => self.pre_bind.clone(),
-            ExtensionPoint::Bind => self.bind.clone(),
-            ExtensionPoint::PostBind => self.post_bind.clone(),
+            ExtensionPoint::PreEnqueue => self.plugins.pre_enqueue.clone(),
+            ExtensionPoint::QueueSort => self.plugins.queue_sort.clone(),
+            ExtensionPoint::PreFilter => self.plugins.pre_filter.clone(),
+            ExtensionPoint::Filter => self.plugins.filter.clone(),
+            ExtensionPoint::PostFilter => self.plugins.post_filter.clone(),
+            ExtensionPoint::PreScore => self.plugins.pre_score.clone(),
+            ExtensionPoint::Score => self.plugins.score.iter().map(|(p, _)| *p).collect(),
+            ExtensionPoint::Reserve => self.plugins.reserve.clone(),
+            ExtensionPoint::Permit => self.plugins.permit.clone(),
+            ExtensionPoint::PreBind => self.plugins.pre_bind.clone(),
+            ExtensionPoint::Bind => self.plugins.bind.clone(),
+            ExtensionPoint::PostBind => self.plugins.post_bind.clone(),
         }
     }
 
     /// Whether `DefaultPreemption` runs at `postFilter`.
     pub fn preemption_enabled(&self) -> bool {
-        self.post_filter.contains(&PluginName::DefaultPreemption)
+        self.plugins.post_filter.contains(&PluginName::DefaultPreemption)
     }
 
     /// The weight of a score plugin, or `None` when it does not score in this profile.
     pub fn score_weight(&self, plugin: PluginName) -> Option<i64> {
-        self.score.iter().find(|(p, _)| *p == plugin).map(|(_, w)| *w)
+        self.plugins.score.iter().find(|(p, _)| *p == plugin).map(|(_, w)| *w)
     }
 
     /// Whether `plugin` runs at `ep`.
@@ -952,7 +919,7 @@ mod tests {
             };
             assert_eq!(got, want_list, "default plugins at {ep}");
         }
-        assert_eq!(p.score, want.score);
+        assert_eq!(p.plugins.score, want.score);
         assert!(p.preemption_enabled());
         assert_eq!(p.percentage_of_nodes_to_score, None);
         assert_eq!(p.args, PluginArgs::default());

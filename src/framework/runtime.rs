@@ -182,7 +182,7 @@ impl Framework {
     /// Whether any score plugin is enabled (upstream `HasScorePlugins`, which counts plugins
     /// kplace does not evaluate, such as VolumeBinding, too).
     pub fn has_score_plugins(&self) -> bool {
-        !self.profile.score.is_empty()
+        !self.profile.plugins.score.is_empty()
     }
 
     /// Whether DefaultPreemption runs as PostFilter.
@@ -201,9 +201,9 @@ impl Framework {
     pub fn pre_filter(&self, pod: &Pod, cluster: &ClusterState) -> PreFilterOutcome {
         let mut state = CycleState::default();
         let mut rejected: Option<Status> = None;
-        let mut order: Vec<PluginName> = self.profile.pre_filter.clone();
+        let mut order: Vec<PluginName> = self.profile.plugins.pre_filter.clone();
         // A filter plugin whose PreFilter is disabled still needs its state: compute it last.
-        for p in &self.profile.filter {
+        for p in &self.profile.plugins.filter {
             if !order.contains(p) {
                 order.push(*p);
             }
@@ -303,7 +303,7 @@ impl Framework {
     /// Runs the Filter plugins in order and returns the first failure (upstream
     /// `RunFilterPlugins`), tagged with its plugin; success when every plugin passes.
     pub fn filter(&self, state: &CycleState, pod: &Pod, node: &Node) -> Status {
-        for &plugin in &self.profile.filter {
+        for &plugin in &self.profile.plugins.filter {
             if !plugin.evaluated() || state.skip_filter.contains(&plugin) {
                 continue;
             }
@@ -324,6 +324,7 @@ impl Framework {
         node: &Node,
     ) -> Vec<(PluginName, Status)> {
         self.profile
+            .plugins
             .filter
             .iter()
             .filter(|p| p.evaluated())
@@ -351,11 +352,11 @@ impl Framework {
             .iter()
             .map(|&node| NodeScores { node, plugins: Vec::new(), total: 0 })
             .collect();
-        for &(plugin, weight) in &self.profile.score {
+        for &(plugin, weight) in &self.profile.plugins.score {
             if !plugin.evaluated() {
                 continue;
             }
-            let runs_pre_score = self.profile.pre_score.contains(&plugin);
+            let runs_pre_score = self.profile.plugins.pre_score.contains(&plugin);
             let raw = match self.score_plugin(plugin, runs_pre_score, pod, cluster, feasible)? {
                 Some(raw) => raw,
                 None => continue, // PreScore said Skip.

@@ -367,7 +367,7 @@ fn build_scenario(
         });
     }
     if no_ports {
-        profile.filter.retain(|p| *p != PluginName::NodePorts);
+        profile.plugins.filter.retain(|p| *p != PluginName::NodePorts);
     }
     Scenario { profile, state, pending: pods }
 }
