@@ -1283,23 +1283,16 @@ fn validate_term(t: &corev1::NodeSelectorTerm, path: &str, push: &mut impl FnMut
     for (i, r) in t.match_expressions.iter().flatten().enumerate() {
         let p = format!("{path}.matchExpressions[{i}]");
         let values = r.values.clone().unwrap_or_default();
-        let op = match r.operator.as_str() {
-            "In" => MatchOp::In,
-            "NotIn" => MatchOp::NotIn,
-            "Exists" => MatchOp::Exists,
-            "DoesNotExist" => MatchOp::DoesNotExist,
-            "Gt" => MatchOp::Gt,
-            "Lt" => MatchOp::Lt,
-            other => {
-                push(FieldError::new(
-                    format!("{p}.operator"),
-                    format!(
-                        "unsupported value {other:?}: supported values are \"DoesNotExist\", \
-                         \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\""
-                    ),
-                ));
-                continue;
-            }
+        let Some(op) = MatchOp::parse(&r.operator) else {
+            push(FieldError::new(
+                format!("{p}.operator"),
+                format!(
+                    "unsupported value {:?}: supported values are \"DoesNotExist\", \
+                     \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"",
+                    r.operator
+                ),
+            ));
+            continue;
         };
         for msg in qualified_name_errors(&r.key) {
             push(FieldError::new(format!("{p}.key"), format!("{:?}: {msg}", r.key)));

@@ -23,6 +23,27 @@ pub enum MatchOp {
     Lt,
 }
 
+impl MatchOp {
+    /// Parses the API spelling of an operator (`In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`,
+    /// `Lt`). Which operators a given selector kind allows is the caller's check.
+    pub fn parse(op: &str) -> Option<MatchOp> {
+        Some(match op {
+            "In" => MatchOp::In,
+            "NotIn" => MatchOp::NotIn,
+            "Exists" => MatchOp::Exists,
+            "DoesNotExist" => MatchOp::DoesNotExist,
+            "Gt" => MatchOp::Gt,
+            "Lt" => MatchOp::Lt,
+            _ => return None,
+        })
+    }
+
+    /// Whether a `metav1.LabelSelector` may use this operator (not `Gt`/`Lt`).
+    pub fn is_label_selector_op(self) -> bool {
+        !matches!(self, MatchOp::Gt | MatchOp::Lt)
+    }
+}
+
 /// One requirement of a selector.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Requirement {

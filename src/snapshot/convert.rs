@@ -144,17 +144,11 @@ pub fn label_selector(sel: &metav1::LabelSelector) -> Result<LabelSelector, Conv
     }
     for (i, expr) in sel.match_expressions.iter().flatten().enumerate() {
         let path = format!("matchExpressions[{i}]");
-        let op = match expr.operator.as_str() {
-            "In" => MatchOp::In,
-            "NotIn" => MatchOp::NotIn,
-            "Exists" => MatchOp::Exists,
-            "DoesNotExist" => MatchOp::DoesNotExist,
-            other => {
-                return Err(ConvertError::new(
-                    format!("{path}.operator"),
-                    format!("{other:?} is not a valid label selector operator"),
-                ));
-            }
+        let Some(op) = MatchOp::parse(&expr.operator).filter(|op| op.is_label_selector_op()) else {
+            return Err(ConvertError::new(
+                format!("{path}.operator"),
+                format!("{:?} is not a valid label selector operator", expr.operator),
+            ));
         };
         let values = expr.values.clone().unwrap_or_default();
         validate_requirement(&expr.key, op, &values).map_err(|e| e.at(&path))?;
@@ -196,17 +190,9 @@ fn merge_label_keys(sel: &mut LabelSelector, keys: &[String], op: MatchOp, label
 pub fn node_selector_term(term: &k8s::NodeSelectorTerm) -> NodeSelectorTerm {
     let mut out = NodeSelectorTerm::default();
     for expr in term.match_expressions.iter().flatten() {
-        let op = match expr.operator.as_str() {
-            "In" => MatchOp::In,
-            "NotIn" => MatchOp::NotIn,
-            "Exists" => MatchOp::Exists,
-            "DoesNotExist" => MatchOp::DoesNotExist,
-            "Gt" => MatchOp::Gt,
-            "Lt" => MatchOp::Lt,
-            _ => {
-                out.invalid = true;
-                continue;
-            }
+        let Some(op) = MatchOp::parse(&expr.operator) else {
+            out.invalid = true;
+            continue;
         };
         let values = expr.values.clone().unwrap_or_default();
         if validate_requirement(&expr.key, op, &values).is_err() {
