@@ -69,8 +69,7 @@ impl CycleState {
 
     /// Removes `victim` (which is on `node`) from the inter-pod states, as upstream's
     /// `RunPreFilterExtensionRemovePod` does during preemption.
-    pub fn remove_pod(&mut self, fw: &Framework, pod: &Pod, victim: &Pod, node: &Node) {
-        let _ = (fw, pod);
+    pub fn remove_pod(&mut self, victim: &Pod, node: &Node) {
         if let Some(s) = self.ipa.as_mut() {
             s.remove_pod(victim, node);
         }
@@ -352,12 +351,12 @@ impl Framework {
             .iter()
             .map(|&node| NodeScores { node, plugins: Vec::new(), total: 0 })
             .collect();
+        let nodes: Vec<&Node> = feasible.iter().map(|&i| &cluster.nodes[i]).collect();
         for &(plugin, weight) in &self.profile.plugins.score {
             if !plugin.evaluated() {
                 continue;
             }
-            let runs_pre_score = self.profile.plugins.pre_score.contains(&plugin);
-            let raw = match self.score_plugin(plugin, runs_pre_score, pod, cluster, feasible)? {
+            let raw = match self.score_plugin(plugin, pod, cluster, feasible, &nodes)? {
                 Some(raw) => raw,
                 None => continue, // PreScore said Skip.
             };
@@ -377,17 +376,19 @@ impl Framework {
         Ok(out)
     }
 
-    /// One plugin's raw and normalized scores over `feasible`; `None` when PreScore skipped.
+    /// One plugin's raw and normalized scores over `feasible` (`nodes` are those nodes); `None`
+    /// when PreScore skipped. Every scoring plugin computes its state in PreScore, so kplace
+    /// runs PreScore for a scored plugin even if a profile disabled it there (upstream would
+    /// fail such a cycle).
     #[allow(clippy::type_complexity)]
     fn score_plugin(
         &self,
         plugin: PluginName,
-        runs_pre_score: bool,
         pod: &Pod,
         cluster: &ClusterState,
         feasible: &[usize],
+        nodes: &[&Node],
     ) -> Result<Option<(Vec<i64>, Vec<i64>)>, Status> {
-        let nodes: Vec<&Node> = feasible.iter().map(|&i| &cluster.nodes[i]).collect();
         // A PreScore result of Skip skips Score; an error fails the cycle.
         fn pre<T>(r: Result<T, Status>, plugin: PluginName) -> Result<Option<T>, Status> {
             match r {
@@ -396,8 +397,6 @@ impl Framework {
                 Err(s) => Err(s.with_plugin(plugin.as_str())),
             }
         }
-        let _ = runs_pre_score; // Upstream plugins compute their score state in PreScore; a
-        // profile that disables PreScore for a scored plugin fails upstream, kplace computes it.
         let raw_and_norm = match plugin {
             PluginName::TaintToleration => {
                 let Some(s) = pre(self.taint.pre_score(pod, cluster, feasible), plugin)? else {
@@ -494,7 +493,7 @@ impl crate::baseline::preemption::FilterOracle for Oracle<'_> {
         let mut state = base.clone();
         for victim in removed {
             if node.remove_pod(&victim.namespace, &victim.name).is_some() {
-                state.remove_pod(self.fw, pod, victim, original);
+                state.remove_pod(victim, original);
             }
         }
         if let Some(names) = state.node_names()
