@@ -28,7 +28,13 @@
 //!    [`Rescore::rescore`] with the node's current free capacity (when a callback is given;
 //!    [`Rescore::placed`] hears of every placement first).
 //!
-//! 5. Relocation ([`GreedyOptions::relocate`], on by default): for each class with pods left
+//! 5. Conflicts ([`Problem::conflicts`]): two classes that may not share a domain of a topology
+//!    (required anti-affinity, host ports). Each placement bars the classes it conflicts with
+//!    from the node's domain (a count per `(class, topology, domain)`), and a barred node is
+//!    skipped like a full one. This is exact for the pods of the solve; pods already on nodes
+//!    are the caller's (its feasibility matrix).
+//!
+//! 6. Relocation ([`GreedyOptions::relocate`], on by default): for each class with pods left
 //!    over, in class order, a node that is feasible for it but lacks room gets room by moving
 //!    one pod of another class — placed by this solve, or one of the problem's movable
 //!    [`Problem::initial`] pods — to that class's best other node that can take it (static scores rank both choices). This repeats, with a direct-placement pass after
@@ -41,7 +47,9 @@
 //! one failed attempt per class per round.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
+
+use crate::lp::Guide;
 
 /// One pod class: interchangeable pods with the same requests and feasibility.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -56,6 +64,23 @@ pub struct ClassSpec {
     /// the class to itself on `kubernetes.io/hostname`); `None`: no limit.
     pub max_per_node: Option<u32>,
 }
+
+/// Two classes whose pods may not share a domain of a topology: required pod anti-affinity
+/// (either class's term selects the other's pods; a class may conflict with itself) or, with the
+/// topology that gives every node its own domain, conflicting host ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conflict {
+    /// One class.
+    pub a: usize,
+    /// The other class (may equal `a`: at most one pod of the class per domain).
+    pub b: usize,
+    /// The topology (row of [`Problem::domains`]).
+    pub topology: usize,
+}
+
+/// The domain value of a node that lacks a topology's label: such a node is in no domain, so no
+/// conflict applies on it (as kube-scheduler's anti-affinity on a node without the key).
+pub const NO_DOMAIN: u32 = u32::MAX;
 
 /// The whole assignment problem, as plain arrays. Matrices are row-major.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -76,6 +101,18 @@ pub struct Problem {
     /// move to another node where their class is feasible. They are not counted in
     /// [`ClassSpec::count`].
     pub initial: Vec<Placed>,
+    /// Number of topologies (rows of `domains`).
+    pub topologies: usize,
+    /// Each node's domain per topology, `topologies × nodes` ([`NO_DOMAIN`]: no label).
+    pub domains: Vec<u32>,
+    /// Pairs of classes that may not share a domain. Pods that are already on nodes are not
+    /// counted here (the caller's feasibility matrix has them); the solver enforces the
+    /// conflicts between the pods it places. A class with a conflict is never moved by
+    /// relocation.
+    pub conflicts: Vec<Conflict>,
+    /// Quotas from the LP stage ([`crate::lp::lp_guide`]): when set, a first pass places each
+    /// class's pods only on node groups with quota left, then the usual pass places the rest.
+    pub guide: Option<Guide>,
 }
 
 impl Problem {
@@ -94,6 +131,19 @@ impl Problem {
             self.initial.iter().find(|p| p.class >= self.classes.len() || p.node >= self.nodes)
         {
             return Err(SolverError::InitialOutOfRange { class: p.class, node: p.node });
+        }
+        dim("domain entries", self.topologies.checked_mul(self.nodes), self.domains.len())?;
+        if let Some(c) = self.conflicts.iter().find(|c| {
+            c.a >= self.classes.len() || c.b >= self.classes.len() || c.topology >= self.topologies
+        }) {
+            return Err(SolverError::ConflictOutOfRange { a: c.a, b: c.b, topology: c.topology });
+        }
+        if let Some(guide) = &self.guide {
+            dim("nodes of the guide", Some(self.nodes), guide.group_of_node.len())?;
+            dim("quota entries", self.classes.len().checked_mul(guide.groups), guide.quota.len())?;
+            if guide.group_of_node.iter().any(|&g| g >= guide.groups) {
+                return Err(SolverError::TooLarge { what: "group of a node" });
+            }
         }
         for (c, class) in self.classes.iter().enumerate() {
             dim("requests of a class", Some(self.resources), class.requests.len())?;
@@ -137,6 +187,16 @@ pub enum SolverError {
         /// The node.
         node: usize,
     },
+    /// A conflict names a class or topology that does not exist.
+    #[error("conflict between classes {a} and {b} in topology {topology} is out of range")]
+    ConflictOutOfRange {
+        /// One class.
+        a: usize,
+        /// The other class.
+        b: usize,
+        /// The topology.
+        topology: usize,
+    },
     /// A class requests a negative amount.
     #[error("class {class} requests {value} of resource {resource}; requests must not be negative")]
     NegativeRequest {
@@ -177,6 +237,10 @@ pub enum ClassOrder {
     /// then in the given order.
     #[default]
     LargestFirst,
+    /// Smallest first (the reverse size order, ties in the given order): when the tier does
+    /// not fit, this places the most pods — the objective counts pods, and small pods take
+    /// the least room each.
+    SmallestFirst,
 }
 
 /// Options of [`solve_greedy`].
@@ -252,6 +316,7 @@ pub fn class_order(problem: &Problem, order: ClassOrder) -> Vec<usize> {
         let by_size = match order {
             ClassOrder::Given => Ordering::Equal,
             ClassOrder::LargestFirst => shares[b].cmp(&shares[a]),
+            ClassOrder::SmallestFirst => shares[a].cmp(&shares[b]),
         };
         pb.cmp(&pa).then(by_size).then(a.cmp(&b))
     });
@@ -276,8 +341,22 @@ pub fn solve_greedy(
     for p in &problem.initial {
         count[p.class * problem.nodes + p.node] += 1;
     }
+    let mut touching: Vec<Vec<(usize, usize)>> = vec![Vec::new(); problem.classes.len()];
+    for c in &problem.conflicts {
+        touching[c.a].push((c.topology, c.b));
+        if c.a != c.b {
+            touching[c.b].push((c.topology, c.a));
+        }
+    }
+    for t in &mut touching {
+        t.sort_unstable();
+        t.dedup();
+    }
     let mut state = State {
         problem,
+        quota_left: problem.guide.as_ref().map(|g| g.quota.clone()),
+        touching,
+        blocked: HashMap::new(),
         free: problem.free.clone(),
         changed: vec![false; problem.nodes],
         count,
@@ -286,6 +365,12 @@ pub fn solve_greedy(
         unplaced: problem.classes.iter().map(|c| c.count).collect(),
         rescore,
     };
+    if state.quota_left.is_some() {
+        for &c in &order {
+            state.place_class(c);
+        }
+        state.quota_left = None;
+    }
     for &c in &order {
         state.place_class(c);
     }
@@ -322,6 +407,13 @@ pub fn solve_greedy(
 /// The solver's working state.
 struct State<'p, 'r> {
     problem: &'p Problem,
+    /// During the guided first pass, the quota left per class × node group.
+    quota_left: Option<Vec<u32>>,
+    /// Per class, its conflicts as `(topology, other class)`, sorted.
+    touching: Vec<Vec<(usize, usize)>>,
+    /// `(class, topology, domain)` → pods placed by this solve that bar the class from the
+    /// domain. Only looked up, never iterated, so its order cannot reach the result.
+    blocked: HashMap<(usize, usize, u32), u32>,
     /// Free capacity, `nodes × resources`.
     free: Vec<i64>,
     /// Whether a node's usage changed during the solve.
@@ -358,6 +450,61 @@ impl State<'_, '_> {
         self.problem.feasible[cell]
             && self.count[cell] < self.limit(c)
             && fits(self.req(c), self.free_of(node))
+            && !self.is_blocked(c, node)
+            && self.quota_allows(c, node)
+    }
+
+    /// The quota cell of class `c` on `node`'s group, during the guided pass.
+    fn quota_cell(&self, c: usize, node: usize) -> Option<usize> {
+        let guide = self.problem.guide.as_ref()?;
+        self.quota_left.as_ref()?;
+        Some(c * guide.groups + guide.group_of_node[node])
+    }
+
+    /// Whether the guided pass (if running) leaves class `c` quota on `node`'s group.
+    fn quota_allows(&self, c: usize, node: usize) -> bool {
+        match (self.quota_cell(c, node), &self.quota_left) {
+            (Some(cell), Some(q)) => q[cell] > 0,
+            _ => true,
+        }
+    }
+
+    /// The domain of `node` in topology `t`.
+    fn domain(&self, t: usize, node: usize) -> u32 {
+        self.problem.domains[t * self.problem.nodes + node]
+    }
+
+    /// Whether a pod placed by this solve bars class `c` from `node` (a conflict).
+    fn is_blocked(&self, c: usize, node: usize) -> bool {
+        if self.blocked.is_empty() {
+            return false;
+        }
+        let mut last = usize::MAX;
+        for &(t, _) in &self.touching[c] {
+            if t == last {
+                continue;
+            }
+            last = t;
+            let d = self.domain(t, node);
+            if d != NO_DOMAIN && self.blocked.get(&(c, t, d)).is_some_and(|&k| k > 0) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Records that a pod of class `c` is now on `node` (or no longer, with `add` false): the
+    /// classes it conflicts with are barred from (or freed in) the node's domains.
+    fn mark_conflicts(&mut self, c: usize, node: usize, add: bool) {
+        for i in 0..self.touching[c].len() {
+            let (t, other) = self.touching[c][i];
+            let d = self.domain(t, node);
+            if d == NO_DOMAIN {
+                continue;
+            }
+            let k = self.blocked.entry((other, t, d)).or_insert(0);
+            *k = if add { *k + 1 } else { k.saturating_sub(1) };
+        }
     }
 
     /// The score of `c` on `node`: static until the node changed, then the callback's.
@@ -383,10 +530,18 @@ impl State<'_, '_> {
         self.count[cell] =
             if add { self.count[cell] + 1 } else { self.count[cell].saturating_sub(1) };
         self.changed[node] = true;
+        if !self.touching[c].is_empty() {
+            self.mark_conflicts(c, node, add);
+        }
     }
 
     /// Places one pod of class `c` on `node`.
     fn place(&mut self, c: usize, node: usize) {
+        if let Some(cell) = self.quota_cell(c, node)
+            && let Some(q) = self.quota_left.as_mut()
+        {
+            q[cell] = q[cell].saturating_sub(1);
+        }
         self.adjust(c, node, true);
         self.unplaced[c] = self.unplaced[c].saturating_sub(1);
         self.placements.push(Placed { class: c, node });
@@ -451,7 +606,10 @@ impl State<'_, '_> {
         // The two best destinations of every class by static score, for the moved pod.
         let mut dest: Vec<[Option<usize>; 2]> = vec![[None, None]; n_classes];
         for (c2, d) in dest.iter_mut().enumerate() {
-            if c2 == c || !self.count[c2 * n_nodes..(c2 + 1) * n_nodes].iter().any(|&k| k > 0) {
+            if c2 == c
+                || !self.touching[c2].is_empty()
+                || !self.count[c2 * n_nodes..(c2 + 1) * n_nodes].iter().any(|&k| k > 0)
+            {
                 continue;
             }
             let mut ranked: Vec<usize> = (0..n_nodes).filter(|&n| self.can_take(c2, n)).collect();
@@ -462,7 +620,9 @@ impl State<'_, '_> {
         let mut targets: Vec<usize> = (0..n_nodes)
             .filter(|&n| {
                 let cell = self.cell(c, n);
-                self.problem.feasible[cell] && self.count[cell] < self.limit(c)
+                self.problem.feasible[cell]
+                    && self.count[cell] < self.limit(c)
+                    && !self.is_blocked(c, n)
             })
             .collect();
         targets.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c, n)]), n));

@@ -71,11 +71,14 @@
 //! tier, not after every placement; gangs; batch preemption (only the sequential
 //! DefaultPreemption of pods the greedy leaves out); the LP stage.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use kplace_solver::{ClassOrder, ClassSpec, GreedyOptions, Placed, Problem, Rescore, solve_greedy};
+use kplace_solver::{
+    ClassOrder, ClassSpec, Conflict, GreedyOptions, NO_DOMAIN, Placed, Problem, Rescore,
+    solve_greedy,
+};
 
 use crate::baseline::scheduler::{
     Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, queue_order, run_baseline,
@@ -87,6 +90,8 @@ use crate::framework::profile::PluginName;
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
 use crate::model::{ClusterState, Pod, UnsatisfiableAction};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
+use crate::plugins::interpodaffinity::AffinityTerm;
+use crate::plugins::node_ports::fits_ports;
 use crate::plugins::podtopologyspread::PodTopologySpread;
 use crate::resources::{
     CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended_resource_name, is_scalar_resource_name,
@@ -102,9 +107,14 @@ pub struct BatchOptions {
     pub class_order: ClassOrder,
     /// Let the greedy move pods it placed to make room for pods left over.
     pub relocate: bool,
+    /// When a tier's greedy leaves pods over, also try smallest-first class order and keep
+    /// the result that places more pods (then scores higher).
+    pub try_orders: bool,
     /// Also run the sequential scheduler (as `kplace baseline` with the same seed) and return
     /// its plan when it ranks higher ([`plan_rank`]): the plan is then never worse than the
-    /// default scheduler's, at the cost of one sequential run.
+    /// default scheduler's, at the cost of one sequential run. It runs only when the batch
+    /// plan leaves a pod unplaced or evicts one: a plan that places every pending pod without
+    /// evictions cannot be outranked.
     pub fallback: bool,
     /// Seed of the sequential path (tie-breaking and preemption's random offset).
     pub seed: u64,
@@ -117,6 +127,7 @@ impl Default for BatchOptions {
         BatchOptions {
             class_order: ClassOrder::LargestFirst,
             relocate: true,
+            try_orders: true,
             fallback: true,
             seed: 0,
             now: 0,
@@ -141,8 +152,8 @@ pub enum BatchError {
 /// How a class is placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Route {
-    /// By the greedy solver, with an optional per-node limit.
-    Greedy { max_per_node: Option<u32> },
+    /// By the greedy solver (its required anti-affinity and host ports become conflicts).
+    Greedy,
     /// By the exact sequential path.
     Sequential,
 }
@@ -218,14 +229,13 @@ pub fn plan_greedy(
             frameworks.insert(name.clone(), Frameworks::new(config, name)?);
         }
     }
-    let unique_hostnames = hostnames_are_unique(&cluster);
     let mut classes: Vec<Class> = Vec::with_capacity(pod_classes.len());
-    for (c, class) in pod_classes.classes.iter().enumerate() {
+    for class in &pod_classes.classes {
         let mut members = class.members.clone();
         members.sort_by_key(|&m| position[m]);
         let rep = &pending[class.representative];
         let fw = &frameworks[&rep.scheduler_name].full;
-        let route = route_of(rep, c, &pod_classes.pod_class, pending, fw, unique_hostnames);
+        let route = route_of(rep, fw);
         classes.push(Class { members, priority: rep.priority, route, movable: false });
     }
     mark_movable(&mut classes, &pod_classes, pending, &frameworks);
@@ -284,7 +294,9 @@ pub fn plan_greedy(
     plan.summary.algorithm = "greedy".to_string();
     plan.summary.backend = "cpu".to_string();
 
-    if let Some(original) = original {
+    // The sequential plan can only rank higher when this one left a pod out or evicted one.
+    let improvable = !plan.unschedulable.is_empty() || !plan.evictions.is_empty();
+    if let Some(original) = original.filter(|_| improvable) {
         let seq_start = Instant::now();
         let seq_options =
             BaselineOptions { seed: options.seed, now: options.now, ..Default::default() };
@@ -317,46 +329,16 @@ pub fn plan_rank(plan: &Plan) -> (usize, Vec<(i32, usize)>, std::cmp::Reverse<us
     (plan.placements.len(), by_priority, std::cmp::Reverse(plan.evictions.len()))
 }
 
-/// Whether every node has a hostname label and no two share a value.
-fn hostnames_are_unique(cluster: &ClusterState) -> bool {
-    let mut seen = BTreeSet::new();
-    cluster.nodes.iter().all(|n| n.labels.get(HOSTNAME_LABEL).is_some_and(|h| seen.insert(h)))
-}
-
-/// Decides how class `c`, represented by `rep`, is placed (see the module documentation).
-fn route_of(
-    rep: &Pod,
-    c: usize,
-    pod_class: &[u32],
-    pending: &[Pod],
-    fw: &Framework,
-    unique_hostnames: bool,
-) -> Route {
+/// Decides how a class, represented by `rep`, is placed (see the module documentation).
+fn route_of(rep: &Pod, fw: &Framework) -> Route {
     let pts = PodTopologySpread::new(fw.profile().args.pod_topology_spread.clone());
     if !rep.pod_affinity.required.is_empty()
-        || !rep.host_ports.is_empty()
         || !pts.constraints(rep, UnsatisfiableAction::DoNotSchedule).is_empty()
     {
-        return Route::Sequential;
+        Route::Sequential
+    } else {
+        Route::Greedy
     }
-    let anti = &rep.pod_anti_affinity.required;
-    if anti.is_empty() {
-        return Route::Greedy { max_per_node: None };
-    }
-    let self_only = unique_hostnames
-        && anti.iter().all(|t| {
-            t.topology_key == HOSTNAME_LABEL
-                && t.namespaces.is_empty()
-                && t.namespace_selector.is_none()
-                && t.label_selector.as_ref().is_some_and(|sel| {
-                    sel.matches(&rep.labels)
-                        && pending
-                            .iter()
-                            .zip(pod_class)
-                            .all(|(p, &pc)| pc as usize == c || !sel.matches(&p.labels))
-                })
-        });
-    if self_only { Route::Greedy { max_per_node: Some(1) } } else { Route::Sequential }
 }
 
 /// Marks the greedy classes whose placed pods later tiers may move (see [`Class::movable`]).
@@ -384,7 +366,10 @@ fn mark_movable(
     for (c, class) in pod_classes.classes.iter().enumerate() {
         let labels = &pending[class.representative].labels;
         if let Some(k) = classes.get_mut(c) {
-            k.movable = matches!(k.route, Route::Greedy { .. })
+            let rep = &pending[class.representative];
+            k.movable = k.route == Route::Greedy
+                && rep.pod_anti_affinity.required.is_empty()
+                && rep.host_ports.is_empty()
                 && selectors.iter().all(|(owner, sel)| *owner == c || !sel.matches(labels));
         }
     }
@@ -399,6 +384,15 @@ struct GreedyPod {
     node: usize,
     /// Index of its entry in `plan.placements`.
     plan_index: usize,
+}
+
+/// A copy of the parts of a [`Run`] a greedy solve changes, to try another class order.
+#[derive(Clone)]
+struct Saved {
+    cluster: ClusterState,
+    plan: Plan,
+    greedy_pods: Vec<GreedyPod>,
+    by_class: BTreeMap<usize, Vec<usize>>,
 }
 
 /// The mutable state of a batch run.
@@ -420,6 +414,22 @@ struct Run {
 }
 
 impl Run {
+    fn save(&self) -> Saved {
+        Saved {
+            cluster: self.sched.cluster.clone(),
+            plan: self.plan.clone(),
+            greedy_pods: self.greedy_pods.clone(),
+            by_class: self.by_class.clone(),
+        }
+    }
+
+    fn restore(&mut self, saved: Saved) {
+        self.sched.cluster = saved.cluster;
+        self.plan = saved.plan;
+        self.greedy_pods = saved.greedy_pods;
+        self.by_class = saved.by_class;
+    }
+
     /// Evaluates and solves the greedy classes of one tier (with the movable pods earlier
     /// tiers placed, which relocation may move), adds the placements to the plan and the
     /// cluster, and returns the pods left unplaced as `(class, pending index)`.
@@ -432,11 +442,8 @@ impl Run {
         options: &BatchOptions,
     ) -> Result<Vec<(usize, usize)>, BatchError> {
         let eval_start = Instant::now();
-        let to_place: Vec<usize> = tier
-            .iter()
-            .copied()
-            .filter(|&c| matches!(classes[c].route, Route::Greedy { .. }))
-            .collect();
+        let to_place: Vec<usize> =
+            tier.iter().copied().filter(|&c| classes[c].route == Route::Greedy).collect();
         if to_place.is_empty() {
             return Ok(Vec::new());
         }
@@ -472,7 +479,11 @@ impl Run {
             feasible: vec![false; global.len() * n_nodes],
             score: vec![0; global.len() * n_nodes],
             initial: Vec::new(),
+            topologies: 0,
+            domains: Vec::new(),
+            conflicts: Vec::new(),
         };
+        add_conflicts(&mut problem, cluster, &reps[..to_place.len()]);
         for node in &cluster.nodes {
             for name in &names {
                 let free = if name == PODS {
@@ -495,10 +506,7 @@ impl Run {
                 },
                 priority: classes[c].priority,
                 requests: names.iter().map(|n| requests[k].get(n).copied().unwrap_or(0)).collect(),
-                max_per_node: match classes[c].route {
-                    Route::Greedy { max_per_node } => max_per_node,
-                    Route::Sequential => None,
-                },
+                max_per_node: None,
             });
             if !placing {
                 for &g in self.by_class.get(&c).into_iter().flatten() {
@@ -535,27 +543,67 @@ impl Run {
         }
         self.evaluate_ms += eval_start.elapsed().as_secs_f64() * 1000.0;
 
-        let mut applier = Applier {
-            cluster: &mut self.sched.cluster,
-            plan: &mut self.plan,
-            greedy_pods: &mut self.greedy_pods,
-            by_class: &mut self.by_class,
-            pending,
-            global: global.clone(),
-            members: global.iter().map(|&c| classes[c].members.as_slice()).collect(),
-            next: vec![0; global.len()],
-            moving: vec![None; global.len()],
-            changed: false,
-            reps,
-            frameworks,
-            static_part,
-            nodes: n_nodes,
-        };
-        let options =
-            GreedyOptions { class_order: options.class_order, relocate: options.relocate };
-        solve_greedy(&problem, &options, Some(&mut applier))?;
-        let next = applier.next;
-        if applier.changed {
+        // Largest first packs best when the tier fits; when it does not, smallest first places
+        // the most pods. The other order is tried (from a copy of the state) only when the
+        // first leaves pods over, and the better result is kept: more pods of the tier placed,
+        // then the higher total score.
+        let members: Vec<&[usize]> =
+            global.iter().map(|&c| classes[c].members.as_slice()).collect();
+        let mut orders = vec![options.class_order];
+        if options.try_orders && options.class_order != ClassOrder::SmallestFirst {
+            orders.push(ClassOrder::SmallestFirst);
+        }
+        let backup = (orders.len() > 1).then(|| self.save());
+        // (rank, per solver class pods placed, changed, the state it left when not live).
+        let mut best: Option<((usize, i64), Vec<usize>, bool, Option<Saved>)> = None;
+        for (i, &class_order) in orders.iter().enumerate() {
+            if i > 0 {
+                let Some(backup) = &backup else { break };
+                if let Some(b) = best.as_mut() {
+                    b.3 = Some(self.save());
+                }
+                self.restore(backup.clone());
+            }
+            let mut applier = Applier {
+                cluster: &mut self.sched.cluster,
+                plan: &mut self.plan,
+                greedy_pods: &mut self.greedy_pods,
+                by_class: &mut self.by_class,
+                pending,
+                global: global.clone(),
+                members: members.clone(),
+                next: vec![0; global.len()],
+                moving: vec![None; global.len()],
+                changed: false,
+                reps: reps.clone(),
+                frameworks,
+                static_part: static_part.clone(),
+                nodes: n_nodes,
+            };
+            let greedy = GreedyOptions { class_order, relocate: options.relocate };
+            let assignment = solve_greedy(&problem, &greedy, Some(&mut applier))?;
+            let (next, changed) = (applier.next, applier.changed);
+            let placed: usize = next.iter().take(to_place.len()).sum();
+            let score: i64 = assignment
+                .placements
+                .iter()
+                .map(|p| problem.score.get(p.class * n_nodes + p.node).copied().unwrap_or(0))
+                .sum();
+            let rank = (placed, score);
+            match best.as_mut() {
+                Some(b) if rank <= b.0 => {
+                    if let Some(saved) = b.3.take() {
+                        self.restore(saved);
+                    }
+                }
+                _ => best = Some((rank, next, changed, None)),
+            }
+            if assignment.unplaced.iter().take(to_place.len()).all(|&u| u == 0) {
+                break;
+            }
+        }
+        let Some((_, next, changed, _)) = best else { return Ok(Vec::new()) };
+        if changed {
             self.version += 1;
         }
         let mut leftovers = Vec::new();
@@ -628,6 +676,77 @@ impl Run {
         };
         self.plan.unschedulable.push(failure.clone());
         self.failures.insert(class, (self.version, failure));
+    }
+}
+
+/// The topology of host-port conflicts: every node its own domain.
+const NODE_TOPOLOGY: &str = "";
+
+/// Adds the conflicts between the classes represented by `reps` (the classes the solve places,
+/// the first rows of `problem`): required anti-affinity in either direction, with the term's
+/// topology key, and conflicting host ports, per node. Topologies are numbered in the order
+/// they are first needed; a node's domain is its label value's index among the values seen.
+fn add_conflicts(problem: &mut Problem, cluster: &ClusterState, reps: &[&Pod]) {
+    let mut keys: Vec<String> = Vec::new();
+    let incoming: Vec<Vec<AffinityTerm>> = reps
+        .iter()
+        .map(|rep| {
+            rep.pod_anti_affinity
+                .required
+                .iter()
+                .map(|t| AffinityTerm::new_incoming(rep, t, cluster))
+                .collect()
+        })
+        .collect();
+    let existing: Vec<Vec<AffinityTerm>> = reps
+        .iter()
+        .map(|rep| {
+            rep.pod_anti_affinity.required.iter().map(|t| AffinityTerm::new(rep, t)).collect()
+        })
+        .collect();
+    for (a, rep_a) in reps.iter().enumerate() {
+        for (b, rep_b) in reps.iter().enumerate() {
+            let ns_b = cluster.namespace_labels(&rep_b.namespace);
+            for (inc, ext) in incoming[a].iter().zip(&existing[a]) {
+                if inc.matches(rep_b, ns_b) || ext.matches(rep_b, ns_b) {
+                    keys.push(inc.topology_key.clone());
+                    problem.conflicts.push(Conflict { a, b, topology: usize::MAX });
+                }
+            }
+            if a <= b && !fits_ports(&rep_a.host_ports, &rep_b.host_ports) {
+                keys.push(NODE_TOPOLOGY.to_string());
+                problem.conflicts.push(Conflict { a, b, topology: usize::MAX });
+            }
+        }
+    }
+    let mut topologies: Vec<&str> = Vec::new();
+    for (conflict, key) in problem.conflicts.iter_mut().zip(&keys) {
+        conflict.topology = match topologies.iter().position(|t| *t == key.as_str()) {
+            Some(i) => i,
+            None => {
+                topologies.push(key.as_str());
+                topologies.len() - 1
+            }
+        };
+    }
+    problem.topologies = topologies.len();
+    problem.domains = Vec::with_capacity(topologies.len() * cluster.nodes.len());
+    for key in &topologies {
+        if key.is_empty() {
+            problem.domains.extend((0..cluster.nodes.len()).map(|n| n as u32));
+            continue;
+        }
+        let mut values: BTreeMap<&str, u32> = BTreeMap::new();
+        for node in &cluster.nodes {
+            let domain = match node.labels.get(*key) {
+                Some(v) => {
+                    let next = values.len() as u32;
+                    *values.entry(v.as_str()).or_insert(next)
+                }
+                None => NO_DOMAIN,
+            };
+            problem.domains.push(domain);
+        }
     }
 }
 

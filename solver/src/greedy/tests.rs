@@ -22,6 +22,10 @@ fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
         feasible: vec![true; cells],
         score: vec![0; cells],
         initial: Vec::new(),
+        topologies: 0,
+        domains: Vec::new(),
+        conflicts: Vec::new(),
+        guide: None,
     }
 }
 
@@ -161,6 +165,90 @@ fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
 }
 
 #[test]
+fn smallest_first_places_the_most_pods_when_the_tier_does_not_fit() {
+    // One node with 4 units: a 4-unit pod and four 1-unit pods. Largest first places one pod;
+    // smallest first places four.
+    let p = problem(vec![class(1, &[4]), class(4, &[1])], &[&[4]]);
+    let options = |class_order| GreedyOptions { class_order, relocate: false };
+    let largest = solve_greedy(&p, &options(ClassOrder::LargestFirst), None).expect("valid");
+    assert_eq!(largest.placements.len(), 1);
+    let smallest = solve_greedy(&p, &options(ClassOrder::SmallestFirst), None).expect("valid");
+    assert_eq!(smallest.class_order, vec![1, 0]);
+    assert_eq!(smallest.placements.len(), 4);
+    assert_eq!(smallest.unplaced, vec![1, 0]);
+}
+
+#[test]
+fn conflicting_classes_never_share_a_domain() {
+    struct Case {
+        name: &'static str,
+        conflicts: Vec<Conflict>,
+        /// Domain of each of the 4 nodes in topology 0 (zones) and 1 (hostnames).
+        domains: [[u32; 4]; 2],
+        counts: [u32; 2],
+        /// The nodes of each class's pods, in placement order.
+        want: [Vec<usize>; 2],
+    }
+    let zones = [0, 0, 1, 1];
+    let hosts = [0, 1, 2, 3];
+    let cases = vec![
+        Case {
+            name: "a class in conflict with itself on hostnames gets one pod per node",
+            conflicts: vec![Conflict { a: 0, b: 0, topology: 1 }],
+            domains: [zones, hosts],
+            counts: [6, 0],
+            want: [vec![0, 1, 2, 3], vec![]],
+        },
+        Case {
+            name: "a class in conflict with itself on zones gets one pod per zone",
+            conflicts: vec![Conflict { a: 0, b: 0, topology: 0 }],
+            domains: [zones, hosts],
+            counts: [6, 0],
+            want: [vec![0, 2], vec![]],
+        },
+        Case {
+            name: "nodes without the topology label are in no domain and never barred",
+            conflicts: vec![Conflict { a: 0, b: 0, topology: 0 }],
+            domains: [[0, NO_DOMAIN, NO_DOMAIN, 1], hosts],
+            counts: [3, 0],
+            want: [vec![0, 1, 1], vec![]],
+        },
+        Case {
+            name: "two classes in conflict on zones take different zones",
+            conflicts: vec![Conflict { a: 0, b: 1, topology: 0 }],
+            domains: [zones, hosts],
+            counts: [2, 2],
+            want: [vec![0, 0], vec![2, 2]],
+        },
+        Case {
+            name: "without conflicts both classes fill every node",
+            conflicts: vec![],
+            domains: [zones, hosts],
+            counts: [4, 4],
+            want: [vec![0, 0, 0, 0], vec![0, 0, 0, 0]],
+        },
+    ];
+    for case in cases {
+        let mut p = problem(
+            vec![class(case.counts[0], &[1]), class(case.counts[1], &[1])],
+            &[&[10], &[10], &[10], &[10]],
+        );
+        // Class 1 prefers node 0 (zone 0), where class 0 lands first.
+        p.score = vec![4, 3, 2, 1, 4, 3, 2, 1];
+        p.topologies = 2;
+        p.domains = case.domains.iter().flatten().copied().collect();
+        p.conflicts = case.conflicts;
+        let a = solve_greedy(
+            &p,
+            &GreedyOptions { class_order: ClassOrder::Given, relocate: true },
+            None,
+        )
+        .expect("valid");
+        assert_eq!([nodes_of(&a, 0), nodes_of(&a, 1)], case.want, "{}", case.name);
+    }
+}
+
+#[test]
 fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
     struct Log(Vec<(usize, usize, Vec<i64>)>, Vec<(usize, usize)>);
     impl Rescore for Log {
@@ -294,35 +382,62 @@ fn random_problem() -> impl Strategy<Value = Problem> {
             prop::collection::vec(prop::bool::weighted(0.7), n_classes * n_nodes),
             prop::collection::vec(0i64..5, n_classes * n_nodes),
             prop::collection::vec((0..n_classes, 0..n_nodes), 0..6),
+            // Two topologies: domains 0..3 or none (3 stands for NO_DOMAIN).
+            prop::collection::vec(0u32..4, n_nodes * 2),
+            prop::collection::vec((0..n_classes, 0..n_classes, 0usize..2), 0..4),
         )
-            .prop_map(move |(classes, mut free, feasible, score, initial)| {
-                // Initial pods where they are feasible, fit and respect the limit.
-                let mut placed = Vec::new();
-                let mut count = vec![0u32; n_classes * n_nodes];
-                for (c, n) in initial {
-                    let req = &classes[c].requests;
-                    let row = &mut free[n * 2..n * 2 + 2];
-                    let cell = c * n_nodes + n;
-                    if feasible[cell]
-                        && count[cell] < classes[c].max_per_node.unwrap_or(u32::MAX)
-                        && fits(req, row)
-                    {
-                        for (f, r) in row.iter_mut().zip(req) {
-                            *f -= r;
+            .prop_map(
+                move |(classes, mut free, feasible, score, initial, domains, conflicts)| {
+                    // Initial pods where they are feasible, fit and respect the limit.
+                    let mut placed = Vec::new();
+                    let mut count = vec![0u32; n_classes * n_nodes];
+                    for (c, n) in initial {
+                        let req = &classes[c].requests;
+                        let row = &mut free[n * 2..n * 2 + 2];
+                        let cell = c * n_nodes + n;
+                        if feasible[cell]
+                            && count[cell] < classes[c].max_per_node.unwrap_or(u32::MAX)
+                            && fits(req, row)
+                        {
+                            for (f, r) in row.iter_mut().zip(req) {
+                                *f -= r;
+                            }
+                            count[cell] += 1;
+                            placed.push(Placed { class: c, node: n });
                         }
-                        count[cell] += 1;
-                        placed.push(Placed { class: c, node: n });
                     }
-                }
-                Problem {
-                    resources: 2,
-                    nodes: n_nodes,
-                    classes,
-                    free,
-                    feasible,
-                    score,
-                    initial: placed,
-                }
+                    Problem {
+                        resources: 2,
+                        nodes: n_nodes,
+                        classes,
+                        free,
+                        feasible,
+                        score,
+                        initial: placed,
+                        topologies: 2,
+                        domains: domains
+                            .into_iter()
+                            .map(|d| if d == 3 { NO_DOMAIN } else { d })
+                            .collect(),
+                        conflicts: conflicts
+                            .into_iter()
+                            .map(|(a, b, topology)| Conflict { a, b, topology })
+                            .collect(),
+                        guide: None,
+                    }
+                },
+            )
+    })
+}
+
+/// Whether a pod of class `c` on `node` would conflict with one of `placed`.
+fn conflicts_with(p: &Problem, placed: &[Placed], c: usize, node: usize) -> bool {
+    p.conflicts.iter().any(|k| {
+        let d = p.domains[k.topology * p.nodes + node];
+        d != NO_DOMAIN
+            && placed.iter().any(|q| {
+                let pair = (k.a == c && k.b == q.class) || (k.b == c && k.a == q.class);
+                pair && p.domains[k.topology * p.nodes + q.node] == d
             })
     })
 }
@@ -342,12 +457,16 @@ proptest! {
     #[test]
     fn assignments_respect_capacity_feasibility_and_limits(
         p in random_problem(),
-        largest in any::<bool>(),
+        order in 0u8..3,
         dynamic in any::<bool>(),
         relocate in any::<bool>(),
     ) {
         let options = GreedyOptions {
-            class_order: if largest { ClassOrder::LargestFirst } else { ClassOrder::Given },
+            class_order: match order {
+                0 => ClassOrder::Given,
+                1 => ClassOrder::LargestFirst,
+                _ => ClassOrder::SmallestFirst,
+            },
             relocate,
         };
         let mut scorer = LeastAllocated;
@@ -380,6 +499,8 @@ proptest! {
             );
             if k >= a.initial.len() {
                 placed[pl.class] += 1;
+                let before = &a.placements[..k - a.initial.len()];
+                prop_assert!(!conflicts_with(&p, before, pl.class, pl.node), "conflict violated");
             }
         }
         for (c, class) in p.classes.iter().enumerate() {
@@ -389,7 +510,8 @@ proptest! {
                 for n in 0..p.nodes {
                     let room = fits(&class.requests, &free[n * p.resources..(n + 1) * p.resources]);
                     let under = per[c * p.nodes + n] < class.max_per_node.unwrap_or(u32::MAX);
-                    prop_assert!(!(p.feasible[c * p.nodes + n] && room && under), "an unplaced pod fits node {}", n);
+                    let open = !conflicts_with(&p, &a.placements, c, n);
+                    prop_assert!(!(p.feasible[c * p.nodes + n] && room && under && open), "an unplaced pod fits node {}", n);
                 }
             }
         }
@@ -424,13 +546,15 @@ proptest! {
             per[pl.class * p.nodes + pl.node] += 1;
         }
         prop_assert_eq!(&a.initial, &p.initial, "nothing moves without relocation");
-        for pl in &a.placements {
+        for (k, pl) in a.placements.iter().enumerate() {
             let class = &p.classes[pl.class];
+            let before = &a.placements[..k];
             let best = (0..p.nodes)
                 .filter(|&n| {
                     p.feasible[pl.class * p.nodes + n]
                         && fits(&class.requests, &free[n * p.resources..(n + 1) * p.resources])
                         && per[pl.class * p.nodes + n] < class.max_per_node.unwrap_or(u32::MAX)
+                        && !conflicts_with(&p, before, pl.class, n)
                 })
                 .max_by(|&x, &y| {
                     p.score[pl.class * p.nodes + x]
