@@ -4,12 +4,19 @@
 //! node capacities and the feasibility/score matrices produced by evaluation, as integers.
 //!
 //! [`greedy`]: the priority-tiered greedy assignment (with conflicts and relocation);
-//! [`lp`]: the LP relaxation that guides it, and an exact MIP for small problems.
+//! [`lp`]: the LP relaxation that guides it, and an exact MIP for small problems;
+//! [`preempt`]: the batch preemption pass for the pods still unplaced.
 
 pub mod greedy;
 pub mod lp;
+pub mod preempt;
 
 pub use greedy::{
     Assignment, ClassOrder, ClassSpec, Conflict, GreedyOptions, NO_DOMAIN, Placed, Problem,
     Rescore, SolverError, solve_greedy,
+};
+pub use lp::{Guide, LpError, LpOptions, lp_guide, solve_exact};
+pub use preempt::{
+    Eviction, PreemptError, PreemptPlacement, PreemptPlan, PreemptProblem, PreemptorSpec,
+    VictimSpec, solve_preemption,
 };
