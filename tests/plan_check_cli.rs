@@ -52,7 +52,7 @@ fn plan_and_baseline_outputs_are_valid_and_plan_places_at_least_as_many() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let plan = plan_of("plan");
     let baseline = plan_of("baseline");
-    assert_eq!(plan.summary.algorithm, "greedy");
+    assert_eq!(plan.summary.algorithm, "auto");
     assert!(plan.placements.len() >= baseline.placements.len());
     assert_eq!(plan.placements.len(), 115, "only the three pods that fit no node are left");
     for (name, p) in [("plan.json", &plan), ("baseline.json", &baseline)] {

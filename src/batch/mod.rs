@@ -76,8 +76,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use kplace_solver::{
-    ClassOrder, ClassSpec, Conflict, GreedyOptions, NO_DOMAIN, Placed, Problem, Rescore,
-    solve_greedy,
+    ClassOrder, ClassSpec, Conflict, GreedyOptions, LpOptions, NO_DOMAIN, Placed, PreemptProblem,
+    PreemptorSpec, Problem, Rescore, VictimSpec, lp_guide, solve_greedy, solve_preemption,
 };
 
 use crate::baseline::scheduler::{
@@ -100,13 +100,46 @@ use crate::resources::{
 /// The hostname label (`kubernetes.io/hostname`).
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 
+/// Which assignment stages a batch run uses for its greedy classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SolverChoice {
+    /// The greedy: largest first, then smallest first when a tier does not fit.
+    Greedy,
+    /// The LP stage: the greedy follows the LP's quotas (then places what is left).
+    Lp,
+    /// The greedy; when a tier does not fit, also smallest first and the LP-guided greedy,
+    /// keeping the best (within the time limit).
+    #[default]
+    Auto,
+}
+
+impl SolverChoice {
+    /// The name used on the command line and in `summary.algorithm`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SolverChoice::Greedy => "greedy",
+            SolverChoice::Lp => "lp",
+            SolverChoice::Auto => "auto",
+        }
+    }
+}
+
 /// Options of a batch run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchOptions {
+    /// The assignment stages to use.
+    pub solver: SolverChoice,
+    /// Past this instant, optional work is skipped: further strategies, the LP, the
+    /// sequential fallback. The first greedy pass and the repair always run.
+    pub deadline: Option<Instant>,
     /// Class order within a priority tier for the greedy.
     pub class_order: ClassOrder,
     /// Let the greedy move pods it placed to make room for pods left over.
     pub relocate: bool,
+    /// Run the batch preemption pass ([`kplace_solver::solve_preemption`]) for the pods the
+    /// greedy leaves over, before the sequential repair (when the profile enables
+    /// DefaultPreemption).
+    pub batch_preemption: bool,
     /// When a tier's greedy leaves pods over, also try smallest-first class order and keep
     /// the result that places more pods (then scores higher).
     pub try_orders: bool,
@@ -125,8 +158,11 @@ pub struct BatchOptions {
 impl Default for BatchOptions {
     fn default() -> Self {
         BatchOptions {
+            solver: SolverChoice::Auto,
+            deadline: None,
             class_order: ClassOrder::LargestFirst,
             relocate: true,
+            batch_preemption: true,
             try_orders: true,
             fallback: true,
             seed: 0,
@@ -259,6 +295,8 @@ pub fn plan_greedy(
         failures: BTreeMap::new(),
         first_pass_failures: BTreeMap::new(),
         evaluate_ms: 0.0,
+        lp_ms: 0.0,
+        now: options.now,
     };
     for tier in tiers.values() {
         // 1. Sequential pods first (the most constrained), without preemption.
@@ -278,7 +316,12 @@ pub fn plan_greedy(
         }
         // 2. The greedy over the simple classes.
         rest.extend(run.greedy_tier(tier, &classes, pending, &frameworks, options)?);
-        // 3. Everything left, in queue order, with preemption and FitError messages.
+        let mut rest = rest;
+        // 3. One victim-minimizing preemption pass for the greedy classes' leftovers.
+        if options.batch_preemption {
+            rest = run.batch_preempt(rest, &classes, pending, &frameworks)?;
+        }
+        // 4. Everything left, in queue order, with DefaultPreemption and FitError messages.
         rest.sort_by_key(|&(_, m)| position[m]);
         for (c, m) in rest {
             let fw = &frameworks[&pending[m].scheduler_name].full;
@@ -291,12 +334,13 @@ pub fn plan_greedy(
     plan.summary = crate::plan::summarize(&plan, &run.sched.cluster, pending);
     plan.summary.timings_ms.evaluate = run.evaluate_ms;
     plan.summary.timings_ms.solve = (total_ms - run.evaluate_ms).max(0.0);
-    plan.summary.algorithm = "greedy".to_string();
+    plan.summary.algorithm = options.solver.as_str().to_string();
     plan.summary.backend = "cpu".to_string();
 
     // The sequential plan can only rank higher when this one left a pod out or evicted one.
     let improvable = !plan.unschedulable.is_empty() || !plan.evictions.is_empty();
-    if let Some(original) = original.filter(|_| improvable) {
+    let in_time = options.deadline.is_none_or(|d| Instant::now() < d);
+    if let Some(original) = original.filter(|_| improvable && in_time) {
         let seq_start = Instant::now();
         let seq_options =
             BaselineOptions { seed: options.seed, now: options.now, ..Default::default() };
@@ -386,6 +430,15 @@ struct GreedyPod {
     plan_index: usize,
 }
 
+/// One way to run the greedy over a tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Approach {
+    /// Plain, with this class order.
+    Order(ClassOrder),
+    /// Following the LP stage's quotas first.
+    Lp,
+}
+
 /// A copy of the parts of a [`Run`] a greedy solve changes, to try another class order.
 #[derive(Clone)]
 struct Saved {
@@ -411,6 +464,10 @@ struct Run {
     /// Class → cluster version when a pod of the class last failed the first pass.
     first_pass_failures: BTreeMap<usize, u64>,
     evaluate_ms: f64,
+    /// Time spent in the LP stage.
+    lp_ms: f64,
+    /// The simulation clock (start time of pods that have none).
+    now: i64,
 }
 
 impl Run {
@@ -458,19 +515,7 @@ impl Run {
         let n_nodes = cluster.nodes.len();
         let reps: Vec<&Pod> = global.iter().map(|&c| &pending[classes[c].members[0]]).collect();
 
-        // Resources: the fixed four, then every extended resource a class asks the solver for.
-        let mut names: Vec<String> =
-            [CPU, MEMORY, EPHEMERAL_STORAGE, PODS].iter().map(|s| (*s).to_string()).collect();
-        let mut requests: Vec<BTreeMap<String, i64>> = Vec::new();
-        for rep in &reps {
-            let req = solver_requests(rep, &frameworks[&rep.scheduler_name].full);
-            for name in req.keys() {
-                if !names.contains(name) {
-                    names.push(name.clone());
-                }
-            }
-            requests.push(req);
-        }
+        let (names, requests) = resource_names(&reps, frameworks);
         let mut problem = Problem {
             resources: names.len(),
             nodes: n_nodes,
@@ -482,6 +527,7 @@ impl Run {
             topologies: 0,
             domains: Vec::new(),
             conflicts: Vec::new(),
+            guide: None,
         };
         add_conflicts(&mut problem, cluster, &reps[..to_place.len()]);
         for node in &cluster.nodes {
@@ -549,16 +595,27 @@ impl Run {
         // then the higher total score.
         let members: Vec<&[usize]> =
             global.iter().map(|&c| classes[c].members.as_slice()).collect();
-        let mut orders = vec![options.class_order];
-        if options.try_orders && options.class_order != ClassOrder::SmallestFirst {
-            orders.push(ClassOrder::SmallestFirst);
+        let mut strategies: Vec<Approach> = match options.solver {
+            SolverChoice::Greedy => vec![Approach::Order(options.class_order)],
+            SolverChoice::Lp => vec![Approach::Lp],
+            SolverChoice::Auto => vec![Approach::Order(options.class_order), Approach::Lp],
+        };
+        if options.try_orders
+            && options.solver != SolverChoice::Lp
+            && options.class_order != ClassOrder::SmallestFirst
+        {
+            strategies.insert(1, Approach::Order(ClassOrder::SmallestFirst));
         }
+        let orders = strategies;
         let backup = (orders.len() > 1).then(|| self.save());
         // (rank, per solver class pods placed, changed, the state it left when not live).
         let mut best: Option<((usize, i64), Vec<usize>, bool, Option<Saved>)> = None;
-        for (i, &class_order) in orders.iter().enumerate() {
+        for (i, &strategy) in orders.iter().enumerate() {
             if i > 0 {
                 let Some(backup) = &backup else { break };
+                if options.deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
                 if let Some(b) = best.as_mut() {
                     b.3 = Some(self.save());
                 }
@@ -580,8 +637,30 @@ impl Run {
                 static_part: static_part.clone(),
                 nodes: n_nodes,
             };
+            let (class_order, guided) = match strategy {
+                Approach::Order(order) => (order, None),
+                Approach::Lp => {
+                    let lp_start = Instant::now();
+                    let guide = lp_guide(&problem, &LpOptions::default());
+                    self.lp_ms += lp_start.elapsed().as_secs_f64() * 1000.0;
+                    match guide {
+                        Ok(Some(guide)) => (
+                            options.class_order,
+                            Some(Problem { guide: Some(guide), ..problem.clone() }),
+                        ),
+                        Ok(None) => (options.class_order, None),
+                        Err(e) => {
+                            tracing::warn!(
+                                "the LP stage failed ({e}); the greedy goes on without it"
+                            );
+                            (options.class_order, None)
+                        }
+                    }
+                }
+            };
             let greedy = GreedyOptions { class_order, relocate: options.relocate };
-            let assignment = solve_greedy(&problem, &greedy, Some(&mut applier))?;
+            let assignment =
+                solve_greedy(guided.as_ref().unwrap_or(&problem), &greedy, Some(&mut applier))?;
             let (next, changed) = (applier.next, applier.changed);
             let placed: usize = next.iter().take(to_place.len()).sum();
             let score: i64 = assignment
@@ -611,6 +690,180 @@ impl Run {
             leftovers.extend(classes[c].members[next[k]..].iter().map(|&m| (c, m)));
         }
         Ok(leftovers)
+    }
+
+    /// The batch preemption pass over `rest` (pods left unplaced, `(class, pending index)`):
+    /// the pods of greedy classes without conflicts, whose profile runs DefaultPreemption, are
+    /// given to [`solve_preemption`] with every lower-priority pod on the nodes as a possible
+    /// victim; its evictions and placements go into the cluster and the plan. Returns the pods
+    /// still unplaced.
+    fn batch_preempt(
+        &mut self,
+        rest: Vec<(usize, usize)>,
+        classes: &[Class],
+        pending: &[Pod],
+        frameworks: &BTreeMap<String, Frameworks>,
+    ) -> Result<Vec<(usize, usize)>, BatchError> {
+        // Preemptor classes, in order of first appearance in `rest`, with their pods.
+        let mut order: Vec<usize> = Vec::new();
+        let mut pods_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        let mut keep = Vec::new();
+        for (c, m) in rest {
+            let rep = &pending[classes[c].members[0]];
+            let fws = &frameworks[&rep.scheduler_name];
+            let eligible = classes[c].route == Route::Greedy
+                && rep.pod_anti_affinity.required.is_empty()
+                && rep.host_ports.is_empty()
+                && fws.full.profile().plugins.post_filter.contains(&PluginName::DefaultPreemption);
+            if !eligible {
+                keep.push((c, m));
+                continue;
+            }
+            let list = pods_of.entry(c).or_default();
+            if list.is_empty() {
+                order.push(c);
+            }
+            list.push(m);
+        }
+        if order.is_empty() {
+            return Ok(keep);
+        }
+        let cluster = &self.sched.cluster;
+        let reps: Vec<&Pod> = order.iter().map(|&c| &pending[classes[c].members[0]]).collect();
+        let (names, requests) = resource_names(&reps, frameworks);
+        let row = |pod: &Pod| -> Vec<i64> {
+            names
+                .iter()
+                .map(|n| match n.as_str() {
+                    CPU => pod.requests.milli_cpu,
+                    MEMORY => pod.requests.memory,
+                    EPHEMERAL_STORAGE => pod.requests.ephemeral_storage,
+                    PODS => 1,
+                    other => pod.requests.get(other),
+                })
+                .collect()
+        };
+        let n_nodes = cluster.nodes.len();
+        let mut free = Vec::with_capacity(n_nodes * names.len());
+        for node in &cluster.nodes {
+            for name in &names {
+                free.push(if name == PODS {
+                    node.allocatable.allowed_pod_number - node.pods.len() as i64
+                } else {
+                    node.allocatable.get(name) - node.requested.get(name)
+                });
+            }
+        }
+        let top = reps.iter().map(|r| r.priority).max().unwrap_or(i32::MIN);
+        let mut victims = Vec::new();
+        let mut victim_pods: Vec<(usize, Arc<Pod>)> = Vec::new();
+        for (n, node) in cluster.nodes.iter().enumerate() {
+            for pod in node.pods.iter().filter(|p| p.priority < top) {
+                let pdbs = cluster
+                    .pdbs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, pdb)| {
+                        !pod.labels.is_empty()
+                            && pdb.namespace == pod.namespace
+                            && pdb
+                                .selector
+                                .as_ref()
+                                .is_some_and(|s| !s.is_empty() && s.matches(&pod.labels))
+                            && !pdb.disrupted_pods.iter().any(|name| *name == pod.name)
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                victims.push(VictimSpec {
+                    node: n,
+                    priority: pod.priority,
+                    requests: row(pod),
+                    pdbs,
+                    start_time: crate::baseline::preemption::pod_start_time(pod, self.now),
+                });
+                victim_pods.push((n, Arc::clone(pod)));
+            }
+        }
+        let mut eligible = vec![false; order.len() * n_nodes];
+        for (k, rep) in reps.iter().enumerate() {
+            let fws = &frameworks[&rep.scheduler_name];
+            let PreFilterOutcome::Proceed(state) = fws.no_fit.pre_filter(rep, cluster) else {
+                continue;
+            };
+            for (n, node) in cluster.nodes.iter().enumerate() {
+                eligible[k * n_nodes + n] =
+                    state.node_names().is_none_or(|names| names.contains(&node.name))
+                        && fws.no_fit.filter(&state, rep, node).is_success();
+            }
+        }
+        let problem = PreemptProblem {
+            resources: names.len(),
+            nodes: n_nodes,
+            free,
+            victims,
+            pdb_allowed: cluster
+                .pdbs
+                .iter()
+                .map(|p| u32::try_from(p.disruptions_allowed).unwrap_or(0))
+                .collect(),
+            preemptors: order
+                .iter()
+                .enumerate()
+                .map(|(k, &c)| PreemptorSpec {
+                    count: u32::try_from(pods_of[&c].len()).unwrap_or(u32::MAX),
+                    priority: reps[k].priority,
+                    requests: names
+                        .iter()
+                        .map(|n| requests[k].get(n).copied().unwrap_or(0))
+                        .collect(),
+                    may_preempt: reps[k].preemption_policy != crate::model::PreemptionPolicy::Never,
+                    max_per_node: None,
+                })
+                .collect(),
+            eligible,
+        };
+        let result = match solve_preemption(&problem) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!("batch preemption skipped: {e}");
+                keep.extend(order.iter().flat_map(|c| pods_of[c].iter().map(move |&m| (*c, m))));
+                return Ok(keep);
+            }
+        };
+        // Which pod each placement is: the next pod of its class.
+        let mut next: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut placed_pod: Vec<usize> = Vec::with_capacity(result.placements.len());
+        for pl in &result.placements {
+            let c = order[pl.preemptor];
+            let i = next.entry(c).or_insert(0);
+            placed_pod.push(pods_of[&c][*i]);
+            *i += 1;
+        }
+        for ev in &result.evictions {
+            let (n, victim) = &victim_pods[ev.victim];
+            let node_name = self.sched.cluster.nodes[*n].name.clone();
+            self.sched.cluster.nodes[*n].remove_pod(&victim.namespace, &victim.name);
+            self.plan.evictions.push(Eviction {
+                pod: victim.key(),
+                node: node_name,
+                preemptor: pending[placed_pod[ev.placement]].key(),
+            });
+        }
+        for (pl, &m) in result.placements.iter().zip(&placed_pod) {
+            let node = &mut self.sched.cluster.nodes[pl.node];
+            let mut pod = pending[m].clone();
+            pod.node_name = Some(node.name.clone());
+            self.plan.placements.push(Placement { pod: pod.key(), node: node.name.clone() });
+            node.add_pod(Arc::new(pod));
+        }
+        if !result.placements.is_empty() || !result.evictions.is_empty() {
+            self.version += 1;
+        }
+        for &c in &order {
+            let done = next.get(&c).copied().unwrap_or(0);
+            keep.extend(pods_of[&c][done..].iter().map(|&m| (c, m)));
+        }
+        Ok(keep)
     }
 
     /// Tries to place one pod through the sequential path with `fw` (a profile without
@@ -748,6 +1001,28 @@ fn add_conflicts(problem: &mut Problem, cluster: &ClusterState, reps: &[&Pod]) {
             problem.domains.push(domain);
         }
     }
+}
+
+/// The solver's resources for the classes represented by `reps` — cpu, memory,
+/// ephemeral-storage, pods, then every extended resource a class asks the solver for — and
+/// each class's requests by name.
+fn resource_names(
+    reps: &[&Pod],
+    frameworks: &BTreeMap<String, Frameworks>,
+) -> (Vec<String>, Vec<BTreeMap<String, i64>>) {
+    let mut names: Vec<String> =
+        [CPU, MEMORY, EPHEMERAL_STORAGE, PODS].iter().map(|s| (*s).to_string()).collect();
+    let mut requests: Vec<BTreeMap<String, i64>> = Vec::new();
+    for rep in reps {
+        let req = solver_requests(rep, &frameworks[&rep.scheduler_name].full);
+        for name in req.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        requests.push(req);
+    }
+    (names, requests)
 }
 
 /// What a class asks the solver for: cpu, memory, ephemeral-storage, one pod, and every

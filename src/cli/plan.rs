@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use kplace::batch::{BatchOptions, plan_greedy};
+use kplace::batch::{BatchOptions, SolverChoice, plan_greedy};
 
 use super::output::{print_document, print_stdout};
 use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
@@ -13,9 +13,45 @@ use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
 /// The batch algorithms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Solver {
-    /// Priority-tiered greedy over pod classes, largest first, with relocation; inter-pod
-    /// constraints through the exact sequential path.
+    /// Priority-tiered greedy over pod classes (largest first; smallest first when a tier does
+    /// not fit), with relocation and conflicts; other inter-pod constraints through the exact
+    /// sequential path.
     Greedy,
+    /// The greedy following the quotas of an LP over pod classes × node groups.
+    Lp,
+    /// The greedy; when a tier does not fit, also smallest first and the LP-guided greedy,
+    /// keeping the best (within --time-limit).
+    Auto,
+}
+
+impl From<Solver> for SolverChoice {
+    fn from(s: Solver) -> Self {
+        match s {
+            Solver::Greedy => SolverChoice::Greedy,
+            Solver::Lp => SolverChoice::Lp,
+            Solver::Auto => SolverChoice::Auto,
+        }
+    }
+}
+
+/// Parses a duration such as `500ms`, `10s`, `2m` or `1.5s`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 =
+        number.parse().map_err(|_| format!("{text:?} is not a duration (e.g. 500ms, 10s, 2m)"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" | "" => value,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use ms, s, m or h)")),
+    };
+    if !seconds.is_finite() || seconds < 0.0 {
+        return Err(format!("{text:?} is not a non-negative duration"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// `kplace plan`.
@@ -27,8 +63,12 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// The batch algorithm.
-    #[arg(long, value_enum, default_value_t = Solver::Greedy)]
+    #[arg(long, value_enum, default_value_t = Solver::Auto)]
     solver: Solver,
+    /// Stop optional work (other strategies, the LP, the sequential fallback) after this long,
+    /// counted from the start of planning; the first greedy pass and the repair always run.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    time_limit: Option<Duration>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
     output: OutputFormat,
@@ -46,11 +86,14 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let encode_start = Instant::now();
     let state = loaded.cluster.state.clone();
     let encode_ms = encode_start.elapsed().as_secs_f64() * 1000.0;
-    let options =
-        BatchOptions { seed: args.seed, fallback: !args.no_fallback, ..Default::default() };
-    let mut plan = match args.solver {
-        Solver::Greedy => plan_greedy(state, &loaded.cluster.pending, &config, &options)?,
+    let options = BatchOptions {
+        seed: args.seed,
+        fallback: !args.no_fallback,
+        solver: args.solver.into(),
+        deadline: args.time_limit.map(|limit| Instant::now() + limit),
+        ..Default::default()
     };
+    let mut plan = plan_greedy(state, &loaded.cluster.pending, &config, &options)?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.encode = loaded.build_ms + encode_ms;
     match args.output {
