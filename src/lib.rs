@@ -22,6 +22,7 @@ pub mod inspect;
 pub mod model;
 pub mod plan;
 pub mod plugins;
+pub mod progress;
 pub mod quantity;
 pub mod resources;
 pub mod snapshot;

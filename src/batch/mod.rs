@@ -78,7 +78,8 @@ use std::time::Instant;
 use kplace_solver::{ClassOrder, ClassSpec, GreedyOptions, Placed, Problem, Rescore, solve_greedy};
 
 use crate::baseline::scheduler::{
-    Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, queue_order, run_baseline,
+    Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, queue_order,
+    run_baseline_with_progress,
 };
 use crate::encode::EncodeError;
 use crate::encode::classes::classify;
@@ -88,6 +89,7 @@ use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
 use crate::model::{ClusterState, Pod, UnsatisfiableAction};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
 use crate::plugins::podtopologyspread::PodTopologySpread;
+use crate::progress::Progress;
 use crate::resources::{
     CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended_resource_name, is_scalar_resource_name,
 };
@@ -202,6 +204,18 @@ pub fn plan_greedy(
     config: &SchedulerConfig,
     options: &BatchOptions,
 ) -> Result<Plan, BatchError> {
+    plan_greedy_with_progress(cluster, pending, config, options, &Progress::hidden())
+}
+
+/// [`plan_greedy`], reporting each pending pod as a step of a `progress` bar once it is placed
+/// or finally decided (and the sequential fallback run as a bar of its own).
+pub fn plan_greedy_with_progress(
+    cluster: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    options: &BatchOptions,
+    progress: &Progress,
+) -> Result<Plan, BatchError> {
     let started = Instant::now();
     let original = options.fallback.then(|| cluster.clone());
     let order = queue_order(pending);
@@ -250,6 +264,8 @@ pub fn plan_greedy(
         first_pass_failures: BTreeMap::new(),
         evaluate_ms: 0.0,
     };
+    // Each pending pod is one step, counted when it is placed or finally decided.
+    let task = progress.bar("plan: pods", pending.len() as u64);
     for tier in tiers.values() {
         // 1. Sequential pods first (the most constrained), without preemption.
         let mut sequential: Vec<(usize, usize)> = Vec::new(); // (class, pending index)
@@ -262,19 +278,30 @@ pub fn plan_greedy(
         let mut rest = Vec::new();
         for (c, m) in sequential {
             let fw = &frameworks[&pending[m].scheduler_name].no_preemption;
-            if !run.try_place(fw, c, &pending[m]) {
+            if run.try_place(fw, c, &pending[m]) {
+                task.inc(1);
+            } else {
                 rest.push((c, m));
             }
         }
         // 2. The greedy over the simple classes.
-        rest.extend(run.greedy_tier(tier, &classes, pending, &frameworks, options)?);
+        let greedy_pods: usize = tier
+            .iter()
+            .filter(|&&c| matches!(classes[c].route, Route::Greedy { .. }))
+            .map(|&c| classes[c].members.len())
+            .sum();
+        let leftovers = run.greedy_tier(tier, &classes, pending, &frameworks, options)?;
+        task.inc(greedy_pods.saturating_sub(leftovers.len()) as u64);
+        rest.extend(leftovers);
         // 3. Everything left, in queue order, with preemption and FitError messages.
         rest.sort_by_key(|&(_, m)| position[m]);
         for (c, m) in rest {
             let fw = &frameworks[&pending[m].scheduler_name].full;
             run.schedule_sequential(fw, c, &pending[m]);
+            task.inc(1);
         }
     }
+    task.finish();
 
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
     let mut plan = run.plan;
@@ -288,7 +315,8 @@ pub fn plan_greedy(
         let seq_start = Instant::now();
         let seq_options =
             BaselineOptions { seed: options.seed, now: options.now, ..Default::default() };
-        let mut sequential = run_baseline(original, pending, config, seq_options)?;
+        let mut sequential =
+            run_baseline_with_progress(original, pending, config, seq_options, progress)?;
         if plan_rank(&sequential) > plan_rank(&plan) {
             tracing::info!(
                 greedy = plan.placements.len(),

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
-use kplace::batch::{BatchOptions, plan_greedy};
+use kplace::batch::{BatchOptions, plan_greedy_with_progress};
 
 use super::output::{print_document, print_stdout};
 use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
@@ -49,7 +49,13 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let options =
         BatchOptions { seed: args.seed, fallback: !args.no_fallback, ..Default::default() };
     let mut plan = match args.solver {
-        Solver::Greedy => plan_greedy(state, &loaded.cluster.pending, &config, &options)?,
+        Solver::Greedy => plan_greedy_with_progress(
+            state,
+            &loaded.cluster.pending,
+            &config,
+            &options,
+            &super::progress(),
+        )?,
     };
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.encode = loaded.build_ms + encode_ms;
