@@ -12,6 +12,7 @@ pub mod baseline;
 pub mod batch;
 pub mod bind;
 pub mod check;
+pub mod compare;
 pub mod encode;
 pub mod eval;
 pub mod explain;

@@ -2,15 +2,18 @@
 //!
 //! Exit codes: 0 success (unschedulable pods are an outcome, not a failure); 1 an error
 //! (bad input, I/O, an invalid configuration); 2 invalid command-line usage (from clap); 3 the
-//! outcome is a failure: the plan given to `kplace check` breaks a rule, or `kplace bind` did
-//! not carry the plan out completely (a pod did not bind, an eviction was refused).
+//! outcome is a failure: the plan given to `kplace check` breaks a rule, `kplace compare` found
+//! a violation in one of the two plans, or `kplace bind` did not carry the plan out completely
+//! (a pod did not bind, an eviction was refused).
 //!
 //! Progress bars ([`progress`]) draw on stderr for the long steps, unless `--quiet` is given or
 //! stderr is not a terminal.
 
 mod baseline;
+mod bench;
 mod bind;
 mod check;
+mod compare;
 mod explain;
 // `gen` is a reserved keyword in edition 2024.
 mod r#gen;
@@ -63,6 +66,12 @@ pub enum Command {
     Gen(r#gen::GenArgs),
     /// Carry out a plan on a cluster: evictions through the Eviction API, then Bindings.
     Bind(bind::BindArgs),
+    /// Run `baseline` and `plan` on the same snapshot and report them side by side (and, with
+    /// --report, as an HTML page). Exits with 3 when `kplace check` finds a violation in either.
+    Compare(compare::CompareArgs),
+    /// Generate workloads at given sizes in memory and time `baseline` and `plan` on them,
+    /// repeated: median decision times, pods/s, ratios and quality differences.
+    Bench(bench::BenchArgs),
 }
 
 /// Output formats.
@@ -229,5 +238,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(args) => check::run(&args),
         Command::Gen(args) => r#gen::run(&args),
         Command::Bind(args) => bind::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::Bench(args) => bench::run(&args),
     }
 }
