@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, and every test in the workspace.
-# Installs the system packages the tests need (Mesa's software Vulkan driver, for the GPU tests)
-# when they are missing and the machine allows it.
+# Installs the system packages the tests need (Mesa's software Vulkan driver, for the GPU tests;
+# Chromium, for the HTML report test) when they are missing and the machine allows it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +15,17 @@ if ! ls /usr/share/vulkan/icd.d/*.json >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
   else
     log "no Vulkan driver and cannot install one: GPU tests will report it"
+  fi
+fi
+# The HTML report test (tests/compare_report.rs) renders the report in headless Chromium; with
+# CI=true a missing browser fails that test.
+if ! command -v chromium >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    log "installing chromium (the HTML report test renders in it)"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    log "no chromium and cannot install it: the report rendering test will report it"
   fi
 fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d /tmp/kplace-xdg.XXXXXX)}"

@@ -17,6 +17,7 @@ use crate::framework::fit_error::{Diagnosis, FitError};
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Pod};
+use crate::progress::Progress;
 
 /// Why `explain` could not run.
 #[derive(Debug, thiserror::Error)]
@@ -127,6 +128,18 @@ pub fn explain(
     key: &str,
     options: &ExplainOptions,
 ) -> Result<Explanation, ExplainError> {
+    explain_with_progress(cluster, pending, config, key, options, &Progress::hidden())
+}
+
+/// [`explain`], reporting the pods scheduled ahead of the target as steps of a `progress` bar.
+pub fn explain_with_progress(
+    cluster: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    key: &str,
+    options: &ExplainOptions,
+    progress: &Progress,
+) -> Result<Explanation, ExplainError> {
     let target = pending
         .iter()
         .position(|p| p.key() == key)
@@ -145,7 +158,9 @@ pub fn explain(
     };
     let mut placed_before = 0;
     if !options.as_is {
+        let task = progress.bar("explain: pods ahead", queue_position as u64);
         for &i in order.iter().take(queue_position) {
+            task.inc(1);
             let p = &pending[i];
             if !frameworks.contains_key(&p.scheduler_name) {
                 frameworks.insert(p.scheduler_name.clone(), fw_for(&p.scheduler_name)?);

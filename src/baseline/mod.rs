@@ -8,4 +8,4 @@ pub mod node_order;
 pub mod preemption;
 pub mod scheduler;
 
-pub use scheduler::{BaselineOptions, run_baseline};
+pub use scheduler::{BaselineOptions, run_baseline, run_baseline_with_progress};

@@ -33,6 +33,7 @@ use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Pod};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
+use crate::progress::Progress;
 
 /// The smallest number of feasible nodes the scheduler looks for (upstream
 /// `minFeasibleNodesToFind`).
@@ -276,11 +277,24 @@ pub fn run_baseline(
     config: &SchedulerConfig,
     options: BaselineOptions,
 ) -> Result<Plan, FrameworkError> {
+    run_baseline_with_progress(cluster, pending, config, options, &Progress::hidden())
+}
+
+/// [`run_baseline`], reporting each pod decided as one step of a `progress` bar.
+pub fn run_baseline_with_progress(
+    cluster: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    options: BaselineOptions,
+    progress: &Progress,
+) -> Result<Plan, FrameworkError> {
     let started = Instant::now();
     let mut plan = Plan::default();
     let mut frameworks: BTreeMap<String, Framework> = BTreeMap::new();
     let mut sched = Baseline::new(cluster, options);
+    let task = progress.bar("baseline: pods", pending.len() as u64);
     for i in queue_order(pending) {
+        task.inc(1);
         let pod = &pending[i];
         if !frameworks.contains_key(&pod.scheduler_name) {
             let fw = Framework::for_scheduler(config, &pod.scheduler_name)?;
@@ -326,6 +340,7 @@ pub fn run_baseline(
             }
         }
     }
+    task.finish();
     let solve_ms = started.elapsed().as_secs_f64() * 1000.0;
     plan.summary = crate::plan::summarize(&plan, &sched.cluster, pending);
     plan.summary.timings_ms.solve = solve_ms;

@@ -81,7 +81,8 @@ use kplace_solver::{
 };
 
 use crate::baseline::scheduler::{
-    Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, queue_order, run_baseline,
+    Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, queue_order,
+    run_baseline_with_progress,
 };
 use crate::encode::EncodeError;
 use crate::encode::classes::classify;
@@ -93,6 +94,7 @@ use crate::plan::{Eviction, Placement, Plan, Unschedulable};
 use crate::plugins::interpodaffinity::AffinityTerm;
 use crate::plugins::node_ports::fits_ports;
 use crate::plugins::podtopologyspread::PodTopologySpread;
+use crate::progress::Progress;
 use crate::resources::{
     CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended_resource_name, is_scalar_resource_name,
 };
@@ -249,6 +251,18 @@ pub fn plan_greedy(
     config: &SchedulerConfig,
     options: &BatchOptions,
 ) -> Result<Plan, BatchError> {
+    plan_greedy_with_progress(cluster, pending, config, options, &Progress::hidden())
+}
+
+/// [`plan_greedy`], reporting each pending pod as a step of a `progress` bar once it is placed
+/// or finally decided (and the sequential fallback run as a bar of its own).
+pub fn plan_greedy_with_progress(
+    cluster: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    options: &BatchOptions,
+    progress: &Progress,
+) -> Result<Plan, BatchError> {
     let started = Instant::now();
     let original = options.fallback.then(|| cluster.clone());
     let order = queue_order(pending);
@@ -298,6 +312,8 @@ pub fn plan_greedy(
         lp_ms: 0.0,
         now: options.now,
     };
+    // Each pending pod is one step, counted when it is placed or finally decided.
+    let task = progress.bar("plan: pods", pending.len() as u64);
     for tier in tiers.values() {
         // 1. Sequential pods first (the most constrained), without preemption.
         let mut sequential: Vec<(usize, usize)> = Vec::new(); // (class, pending index)
@@ -310,24 +326,36 @@ pub fn plan_greedy(
         let mut rest = Vec::new();
         for (c, m) in sequential {
             let fw = &frameworks[&pending[m].scheduler_name].no_preemption;
-            if !run.try_place(fw, c, &pending[m]) {
+            if run.try_place(fw, c, &pending[m]) {
+                task.inc(1);
+            } else {
                 rest.push((c, m));
             }
         }
         // 2. The greedy over the simple classes.
-        rest.extend(run.greedy_tier(tier, &classes, pending, &frameworks, options)?);
-        let mut rest = rest;
+        let greedy_pods: usize = tier
+            .iter()
+            .filter(|&&c| classes[c].route == Route::Greedy)
+            .map(|&c| classes[c].members.len())
+            .sum();
+        let leftovers = run.greedy_tier(tier, &classes, pending, &frameworks, options)?;
+        task.inc(greedy_pods.saturating_sub(leftovers.len()) as u64);
+        rest.extend(leftovers);
         // 3. One victim-minimizing preemption pass for the greedy classes' leftovers.
         if options.batch_preemption {
+            let before = rest.len();
             rest = run.batch_preempt(rest, &classes, pending, &frameworks)?;
+            task.inc(before.saturating_sub(rest.len()) as u64);
         }
         // 4. Everything left, in queue order, with DefaultPreemption and FitError messages.
         rest.sort_by_key(|&(_, m)| position[m]);
         for (c, m) in rest {
             let fw = &frameworks[&pending[m].scheduler_name].full;
             run.schedule_sequential(fw, c, &pending[m]);
+            task.inc(1);
         }
     }
+    task.finish();
 
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
     let mut plan = run.plan;
@@ -344,7 +372,8 @@ pub fn plan_greedy(
         let seq_start = Instant::now();
         let seq_options =
             BaselineOptions { seed: options.seed, now: options.now, ..Default::default() };
-        let mut sequential = run_baseline(original, pending, config, seq_options)?;
+        let mut sequential =
+            run_baseline_with_progress(original, pending, config, seq_options, progress)?;
         if plan_rank(&sequential) > plan_rank(&plan) {
             tracing::info!(
                 greedy = plan.placements.len(),

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use kplace::baseline::{BaselineOptions, run_baseline};
+use kplace::baseline::{BaselineOptions, run_baseline_with_progress};
 use kplace::plan::Plan;
 
 use super::output::{Table, print_document, print_stdout};
@@ -41,7 +41,13 @@ pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
         score_all_nodes: args.score_all_nodes,
         ..Default::default()
     };
-    let mut plan = run_baseline(state, &loaded.cluster.pending, &config, options)?;
+    let mut plan = run_baseline_with_progress(
+        state,
+        &loaded.cluster.pending,
+        &config,
+        options,
+        &super::progress(),
+    )?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.encode = loaded.build_ms + encode_ms;
     match args.output {

@@ -1,6 +1,5 @@
 //! `kplace bind`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -62,7 +61,7 @@ pub struct BindArgs {
     output: OutputFormat,
 }
 
-pub fn run(args: &BindArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
     if !(args.qps.is_finite() && args.qps >= 0.0) {
         anyhow::bail!("--qps must be a number of requests per second, 0 or more: {}", args.qps);
     }
@@ -93,13 +92,13 @@ pub fn run(args: &BindArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         );
         let client = kplace::bind::client(config)?;
         let total = (plan.placements.len() + plan.evictions.len()) as u64;
-        let bar = progress_bar(total, quiet);
+        let task = super::progress().bar("bind: actions", total);
         let report = kplace::bind::bind(&client, &plan, &options, &|r: &ActionResult| {
-            bar.set_message(r.pod.clone());
-            bar.inc(1);
+            task.set_message(r.pod.clone());
+            task.inc(1);
         })
         .await?;
-        bar.finish_and_clear();
+        task.finish();
         anyhow::Ok(report)
     })?;
     match args.output {
@@ -107,20 +106,6 @@ pub fn run(args: &BindArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         other => print_document(&report, other)?,
     }
     Ok(if report.complete { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INCOMPLETE) })
-}
-
-/// A progress bar on stderr, hidden when stderr is not a terminal or `--quiet` is given.
-fn progress_bar(total: u64, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {elapsed_precise} {wide_msg}")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 /// The report as a table, then one line of totals.

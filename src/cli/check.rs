@@ -44,7 +44,9 @@ fn read_plan(path: &Path) -> anyhow::Result<Plan> {
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let plan = read_plan(&args.plan)?;
     let loaded = load_cluster(&args.snapshot, None)?;
+    let task = super::progress().spinner("checking the plan");
     let report = check(&loaded.cluster.state, &loaded.cluster.pending, &plan);
+    task.finish();
     match args.output {
         OutputFormat::Table => print_stdout(&render(&report, &plan))?,
         other => print_document(&report, other)?,

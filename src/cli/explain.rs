@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use kplace::baseline::BaselineOptions;
-use kplace::explain::{ExplainOptions, Explanation, explain};
+use kplace::explain::{ExplainOptions, Explanation, explain_with_progress};
 
 use super::output::{Table, print_document, print_stdout};
 use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
@@ -44,8 +44,14 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
         as_is: args.as_is,
         baseline: BaselineOptions { seed: args.seed, ..Default::default() },
     };
-    let explanation =
-        explain(loaded.cluster.state, &loaded.cluster.pending, &config, &args.pod, &options)?;
+    let explanation = explain_with_progress(
+        loaded.cluster.state,
+        &loaded.cluster.pending,
+        &config,
+        &args.pod,
+        &options,
+        &super::progress(),
+    )?;
     match args.output {
         OutputFormat::Table => print_stdout(&render(&explanation))?,
         other => print_document(&explanation, other)?,

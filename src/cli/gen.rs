@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use kplace::r#gen::{GenParams, Workload, write_yaml};
+use kplace::r#gen::{GenParams, Workload, write_yaml_with_progress};
 
 use super::output::print_stdout;
 
@@ -38,7 +38,7 @@ pub struct GenArgs {
     list: bool,
 }
 
-fn parse_workload(s: &str) -> Result<Workload, String> {
+pub(super) fn parse_workload(s: &str) -> Result<Workload, String> {
     s.parse().map_err(|e: kplace::r#gen::GenError| e.to_string())
 }
 
@@ -57,12 +57,16 @@ pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let summary = if output.as_os_str() == "-" {
         let stdout = std::io::stdout();
-        write_yaml(&params, BufWriter::with_capacity(1 << 20, stdout.lock()))?
+        write_yaml_with_progress(
+            &params,
+            BufWriter::with_capacity(1 << 20, stdout.lock()),
+            &super::progress(),
+        )?
     } else {
         let file = std::fs::File::create(output)
             .with_context(|| format!("creating {}", output.display()))?;
         let mut writer = BufWriter::with_capacity(1 << 20, file);
-        let summary = write_yaml(&params, &mut writer)
+        let summary = write_yaml_with_progress(&params, &mut writer, &super::progress())
             .with_context(|| format!("writing {}", output.display()))?;
         writer.flush().with_context(|| format!("writing {}", output.display()))?;
         summary

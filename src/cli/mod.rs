@@ -2,12 +2,18 @@
 //!
 //! Exit codes: 0 success (unschedulable pods are an outcome, not a failure); 1 an error
 //! (bad input, I/O, an invalid configuration); 2 invalid command-line usage (from clap); 3 the
-//! outcome is a failure: the plan given to `kplace check` breaks a rule, or `kplace bind` did
-//! not carry the plan out completely (a pod did not bind, an eviction was refused).
+//! outcome is a failure: the plan given to `kplace check` breaks a rule, `kplace compare` found
+//! a violation in one of the two plans, or `kplace bind` did not carry the plan out completely
+//! (a pod did not bind, an eviction was refused).
+//!
+//! Progress bars ([`progress`]) draw on stderr for the long steps, unless `--quiet` is given or
+//! stderr is not a terminal.
 
 mod baseline;
+mod bench;
 mod bind;
 mod check;
+mod compare;
 mod explain;
 // `gen` is a reserved keyword in edition 2024.
 mod r#gen;
@@ -17,6 +23,7 @@ mod plan;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
@@ -59,6 +66,12 @@ pub enum Command {
     Gen(r#gen::GenArgs),
     /// Carry out a plan on a cluster: evictions through the Eviction API, then Bindings.
     Bind(bind::BindArgs),
+    /// Run `baseline` and `plan` on the same snapshot and report them side by side (and, with
+    /// --report, as an HTML page). Exits with 3 when `kplace check` finds a violation in either.
+    Compare(compare::CompareArgs),
+    /// Generate workloads at given sizes in memory and time `baseline` and `plan` on them,
+    /// repeated: median decision times, pods/s, ratios and quality differences.
+    Bench(bench::BenchArgs),
 }
 
 /// Output formats.
@@ -111,9 +124,12 @@ pub fn load_cluster(
     config: Option<&kplace::framework::config::SchedulerConfig>,
 ) -> anyhow::Result<Loaded> {
     let start = std::time::Instant::now();
+    let task = progress().spinner("loading the snapshot");
     let snapshot = kplace::snapshot::load(&args.paths)?;
+    task.finish();
     let load_ms = start.elapsed().as_secs_f64() * 1000.0;
     let start = std::time::Instant::now();
+    let task = progress().spinner("building the model");
     let mut options = kplace::snapshot::BuildOptions::default();
     if !args.scheduler_names.is_empty() {
         options.scheduler_names = args.scheduler_names.clone();
@@ -122,6 +138,7 @@ pub fn load_cluster(
             config.served_scheduler_names().iter().map(|s| (*s).to_string()).collect();
     }
     let cluster = kplace::snapshot::build(&snapshot, &options)?;
+    task.finish();
     let build_ms = start.elapsed().as_secs_f64() * 1000.0;
     for w in &cluster.warnings {
         tracing::warn!("{w}");
@@ -171,15 +188,48 @@ pub fn init_logging(verbose: u8, quiet: bool) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| Stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
         .init();
 }
 
+/// stderr for log lines: each line is written with the progress bars lifted off the screen
+/// ([`kplace::progress::suspend`]), so bars and logs do not tear each other.
+struct Stderr;
+
+impl std::io::Write for Stderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        kplace::progress::suspend(|| std::io::stderr().write(buf))
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        kplace::progress::suspend(|| std::io::stderr().write_all(buf))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// Whether `--quiet` was given (set once by [`run`]).
+static QUIET: OnceLock<bool> = OnceLock::new();
+
+/// The progress handle every command passes to the library: bars on stderr, hidden with
+/// `--quiet` or when stderr is not a terminal.
+pub fn progress() -> kplace::progress::Progress {
+    if QUIET.get().copied().unwrap_or(false) {
+        kplace::progress::Progress::hidden()
+    } else {
+        kplace::progress::Progress::stderr()
+    }
+}
+
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let quiet = cli.quiet;
+    let _ = QUIET.set(quiet);
     match cli.command {
         Command::Inspect(args) => inspect::run(&args.snapshot, args.output),
         Command::Baseline(args) => baseline::run(&args),
@@ -187,6 +237,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plan(args) => plan::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Gen(args) => r#gen::run(&args),
-        Command::Bind(args) => bind::run(&args, quiet),
+        Command::Bind(args) => bind::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::Bench(args) => bench::run(&args),
     }
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use kplace::batch::{BatchOptions, SolverChoice, plan_greedy};
+use kplace::batch::{BatchOptions, SolverChoice, plan_greedy_with_progress};
 
 use super::output::{print_document, print_stdout};
 use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
@@ -93,7 +93,13 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         deadline: args.time_limit.map(|limit| Instant::now() + limit),
         ..Default::default()
     };
-    let mut plan = plan_greedy(state, &loaded.cluster.pending, &config, &options)?;
+    let mut plan = plan_greedy_with_progress(
+        state,
+        &loaded.cluster.pending,
+        &config,
+        &options,
+        &super::progress(),
+    )?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.encode = loaded.build_ms + encode_ms;
     match args.output {

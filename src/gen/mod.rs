@@ -37,6 +37,8 @@ use std::str::FromStr;
 
 pub use engine::{Generator, MAX_PROBES};
 
+use crate::progress::Progress;
+
 /// The largest node count accepted (node IPs are drawn from a /10 without repeats).
 pub const MAX_NODES: usize = 1 << 22;
 
@@ -231,11 +233,27 @@ pub fn generate(params: &GenParams) -> Result<Generator, GenError> {
 
 /// Generates the snapshot and writes it to `out` as a YAML stream, each object a document
 /// opened by `---`. `out` should be buffered; it is flushed at the end.
-pub fn write_yaml<W: Write>(params: &GenParams, mut out: W) -> Result<GenSummary, GenError> {
+pub fn write_yaml<W: Write>(params: &GenParams, out: W) -> Result<GenSummary, GenError> {
+    write_yaml_with_progress(params, out, &Progress::hidden())
+}
+
+/// [`write_yaml`], reporting nodes and pods written as steps of a `progress` bar.
+pub fn write_yaml_with_progress<W: Write>(
+    params: &GenParams,
+    mut out: W,
+    progress: &Progress,
+) -> Result<GenSummary, GenError> {
     let mut generator = generate(params)?;
     let mut buf = String::with_capacity(4096);
     let mut bytes = 0u64;
-    for object in generator.by_ref() {
+    let task = progress.bar("gen: nodes + pods", (params.nodes + params.pods) as u64);
+    let mut objects = 0u64;
+    while let Some(object) = generator.next() {
+        objects += 1;
+        if objects.is_multiple_of(1024) {
+            let s = generator.summary();
+            task.set_position((s.nodes + s.bound_pods + s.pending_pods) as u64);
+        }
         buf.clear();
         buf.push_str("---\n");
         yaml::write_document(&object, &mut buf);

@@ -1,0 +1,292 @@
+//! `kplace bench`: generated workloads at given sizes, in memory, through `baseline` and `plan`
+//! (via `compare::run_baseline` and `compare::run_plan`), repeated; medians, ratios, quality
+//! differences, machine and adapter.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use kplace::compare::bench::{
+    BenchCase, BenchReport, BenchRun, DEFAULT_NODES, DEFAULT_WORKLOADS, MachineInfo, QualityDelta,
+    SCHEMA_VERSION, generate_cluster, median, pod_counts, ratio,
+};
+use kplace::compare::{Decided, pods_per_second};
+use kplace::eval::{Backend, Evaluator};
+use kplace::r#gen::{GenParams, Workload};
+use kplace::model::{ClusterState, Pod};
+use kplace::plan::Plan;
+use kplace::snapshot::BuildOptions;
+
+use super::compare::{PlanSettings, parse_backend, run_baseline, run_plan, solver_name};
+use super::r#gen::parse_workload;
+use super::output::{Table, print_document, print_stdout};
+use super::plan::Solver;
+use super::{OutputFormat, load_config};
+
+/// `kplace bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Workloads to run (see `kplace gen --list`; repeatable or comma-separated). Default:
+    /// SchedulingBasic, SchedulingPodAntiAffinity, TopologySpreading, fragmentation-mix.
+    #[arg(long = "workload", value_name = "NAME", value_parser = parse_workload, num_args = 1.., value_delimiter = ',')]
+    workloads: Vec<Workload>,
+    /// Node counts to run each workload at (repeatable or comma-separated). Default: 500.
+    #[arg(long = "nodes", value_name = "N", num_args = 1.., value_delimiter = ',')]
+    nodes: Vec<usize>,
+    /// Pods (bound and pending) per node. Default: the workload's own density (SchedulingBasic
+    /// 2.2 with 0.2 bound, as scheduler_perf; fragmentation-mix 12 with 2 bound; …).
+    #[arg(long, value_name = "F", conflicts_with = "pods")]
+    pods_per_node: Option<f64>,
+    /// Pods (bound and pending) per case, whatever the node count.
+    #[arg(long, value_name = "P")]
+    pods: Option<usize>,
+    /// Runs of each command per case; medians are reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Where `plan` evaluates: auto, gpu or cpu. `auto`/`gpu` look for a GPU adapter and report
+    /// it; `plan` evaluates on the CPU until it takes a backend, so the GPU run is n/a.
+    #[arg(long, value_parser = parse_backend, default_value = "auto", value_name = "BACKEND")]
+    backend: Backend,
+    /// The batch algorithm of `plan` (as `kplace plan --solver`).
+    #[arg(long, value_enum, default_value_t = Solver::Auto)]
+    solver: Solver,
+    /// A KubeSchedulerConfiguration file, used by both.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Seed of the generator and of both schedulers.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Do not let `plan` fall back to the sequential plan when that places more pods.
+    #[arg(long)]
+    no_fallback: bool,
+    /// Also run `kplace check` on the first run's plans and report the violations.
+    #[arg(long)]
+    check: bool,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
+    output: OutputFormat,
+}
+
+pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(args.config.as_deref())?;
+    let progress = super::progress();
+    let workloads: Vec<Workload> =
+        if args.workloads.is_empty() { DEFAULT_WORKLOADS.to_vec() } else { args.workloads.clone() };
+    let sizes: Vec<usize> =
+        if args.nodes.is_empty() { vec![DEFAULT_NODES] } else { args.nodes.clone() };
+    if let Some(f) = args.pods_per_node
+        && !(f.is_finite() && f >= 0.0)
+    {
+        anyhow::bail!("--pods-per-node must be a number of pods, 0 or more: {f}");
+    }
+    let settings = PlanSettings {
+        solver: args.solver,
+        backend: args.backend,
+        seed: args.seed,
+        fallback: !args.no_fallback,
+    };
+    let mut notes = Vec::new();
+    let machine = MachineInfo::detect();
+    if machine.debug_build {
+        notes.push("debug build: timings are not representative; use a release build".to_string());
+    }
+    // Which adapter `plan --backend` would get. `plan` takes no backend yet, so only the CPU
+    // run is made.
+    let adapter = match args.backend {
+        Backend::Cpu => None,
+        backend => {
+            let selected = Evaluator::select(backend)?;
+            if let Some(notice) = &selected.notice {
+                notes.push(notice.clone());
+            }
+            match &selected.evaluator {
+                Evaluator::Gpu(_) => Some(selected.evaluator.describe()),
+                Evaluator::Cpu => None,
+            }
+        }
+    };
+    let gpu_note = match (&adapter, args.backend) {
+        (_, Backend::Cpu) => "--backend cpu".to_string(),
+        (None, _) => "no GPU adapter".to_string(),
+        (Some(a), _) => format!("n/a: `kplace plan` takes no backend yet (adapter: {a})"),
+    };
+    notes.extend(settings.notes());
+
+    let repeat = args.repeat as usize;
+    let runs = (workloads.len() * sizes.len() * 2 * repeat) as u64;
+    let overall = progress.bar("bench: runs", runs);
+    let build = BuildOptions {
+        scheduler_names: config.served_scheduler_names().iter().map(|s| (*s).to_string()).collect(),
+    };
+    let mut cases = Vec::new();
+    for &workload in &workloads {
+        for &nodes in &sizes {
+            let (pods, init_pods) = pod_counts(workload, nodes, args.pods_per_node, args.pods);
+            let params = GenParams { workload, nodes, pods, init_pods, seed: args.seed };
+            overall.set_message(format!("{workload}, {nodes} nodes"));
+            let generated = generate_cluster(&params, &build, &progress)?;
+            let state = &generated.cluster.state;
+            let pending = &generated.cluster.pending;
+            let mut baseline = Vec::new();
+            for _ in 0..repeat {
+                baseline.push(run_baseline(state.clone(), pending, &config, args.seed, &progress)?);
+                overall.inc(1);
+            }
+            let mut plan = Vec::new();
+            for _ in 0..repeat {
+                plan.push(run_plan(state.clone(), pending, &config, &settings, &progress)?);
+                overall.inc(1);
+            }
+            let baseline = summarize_runs("baseline", &baseline, state, pending, args.check);
+            let plan_cpu = summarize_runs("plan", &plan, state, pending, args.check);
+            cases.push(BenchCase {
+                workload: workload.to_string(),
+                nodes,
+                pods,
+                init_pods,
+                bound_pods: state.nodes.iter().map(|n| n.pods.len()).sum(),
+                pending_pods: pending.len(),
+                load_ms: generated.load_ms,
+                build_ms: generated.build_ms,
+                ratio_cpu: ratio(plan_cpu.decision_ms_median, baseline.decision_ms_median),
+                quality_cpu: QualityDelta::between(&baseline, &plan_cpu),
+                baseline,
+                plan_cpu,
+                plan_gpu: None,
+                gpu_note: Some(gpu_note.clone()),
+                ratio_gpu: None,
+            });
+        }
+    }
+    overall.finish();
+    let report = BenchReport {
+        schema_version: SCHEMA_VERSION,
+        machine,
+        adapter,
+        backend: args.backend.to_string(),
+        solver: solver_name(args.solver).to_string(),
+        fallback: settings.fallback,
+        repeat,
+        seed: args.seed,
+        cases,
+        notes,
+    };
+    match args.output {
+        OutputFormat::Table => print_stdout(&render(&report))?,
+        other => print_document(&report, other)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a plan decided, for comparing repeats.
+fn outcome(plan: &Plan) -> (&[kplace::plan::Placement], &[kplace::plan::Eviction], Vec<&str>) {
+    (&plan.placements, &plan.evictions, plan.unschedulable.iter().map(|u| u.pod.as_str()).collect())
+}
+
+/// Medians over the repeats, quality from the first run.
+fn summarize_runs(
+    command: &str,
+    runs: &[Decided],
+    state: &ClusterState,
+    pending: &[Pod],
+    check: bool,
+) -> BenchRun {
+    let Some(first) = runs.first() else {
+        return BenchRun { command: command.to_string(), ..Default::default() };
+    };
+    let decision_ms: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            let t = &r.plan.summary.timings_ms;
+            t.encode + t.evaluate + t.solve
+        })
+        .collect();
+    let walls: Vec<f64> = runs.iter().map(|r| r.wall_ms).collect();
+    let decision_ms_median = median(&decision_ms);
+    let s = &first.plan.summary;
+    BenchRun {
+        command: command.to_string(),
+        backend: s.backend.clone(),
+        algorithm: s.algorithm.clone(),
+        decision_ms_median,
+        wall_ms_median: median(&walls),
+        pods_per_second: pods_per_second(pending.len(), decision_ms_median),
+        placed: s.placed,
+        placed_by_priority: s.placed_by_priority.clone(),
+        unschedulable: s.unschedulable,
+        evictions: s.evicted,
+        nodes_used: s.nodes_used,
+        deterministic: runs.iter().all(|r| outcome(&r.plan) == outcome(&first.plan)),
+        violations: check
+            .then(|| kplace::check::check(state, pending, &first.plan).violations.len()),
+        decision_ms,
+    }
+}
+
+/// The report as a table, with the machine on top.
+fn render(r: &BenchReport) -> String {
+    let m = &r.machine;
+    let mut out = format!(
+        "machine: {} ({} cores, {:.1} GiB, {}){}\nadapter: {}\nkplace {}, solver {}, backend {}, fallback {}, {} run(s) per command, seed {}\n\n",
+        if m.cpu_model.is_empty() { "unknown CPU" } else { &m.cpu_model },
+        m.cores,
+        m.memory_bytes as f64 / (1024.0 * 1024.0 * 1024.0),
+        m.os,
+        if m.debug_build { ", debug build" } else { "" },
+        r.adapter.as_deref().unwrap_or("none"),
+        m.kplace_version,
+        r.solver,
+        r.backend,
+        if r.fallback { "on" } else { "off" },
+        r.repeat,
+        r.seed,
+    );
+    let mut t = Table::new(&[
+        "WORKLOAD",
+        "NODES",
+        "PENDING",
+        "LOAD MS",
+        "BASELINE MS",
+        "PLAN MS",
+        "PLAN/BASELINE",
+        "BASELINE PODS/S",
+        "PLAN PODS/S",
+        "PLACED B/P",
+        "NODES USED B/P",
+        "GPU",
+    ]);
+    for c in &r.cases {
+        t.row(vec![
+            c.workload.clone(),
+            c.nodes.to_string(),
+            c.pending_pods.to_string(),
+            format!("{:.0}", c.load_ms + c.build_ms),
+            format!("{:.1}", c.baseline.decision_ms_median),
+            format!("{:.1}", c.plan_cpu.decision_ms_median),
+            format!("{:.2}", c.ratio_cpu),
+            format!("{:.0}", c.baseline.pods_per_second),
+            format!("{:.0}", c.plan_cpu.pods_per_second),
+            format!("{}/{}", c.baseline.placed, c.plan_cpu.placed),
+            format!("{}/{}", c.baseline.nodes_used, c.plan_cpu.nodes_used),
+            c.plan_gpu
+                .as_ref()
+                .map_or_else(|| "n/a".to_string(), |g| format!("{:.1} ms", g.decision_ms_median)),
+        ]);
+    }
+    out.push_str(&t.render());
+    for c in &r.cases {
+        if let (Some(a), Some(b)) = (c.baseline.violations, c.plan_cpu.violations) {
+            out.push_str(&format!(
+                "{} {} nodes: check found {a} violation(s) in baseline, {b} in plan\n",
+                c.workload, c.nodes
+            ));
+        }
+    }
+    if let Some(note) = r.cases.first().and_then(|c| c.gpu_note.as_ref()) {
+        out.push_str(&format!("\nGPU: {note}\n"));
+    }
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}

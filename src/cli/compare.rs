@@ -1,0 +1,222 @@
+//! `kplace compare`: `baseline` and `plan` on the same snapshot, side by side, and
+//! optionally an HTML report. Also home of [`run_plan`] and [`run_baseline`], the only places
+//! `compare` and `bench` make plans.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use kplace::baseline::{BaselineOptions, run_baseline_with_progress};
+use kplace::batch::{BatchOptions, plan_greedy_with_progress};
+use kplace::compare::{Comparison, Decided, Settings, SnapshotInfo, compare, report};
+use kplace::eval::Backend;
+use kplace::framework::config::SchedulerConfig;
+use kplace::model::{ClusterState, Pod};
+use kplace::progress::Progress;
+
+use super::output::{Table, print_document, print_stdout};
+use super::plan::Solver;
+use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
+
+/// Exit code when either plan breaks a rule.
+pub const EXIT_VIOLATIONS: u8 = 3;
+
+/// `kplace compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    snapshot: SnapshotArgs,
+    /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file, used by both.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The batch algorithm of `plan` (as `kplace plan --solver`).
+    #[arg(long, value_enum, default_value_t = Solver::Auto)]
+    solver: Solver,
+    /// Where `plan` evaluates: auto, gpu or cpu. Recorded; `plan` evaluates on the CPU until
+    /// it takes a backend (see `run_plan`).
+    #[arg(long, value_parser = parse_backend, default_value = "auto", value_name = "BACKEND")]
+    backend: Backend,
+    /// Seed of both (tie-breaking, preemption).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Do not let `plan` fall back to the sequential plan when that places more pods.
+    #[arg(long)]
+    no_fallback: bool,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
+    output: OutputFormat,
+    /// Also write a self-contained HTML report (charts as inline SVG) to this file.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+}
+
+/// Parses `--backend` as `kplace::eval::Backend` spells it.
+pub(super) fn parse_backend(s: &str) -> Result<Backend, String> {
+    s.parse().map_err(|e: kplace::eval::BackendParseError| e.to_string())
+}
+
+/// How `compare` and `bench` ask for a plan.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PlanSettings {
+    /// `--solver`.
+    pub solver: Solver,
+    /// `--backend`.
+    pub backend: Backend,
+    /// `--seed`.
+    pub seed: u64,
+    /// Not `--no-fallback`.
+    pub fallback: bool,
+}
+
+impl PlanSettings {
+    /// Remarks for the documents: flags accepted here that `plan` does not act on yet.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.backend != Backend::Cpu {
+            notes.push(format!(
+                "--backend {} is recorded but not used yet: `kplace plan` takes no backend, so \
+                 plans are evaluated on the CPU",
+                self.backend
+            ));
+        }
+        notes
+    }
+}
+
+/// Makes `plan`'s plan for `pending` on `state`, exactly as `kplace plan` does with the same
+/// flags, and times it. Every plan of `compare` and `bench` is made here, so that wiring a new
+/// `plan` flag (`--backend`, more `--solver`s) is a change to this one function.
+pub(super) fn run_plan(
+    state: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    settings: &PlanSettings,
+    progress: &Progress,
+) -> anyhow::Result<Decided> {
+    let start = Instant::now();
+    let options = BatchOptions {
+        seed: settings.seed,
+        fallback: settings.fallback,
+        solver: settings.solver.into(),
+        ..Default::default()
+    };
+    // `settings.backend` is not passed on: `plan_greedy` evaluates with the CPU framework.
+    let plan = plan_greedy_with_progress(state, pending, config, &options, progress)?;
+    Ok(Decided { plan, wall_ms: start.elapsed().as_secs_f64() * 1000.0 })
+}
+
+/// Makes `baseline`'s plan, exactly as `kplace baseline` does with the same seed, and times it.
+pub(super) fn run_baseline(
+    state: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    seed: u64,
+    progress: &Progress,
+) -> anyhow::Result<Decided> {
+    let start = Instant::now();
+    let options = BaselineOptions { seed, ..Default::default() };
+    let plan = run_baseline_with_progress(state, pending, config, options, progress)?;
+    Ok(Decided { plan, wall_ms: start.elapsed().as_secs_f64() * 1000.0 })
+}
+
+pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(args.config.as_deref())?;
+    let loaded = load_cluster(&args.snapshot, Some(&config))?;
+    let progress = super::progress();
+    let settings = PlanSettings {
+        solver: args.solver,
+        backend: args.backend,
+        seed: args.seed,
+        fallback: !args.no_fallback,
+    };
+    let state = &loaded.cluster.state;
+    let pending = &loaded.cluster.pending;
+    let baseline = run_baseline(state.clone(), pending, &config, args.seed, &progress)?;
+    let plan = run_plan(state.clone(), pending, &config, &settings, &progress)?;
+    let snapshot = SnapshotInfo {
+        paths: args.snapshot.paths.iter().map(|p| p.display().to_string()).collect(),
+        load_ms: loaded.load_ms,
+        build_ms: loaded.build_ms,
+        ..Default::default()
+    };
+    let doc_settings = Settings {
+        solver: solver_name(args.solver).to_string(),
+        backend: args.backend.to_string(),
+        seed: args.seed,
+        fallback: settings.fallback,
+        config: args.config.as_ref().map(|p| p.display().to_string()),
+        notes: settings.notes(),
+    };
+    let comparison = compare(state, pending, &baseline, &plan, snapshot, doc_settings, &progress);
+    if let Some(path) = &args.report {
+        let task = progress.spinner("writing the report");
+        let html = report::render_html(&comparison);
+        std::fs::write(path, html).with_context(|| format!("writing {}", path.display()))?;
+        task.finish();
+        tracing::info!("wrote the report to {}", path.display());
+    }
+    match args.output {
+        OutputFormat::Table => print_stdout(&render(&comparison))?,
+        other => print_document(&comparison, other)?,
+    }
+    if !comparison.valid {
+        tracing::error!(
+            baseline = comparison.baseline.violations,
+            plan = comparison.plan.violations,
+            "kplace check found violations"
+        );
+        return Ok(ExitCode::from(EXIT_VIOLATIONS));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The name `--solver` takes.
+pub(super) fn solver_name(s: Solver) -> &'static str {
+    kplace::batch::SolverChoice::from(s).as_str()
+}
+
+/// The comparison as text: the side-by-side table, the differences, violations if any.
+fn render(c: &Comparison) -> String {
+    let mut out = format!(
+        "{}: {} nodes, {} bound pods, {} pending pods (load {:.0} ms, build {:.0} ms)\n\n",
+        c.snapshot.paths.join(", "),
+        c.snapshot.nodes,
+        c.snapshot.bound_pods,
+        c.snapshot.pending_pods,
+        c.snapshot.load_ms,
+        c.snapshot.build_ms
+    );
+    let mut t = Table::new(&["METRIC", "BASELINE", "PLAN", "PLAN - BASELINE"]);
+    for row in report::summary_rows(c) {
+        t.row(row.to_vec());
+    }
+    out.push_str(&t.render());
+    let d = &c.differences;
+    out.push_str(&format!(
+        "\npods: {} on the same node, {} on different nodes, {} placed only by baseline, {} only \
+         by plan, {} by neither; {} nodes receive a different number of pods\n",
+        d.same_node, d.different_node, d.only_baseline, d.only_plan, d.neither, d.nodes_changed
+    ));
+    for (name, side) in [("baseline", &c.baseline), ("plan", &c.plan)] {
+        if side.violations == 0 {
+            continue;
+        }
+        out.push_str(&format!("\n{name}: {} violation(s)\n", side.violations));
+        let mut t = Table::new(&["KIND", "POD", "NODE", "MESSAGE"]);
+        for v in &side.violation_list {
+            t.row(vec![
+                v.kind.clone(),
+                v.pod.clone(),
+                v.node.clone().unwrap_or_default(),
+                v.message.clone(),
+            ]);
+        }
+        out.push_str(&t.render());
+    }
+    for n in &c.settings.notes {
+        out.push_str(&format!("\nnote: {n}\n"));
+    }
+    out
+}

@@ -1,0 +1,137 @@
+//! `kplace bench` end to end at tiny sizes: the JSON document has its documented fields, one
+//! case per workload and node count in the order given, and its numbers are consistent (placed
+//! ≤ pending, medians of the repeats, positive times and rates, ratios that match).
+
+use std::process::{Command, Output};
+
+use kplace::compare::bench::{BenchReport, BenchRun, SCHEMA_VERSION};
+
+fn kplace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kplace"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("kplace runs")
+}
+
+fn check_run(what: &str, run: &BenchRun, pending: usize, repeat: usize) {
+    assert_eq!(run.decision_ms.len(), repeat, "{what}: one time per repeat");
+    assert!(run.decision_ms.iter().all(|t| *t > 0.0), "{what}: {:?}", run.decision_ms);
+    let (lo, hi) =
+        run.decision_ms.iter().fold((f64::MAX, f64::MIN), |(lo, hi), t| (lo.min(*t), hi.max(*t)));
+    assert!(
+        lo <= run.decision_ms_median && run.decision_ms_median <= hi,
+        "{what}: median in range"
+    );
+    assert!(run.decision_ms_median > 0.0 && run.wall_ms_median > 0.0, "{what}");
+    assert!(run.pods_per_second > 0.0, "{what}");
+    let expected = pending as f64 / (run.decision_ms_median / 1000.0);
+    assert!((run.pods_per_second - expected).abs() <= 1e-6 * expected, "{what}: pods/s");
+    assert!(run.placed <= pending, "{what}: placed ≤ pending");
+    assert_eq!(run.placed + run.unschedulable, pending, "{what}");
+    assert_eq!(run.placed_by_priority.values().sum::<usize>(), run.placed, "{what}");
+    assert!(run.deterministic, "{what}: the same plan every run");
+    assert_eq!(run.violations, Some(0), "{what}: check finds nothing");
+    assert!(run.backend == "cpu", "{what}: {}", run.backend);
+}
+
+#[test]
+fn a_small_bench_run_reports_consistent_numbers_in_the_documented_schema() {
+    let out = kplace(&[
+        "bench",
+        "--workload",
+        "SchedulingBasic,fragmentation-mix",
+        "--nodes",
+        "6",
+        "--nodes",
+        "10",
+        "--pods-per-node",
+        "3",
+        "--repeat",
+        "2",
+        "--backend",
+        "cpu",
+        "--check",
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let raw: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    for key in
+        ["schema_version", "machine", "adapter", "backend", "repeat", "seed", "cases", "notes"]
+    {
+        assert!(raw.get(key).is_some(), "top-level field {key}");
+    }
+    for key in ["cpu_model", "cores", "memory_bytes", "os", "kplace_version", "debug_build"] {
+        assert!(raw["machine"].get(key).is_some(), "machine.{key}");
+    }
+    let r: BenchReport = serde_json::from_value(raw.clone()).expect("the documented struct");
+    assert_eq!(r.schema_version, SCHEMA_VERSION);
+    assert_eq!(r.repeat, 2);
+    assert!(r.machine.cores >= 1);
+    assert_eq!(r.adapter, None, "--backend cpu probes no adapter");
+    let order: Vec<(&str, usize)> =
+        r.cases.iter().map(|c| (c.workload.as_str(), c.nodes)).collect();
+    assert_eq!(
+        order,
+        [
+            ("SchedulingBasic", 6),
+            ("SchedulingBasic", 10),
+            ("fragmentation-mix", 6),
+            ("fragmentation-mix", 10)
+        ]
+    );
+    for c in &r.cases {
+        let what = format!("{} {}", c.workload, c.nodes);
+        assert_eq!(c.pods, 3 * c.nodes, "{what}: --pods-per-node");
+        assert!(c.init_pods <= c.pods);
+        assert_eq!(c.bound_pods + c.pending_pods, c.pods, "{what}: every pod bound or pending");
+        assert!(c.load_ms > 0.0 && c.build_ms > 0.0, "{what}");
+        check_run(&format!("{what} baseline"), &c.baseline, c.pending_pods, 2);
+        check_run(&format!("{what} plan"), &c.plan_cpu, c.pending_pods, 2);
+        let ratio = c.plan_cpu.decision_ms_median / c.baseline.decision_ms_median;
+        assert!((c.ratio_cpu - ratio).abs() <= 1e-9 * ratio.max(1.0), "{what}: ratio");
+        assert_eq!(c.quality_cpu.placed, c.plan_cpu.placed as i64 - c.baseline.placed as i64);
+        assert_eq!(
+            c.quality_cpu.nodes_used,
+            c.plan_cpu.nodes_used as i64 - c.baseline.nodes_used as i64
+        );
+        assert!(c.plan_gpu.is_none() && c.gpu_note.is_some(), "{what}: no GPU run yet");
+    }
+}
+
+#[test]
+fn bench_prints_a_table_with_the_machine() {
+    let out = kplace(&[
+        "bench",
+        "--workload",
+        "SchedulingBasic",
+        "--nodes",
+        "5",
+        "--pods",
+        "12",
+        "--repeat",
+        "1",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in ["machine:", "adapter:", "WORKLOAD", "PLAN/BASELINE", "SchedulingBasic"] {
+        assert!(text.contains(needle), "{needle:?} in:\n{text}");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\r'), "no bars when piped: {stderr:?}");
+}
+
+#[test]
+fn bench_rejects_bad_arguments_with_usage_errors() {
+    for args in [
+        &["bench", "--workload", "nope"][..],
+        &["bench", "--repeat", "0"],
+        &["bench", "--pods", "5", "--pods-per-node", "2"],
+    ] {
+        let out = kplace(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}

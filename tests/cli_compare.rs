@@ -1,0 +1,192 @@
+//! `kplace compare` end to end: on the demo fixture and on a `kplace gen` snapshot of every
+//! workload `kplace gen --list` names, the JSON document has its documented fields, the
+//! figures add up, both plans pass `kplace check`, and no progress bar reaches a piped stderr.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use kplace::compare::{Comparison, SCHEMA_VERSION, Side};
+
+fn kplace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kplace"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("kplace runs")
+}
+
+fn ok(args: &[&str]) -> Output {
+    let out = kplace(args);
+    assert!(
+        out.status.success(),
+        "kplace {args:?} failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn demo_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo")
+}
+
+/// Runs `compare -o json` and returns the typed document and the raw JSON.
+fn compare_json(snapshot: &Path, extra: &[&str]) -> (Comparison, serde_json::Value, String) {
+    let mut args = vec!["compare", snapshot.to_str().expect("utf-8 path"), "-o", "json"];
+    args.extend_from_slice(extra);
+    let out = ok(&args);
+    let raw: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON document");
+    let typed: Comparison = serde_json::from_value(raw.clone()).expect("the documented struct");
+    (typed, raw, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The figures of one side add up.
+fn check_side(name: &str, side: &Side, pending: usize) {
+    assert_eq!(side.violations, 0, "{name}: {:#?}", side.violation_list);
+    assert_eq!(side.placed + side.unschedulable, pending, "{name}: every pending pod decided");
+    assert_eq!(side.placed_by_priority.values().sum::<usize>(), side.placed, "{name}");
+    assert_eq!(side.unschedulable_by_priority.values().sum::<usize>(), side.unschedulable);
+    for (r, u) in &side.utilization {
+        assert!(u.mean >= 0.0 && u.mean <= u.max + 1e-9, "{name} {r}: mean ≤ max");
+        assert!(u.stddev >= 0.0, "{name} {r}");
+    }
+    for (r, s) in &side.stranded {
+        assert!(0 <= s.stranded && s.stranded <= s.free, "{name} {r}: stranded ≤ free");
+        assert!((0.0..=1.0).contains(&s.fraction_of_free), "{name} {r}");
+    }
+    let t = &side.timings_ms;
+    assert!((t.decision - (t.encode + t.evaluate + t.solve)).abs() < 1e-6, "{name}: decision");
+    assert!(t.wall >= 0.0 && t.check >= 0.0);
+    if pending > 0 && t.decision > 0.0 {
+        assert!(side.pods_per_second > 0.0, "{name}: pods/s");
+    }
+}
+
+fn check_document(c: &Comparison, raw: &serde_json::Value, stderr: &str, what: &str) {
+    assert_eq!(c.schema_version, SCHEMA_VERSION, "{what}");
+    for key in
+        ["schema_version", "snapshot", "settings", "baseline", "plan", "differences", "valid"]
+    {
+        assert!(raw.get(key).is_some(), "{what}: top-level field {key}");
+    }
+    for key in [
+        "placed",
+        "placed_by_priority",
+        "unschedulable",
+        "unschedulable_by_priority",
+        "evictions",
+        "nodes_used",
+        "utilization",
+        "stranded",
+        "stranded_reference",
+        "violations",
+        "timings_ms",
+        "pods_per_second",
+    ] {
+        assert!(raw["baseline"].get(key).is_some(), "{what}: baseline.{key}");
+        assert!(raw["plan"].get(key).is_some(), "{what}: plan.{key}");
+    }
+    assert!(c.valid, "{what}: both plans pass check");
+    let pending = c.snapshot.pending_pods;
+    check_side(&format!("{what} baseline"), &c.baseline, pending);
+    check_side(&format!("{what} plan"), &c.plan, pending);
+    let d = &c.differences;
+    assert_eq!(
+        d.same_node + d.different_node + d.only_baseline + d.only_plan + d.neither,
+        pending,
+        "{what}: each pending pod in one difference class"
+    );
+    assert_eq!(d.pods.len() + d.pods_not_listed, d.different_node + d.only_baseline + d.only_plan);
+    assert_eq!(d.node_deltas.len() + d.node_deltas_not_listed, d.nodes_changed);
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\r'),
+        "{what}: no progress bar or escape code on a piped stderr: {stderr:?}"
+    );
+}
+
+#[test]
+fn compare_on_the_demo_fixture_reports_both_plans_side_by_side() {
+    let (c, raw, stderr) = compare_json(&demo_dir(), &["--seed", "0"]);
+    check_document(&c, &raw, &stderr, "demo");
+    assert_eq!((c.snapshot.nodes, c.snapshot.pending_pods), (24, 118));
+    // As `kplace plan` and `kplace baseline` print them (tests/plan_check_cli.rs).
+    assert_eq!(c.plan.placed, 115);
+    assert!(c.plan.placed >= c.baseline.placed);
+    assert_eq!(c.baseline.algorithm, "baseline");
+    assert_eq!(c.settings.solver, "greedy");
+    assert!(c.baseline.utilization.contains_key("nvidia.com/gpu"));
+    assert_eq!(raw["baseline"]["stranded_reference"], "unplaced");
+}
+
+#[test]
+fn compare_prints_a_side_by_side_table() {
+    let demo = demo_dir();
+    let out = ok(&["compare", demo.to_str().expect("utf-8"), "--backend", "cpu"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "METRIC",
+        "BASELINE",
+        "pods placed",
+        "unschedulable",
+        "evictions",
+        "nodes used",
+        "cpu mean util",
+        "cpu balance (stddev)",
+        "cpu stranded",
+        "violations (kplace check)",
+        "decision time",
+        "pods/s",
+    ] {
+        assert!(text.contains(needle), "table has {needle:?}:\n{text}");
+    }
+    assert!(!text.contains("note: --backend"), "cpu needs no note");
+}
+
+#[test]
+fn an_unknown_backend_or_solver_is_a_usage_error() {
+    let demo = demo_dir();
+    let out = kplace(&["compare", demo.to_str().expect("utf-8"), "--backend", "tpu"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tpu"));
+    let out = kplace(&["compare", demo.to_str().expect("utf-8"), "--solver", "magic"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// The names `kplace gen --list` prints (the unindented lines before the usage line).
+fn listed_workloads() -> Vec<String> {
+    let out = ok(&["gen", "--list"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with(' ') && !l.starts_with("Usage:"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn compare_works_on_a_generated_snapshot_of_every_workload() {
+    let workloads = listed_workloads();
+    assert_eq!(workloads.len(), kplace::r#gen::Workload::ALL.len());
+    let tmp = tempfile::tempdir().expect("temp dir");
+    for w in &workloads {
+        let path = tmp.path().join(format!("{w}.yaml"));
+        let p = path.to_str().expect("utf-8");
+        ok(&[
+            "gen",
+            "--workload",
+            w,
+            "--nodes",
+            "12",
+            "--pods",
+            "60",
+            "--init-pods",
+            "20",
+            "-o",
+            p,
+        ]);
+        let (c, raw, stderr) = compare_json(&path, &["--backend", "cpu"]);
+        check_document(&c, &raw, &stderr, w);
+        assert_eq!(c.snapshot.nodes, 12, "{w}");
+        assert!(c.snapshot.pending_pods > 0, "{w}");
+    }
+}
