@@ -468,6 +468,10 @@ enum Approach {
     Lp,
 }
 
+/// The best strategy's result so far: (pods placed, total static score), pods placed per
+/// solver class, whether anything changed, and its state when it is not the live one.
+type Candidate = ((usize, i64), Vec<usize>, bool, Option<Saved>);
+
 /// A copy of the parts of a [`Run`] a greedy solve changes, to try another class order.
 #[derive(Clone)]
 struct Saved {
@@ -638,7 +642,7 @@ impl Run {
         let orders = strategies;
         let backup = (orders.len() > 1).then(|| self.save());
         // (rank, per solver class pods placed, changed, the state it left when not live).
-        let mut best: Option<((usize, i64), Vec<usize>, bool, Option<Saved>)> = None;
+        let mut best: Option<Candidate> = None;
         for (i, &strategy) in orders.iter().enumerate() {
             if i > 0 {
                 let Some(backup) = &backup else { break };

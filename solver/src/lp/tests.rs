@@ -43,12 +43,12 @@ fn alike_nodes_share_a_group_and_quotas_fit_their_aggregate_room() {
     assert_eq!(guide.groups, 3);
     // Aggregate room per group: cpu 8/2/4, memory 16/8/8. Every quota fits it.
     let size = [2i64, 1, 1];
-    for g in 0..3 {
+    for (g, &size) in size.iter().enumerate() {
         let node = guide.group_of_node.iter().position(|&x| x == g).expect("a node");
         for r in 0..2 {
             let used: i64 =
                 (0..2).map(|c| i64::from(guide.quota[c * 3 + g]) * p.classes[c].requests[r]).sum();
-            assert!(used <= size[g] * p.free[node * 2 + r], "group {g} resource {r}");
+            assert!(used <= size * p.free[node * 2 + r], "group {g} resource {r}");
         }
     }
     assert_eq!(guide.quota[3 + 2], 0, "class 1 gets no quota where it is infeasible");
