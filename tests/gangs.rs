@@ -87,7 +87,9 @@ fn plan_of(c: &Cluster, placed: &[(&str, &str)]) -> Plan {
 #[test]
 fn check_holds_plans_on_the_fixture_to_all_or_nothing() {
     let c = fixture();
-    let cases: &[(&str, &[(&str, &str)], usize)] = &[
+    /// (case, placements, violations expected).
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], usize);
+    let cases: &[Case<'_>] = &[
         (
             "placing three of pretrain's four workers, as a scheduler without gangs does, is \
              reported",

@@ -287,7 +287,9 @@ mod tests {
 
     #[test]
     fn membership_follows_each_schedulers_key() {
-        let cases: &[(&str, Labels, Labels, Option<(GangConvention, &str)>)] = &[
+        /// (case, labels, annotations, membership).
+        type Case<'a> = (&'a str, Labels, Labels, Option<(GangConvention, &'a str)>);
+        let cases: &[Case<'_>] = &[
             (
                 "the coscheduling label names a coscheduling group",
                 labels(&[(COSCHEDULING_POD_GROUP_LABEL, "a")]),
@@ -375,7 +377,9 @@ mod tests {
 
     #[test]
     fn needed_from_pending_never_goes_below_zero() {
-        let cases: &[(&str, i32, usize, usize, &[(usize, bool)])] = &[
+        /// (case, minMember, bound, needed, [(placed, accepted)]).
+        type Case<'a> = (&'a str, i32, usize, usize, &'a [(usize, bool)]);
+        let cases: &[Case<'_>] = &[
             (
                 "a gang without bound members needs minMember",
                 3,

@@ -876,7 +876,9 @@ status: {disruptionsAllowed: 2, currentHealthy: 3, desiredHealthy: 1, expectedPo
 
     #[test]
     fn gang_findings_are_warnings_that_name_the_group_and_its_pods() {
-        let cases: &[(&str, Vec<String>, Option<i32>, &[&str])] = &[
+        /// (case, documents, the gang's minMember if one forms, warning fragments).
+        type Case<'a> = (&'a str, Vec<String>, Option<i32>, &'a [&'a str]);
+        let cases: &[Case<'_>] = &[
             (
                 "a missing PodGroup counts every pod of the group present",
                 vec![

@@ -675,7 +675,10 @@ spec: {minMember: 2, queue: default, minTaskMember: {worker: 2}}
     #[test]
     fn pod_groups_of_both_conventions_are_read() {
         use crate::model::GangConvention::{Coscheduling, Volcano};
-        let cases: &[(&str, String, &[(GangConvention, &str, &str, i32)], &[&str])] = &[
+        /// (case, YAML, PodGroups read, warning fragments).
+        type Case<'a> =
+            (&'a str, String, &'a [(GangConvention, &'a str, &'a str, i32)], &'a [&'a str]);
+        let cases: &[Case<'_>] = &[
             (
                 "a coscheduling PodGroup is read with its minMember",
                 COSCHED_GROUP.to_string(),

@@ -112,7 +112,9 @@ mod tests {
     #[test]
     fn pod_groups_read_min_member_and_ignore_the_rest() {
         let doc = |spec: Value| json!({"metadata": {"name": "g", "namespace": "ml"}, "spec": spec, "status": {"phase": "Running"}});
-        let cases: Vec<(&str, Value, Result<i32, (&str, &str)>)> = vec![
+        /// (case, document, minMember or the error's field and message).
+        type Case<'a> = (&'a str, Value, Result<i32, (&'a str, &'a str)>);
+        let cases: Vec<Case<'_>> = vec![
             ("minMember is read", doc(json!({"minMember": 4})), Ok(4)),
             ("an absent minMember is 0", doc(json!({})), Ok(0)),
             ("a null minMember is 0", doc(json!({"minMember": null})), Ok(0)),
