@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::model::{ClusterState, Pod};
+use crate::model::{ClusterState, GangConvention, GangIndex, Pod};
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Resource};
 pub use crate::snapshot::IgnoredPods;
 
@@ -80,6 +80,25 @@ pub struct PodSummary {
     pub ignored: IgnoredPods,
 }
 
+/// The gangs of one convention (see [`crate::model::gang`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct GangSummary {
+    /// `coscheduling` or `volcano`.
+    pub convention: String,
+    /// Number of gangs (groups with at least one pending or bound pod).
+    pub gangs: usize,
+    /// Their pending pods.
+    pub pending_members: usize,
+    /// Their bound pods (they count toward `minMember`).
+    pub bound_members: usize,
+    /// Sum of their `minMember`.
+    pub min_member: i64,
+    /// Sum over the gangs of the pending members needed, `max(0, minMember - bound)`.
+    pub needed_from_pending: usize,
+    /// Gangs with fewer pending members than needed: none of their pending pods can be placed.
+    pub unsatisfiable: usize,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct InspectReport {
@@ -87,6 +106,8 @@ pub struct InspectReport {
     pub nodes: NodeSummary,
     /// Pods.
     pub pods: PodSummary,
+    /// Gangs, one entry per convention that has any (empty without gangs).
+    pub gangs: Vec<GangSummary>,
     /// Per resource (`cpu` in millicores, memory and storage in bytes).
     pub resources: BTreeMap<String, ResourceTotals>,
 }
@@ -155,6 +176,7 @@ pub fn inspect(
     }
     report.pods.pending_classes = pending_classes;
     report.pods.ignored = ignored;
+    report.gangs = gang_summaries(state, pending);
 
     let mut names: Vec<String> =
         [CPU, MEMORY, EPHEMERAL_STORAGE, PODS].iter().map(|s| (*s).to_string()).collect();
@@ -187,11 +209,71 @@ pub fn inspect(
     report
 }
 
+/// Gang totals per convention, in the conventions' order.
+fn gang_summaries(state: &ClusterState, pending: &[Pod]) -> Vec<GangSummary> {
+    let index = GangIndex::new(state, pending);
+    let mut by: BTreeMap<GangConvention, GangSummary> = BTreeMap::new();
+    for g in &index.gangs {
+        let s = by.entry(g.key.convention).or_insert_with(|| GangSummary {
+            convention: g.key.convention.as_str().to_string(),
+            ..GangSummary::default()
+        });
+        s.gangs += 1;
+        s.pending_members += g.pending.len();
+        s.bound_members += g.bound;
+        s.min_member += i64::from(g.min_member);
+        s.needed_from_pending += g.needed_from_pending();
+        s.unsatisfiable += usize::from(!g.is_satisfiable());
+    }
+    by.into_values().collect()
+}
+
 /// Formats an amount of a resource for people: CPU as cores, memory/storage in GiB.
 pub fn human_amount(resource: &str, amount: i64) -> String {
     match resource {
         CPU => format!("{:.2}", amount as f64 / 1000.0),
         MEMORY | EPHEMERAL_STORAGE => format!("{:.1}Gi", amount as f64 / (1u64 << 30) as f64),
         _ => amount.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::testing::{NodeBuilder, PodBuilder, cluster};
+
+    #[test]
+    fn gangs_are_summed_per_convention() {
+        use GangConvention::{Coscheduling as C, Volcano as V};
+        let m = |name: &str, c, group: &str, min| PodBuilder::new("ml", name).gang(c, group, min);
+        let state = cluster(
+            vec![NodeBuilder::new("n1").obj()],
+            vec![m("a-old", C, "a", 3).node("n1").obj()],
+        );
+        let pending = vec![
+            m("a0", C, "a", 3).obj(),
+            m("a1", C, "a", 3).obj(),
+            m("b0", C, "b", 4).obj(), // cannot reach 4
+            m("v0", V, "v", 2).obj(),
+            m("v1", V, "v", 2).obj(),
+            PodBuilder::new("ml", "plain").obj(),
+        ];
+        let r = inspect(&state, &pending, IgnoredPods::default(), 1);
+        let row = |c: &str, g, p, b, min, need, un| GangSummary {
+            convention: c.to_string(),
+            gangs: g,
+            pending_members: p,
+            bound_members: b,
+            min_member: min,
+            needed_from_pending: need,
+            unsatisfiable: un,
+        };
+        assert_eq!(
+            r.gangs,
+            vec![row("coscheduling", 2, 3, 1, 7, 6, 1), row("volcano", 1, 2, 0, 2, 2, 0)]
+        );
+        let none = inspect(&state, &pending[5..], IgnoredPods::default(), 1);
+        assert_eq!(none.gangs.len(), 1, "the bound member alone still forms its gang");
+        assert!(inspect(&ClusterState::default(), &[], IgnoredPods::default(), 0).gangs.is_empty());
     }
 }

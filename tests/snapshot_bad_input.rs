@@ -112,6 +112,24 @@ fn bad_input_fails_with_an_error_naming_file_object_and_field() {
             ],
         ),
         (
+            "a negative minMember of a coscheduling PodGroup names the field",
+            "pod-group-negative-min.yaml",
+            &[
+                "pod-group-negative-min.yaml:1 (document 1)",
+                "PodGroup.scheduling.x-k8s.io ml/pretrain",
+                "spec.minMember: must not be negative, got -3",
+            ],
+        ),
+        (
+            "a minMember that is not a number names the Volcano PodGroup and the field",
+            "pod-group-min-not-a-number.yaml",
+            &[
+                "pod-group-min-not-a-number.yaml:4 (document 1, item 1)",
+                "PodGroup.scheduling.volcano.sh ml/finetune",
+                "spec.minMember: invalid type: string \"all\"",
+            ],
+        ),
+        (
             "a directory with no Kubernetes objects is an error",
             "no-objects",
             &["no Kubernetes objects found in", "no-objects"],

@@ -9,8 +9,9 @@
 //! it never calls `crate::plugins` or the framework runtime, and its predicates ([`rules`]) are
 //! written from upstream's definitions (`noderesources/fit.go`, `nodeunschedulable`,
 //! `tainttoleration`, `nodeaffinity`, `nodeports`, `interpodaffinity/filtering.go`,
-//! `podtopologyspread/filtering.go` and `common.go`, `defaultpreemption`), as plainly as
-//! possible rather than as fast as possible.
+//! `podtopologyspread/filtering.go` and `common.go`, `defaultpreemption`; for gangs,
+//! kubernetes-sigs/scheduler-plugins `pkg/coscheduling/core/core.go` and Volcano's gang
+//! plugin), as plainly as possible rather than as fast as possible.
 //!
 //! # The replay, and exactly what is checked
 //!
@@ -47,6 +48,15 @@
 //!   non-terminating pods of `P`'s namespace that the selector matches; the global minimum is
 //!   0 when there are fewer domains than `minDomains` (default 1); and
 //!   `count(N's domain) + (P matches the selector) − minimum ≤ maxSkew`.
+//!
+//! * **Gangs** (`crate::model::gang`), on the final state: for every group of pods (a pod's
+//!   namespace and its [`crate::model::GangRef`]: convention and name), let `placed` be its
+//!   pending members the plan places and `bound` its bound, non-terminal members the plan does
+//!   not evict. Then `placed == 0` or `placed + bound >= minMember` (the largest `minMember`
+//!   among the members), as coscheduling's Permit (`assigned + 1 >= minMember`) and Volcano's
+//!   gang plugin (`JobInfo.ReadyTaskNum() >= MinAvailable`, set from `spec.minMember`) count. A group whose bound members alone
+//!   fall below `minMember` through evictions, with no member placed, is not reported: neither
+//!   scheduler's preemption protects gangs.
 //!
 //! Why spread and affinity are judged at the pod's turn and not on the final state: neither is
 //! monotone. A final-state `maxSkew` holds only for pods that all carry the constraint — a later
@@ -140,6 +150,9 @@ pub enum ViolationKind {
     EvictionPriority,
     /// The preemptor has `preemptionPolicy: Never`.
     EvictionPreemptionPolicy,
+    /// A gang has some pending members placed, but fewer than its `minMember` with its bound
+    /// members counted.
+    Gang,
 }
 
 impl ViolationKind {
@@ -169,6 +182,7 @@ impl ViolationKind {
             ViolationKind::EvictionPreemptor => "eviction_preemptor",
             ViolationKind::EvictionPriority => "eviction_priority",
             ViolationKind::EvictionPreemptionPolicy => "eviction_preemption_policy",
+            ViolationKind::Gang => "gang",
         }
     }
 }
@@ -486,7 +500,82 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
             pods.push(pod);
         }
     }
+
+    check_gangs(cluster, &pending_by_key, &placed, &evicted, &mut report);
     report
+}
+
+/// What the gang rule counts for one group.
+#[derive(Debug, Default)]
+struct GangTally<'a> {
+    min_member: i32,
+    /// Pending members the plan places: (replay turn, pod key, node).
+    placed: Vec<(usize, &'a str, usize)>,
+    /// Pending members.
+    pending: usize,
+    /// Bound members (not terminal) the plan does not evict.
+    bound: i64,
+}
+
+/// The gang rule: for every group, the pending members placed plus the bound members that
+/// survive the evictions reach `minMember`, or no pending member is placed. One violation per
+/// broken group, on its first placed member.
+fn check_gangs(
+    cluster: &ClusterState,
+    pending_by_key: &BTreeMap<String, &Pod>,
+    placed: &BTreeMap<&str, (usize, usize)>,
+    evicted: &BTreeSet<&str>,
+    report: &mut CheckReport,
+) {
+    // (convention, namespace, name) → tally. The group of a pod is its namespace and its
+    // `GangRef`; the largest `minMember` among the members applies.
+    type Key<'a> = (crate::model::GangConvention, &'a str, &'a str);
+    fn tally<'t, 'a>(
+        tallies: &'t mut BTreeMap<Key<'a>, GangTally<'a>>,
+        pod: &'a Pod,
+    ) -> Option<&'t mut GangTally<'a>> {
+        let g = pod.gang.as_ref()?;
+        let t = tallies.entry((g.convention, pod.namespace.as_str(), g.name.as_str())).or_default();
+        t.min_member = t.min_member.max(g.min_member);
+        Some(t)
+    }
+    let mut tallies: BTreeMap<Key<'_>, GangTally<'_>> = BTreeMap::new();
+    for node in &cluster.nodes {
+        for pod in node.pods.iter().filter(|p| !p.is_terminal()) {
+            let survives = !evicted.contains(pod.key().as_str());
+            if let Some(t) = tally(&mut tallies, pod)
+                && survives
+            {
+                t.bound += 1;
+            }
+        }
+    }
+    for (key, pod) in pending_by_key {
+        if let Some(t) = tally(&mut tallies, pod) {
+            t.pending += 1;
+            if let Some(&(turn, node)) = placed.get(key.as_str()) {
+                t.placed.push((turn, key.as_str(), node));
+            }
+        }
+    }
+    for ((convention, namespace, name), t) in &tallies {
+        let placed_count = t.placed.len() as i64;
+        let total = placed_count + t.bound;
+        if placed_count == 0 || total >= i64::from(t.min_member) {
+            continue;
+        }
+        let Some(&(_, first, node)) = t.placed.iter().min() else { continue };
+        report.push(
+            ViolationKind::Gang,
+            first,
+            cluster.nodes.get(node).map(|n| n.name.as_str()),
+            format!(
+                "gang {namespace}/{name} ({convention}): {placed_count} of its {} pending pods \
+                 placed + {} bound = {total}, below minMember {}; all or nothing",
+                t.pending, t.bound, t.min_member
+            ),
+        );
+    }
 }
 
 /// Every rule for placing `pod` on node `n` at replay turn `turn`.

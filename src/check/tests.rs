@@ -10,8 +10,8 @@ use crate::model::testing::{
     GI, NodeBuilder, PodBuilder, affinity_term, cluster, spread_constraint,
 };
 use crate::model::{
-    LabelSelector, MatchOp, PodAffinityTerm, Requirement, TaintEffect, TolerationOperator,
-    UnsatisfiableAction,
+    GangConvention, LabelSelector, MatchOp, PodAffinityTerm, Requirement, TaintEffect,
+    TolerationOperator, UnsatisfiableAction,
 };
 use crate::plan::{Eviction, Placement, Unschedulable};
 
@@ -961,4 +961,139 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn gangs_are_placed_all_or_nothing() {
+    use GangConvention::{Coscheduling as C, Volcano as V};
+    use ViolationKind as K;
+    let member = |name: &str, c: GangConvention, group: &str, min: i32| {
+        PodBuilder::new("ml", name).cpu(100).gang(c, group, min)
+    };
+    // Four pending members of "train" (minMember 4) and two of "infer" (minMember 2).
+    let pending = || {
+        vec![
+            member("t0", C, "train", 4).obj(),
+            member("t1", C, "train", 4).obj(),
+            member("t2", C, "train", 4).obj(),
+            member("t3", C, "train", 4).obj(),
+            member("i0", V, "infer", 2).obj(),
+            member("i1", V, "infer", 2).obj(),
+        ]
+    };
+    let all = ["ml/t0", "ml/t1", "ml/t2", "ml/t3", "ml/i0", "ml/i1"];
+    // Places `pods` on n1 and lists the rest of `all` as unschedulable.
+    let partial = |pods: &[&str]| {
+        plan(
+            pods.iter().map(|p| place(p, "n1")).collect(),
+            vec![],
+            all.iter().filter(|p| !pods.contains(p)).map(|p| unsched(p)).collect(),
+        )
+    };
+    let with_bound = |bound: Vec<Pod>| cluster(vec![zone_node("n1", "a").obj()], bound);
+    run_cases(vec![
+        Case {
+            name: "placing every member of every gang is valid",
+            state: two_nodes(),
+            pending: pending(),
+            plan: partial(&all),
+            want: vec![],
+        },
+        Case {
+            name: "placing no member of a gang is valid",
+            state: two_nodes(),
+            pending: pending(),
+            plan: partial(&["ml/i0", "ml/i1"]),
+            want: vec![],
+        },
+        Case {
+            name: "placing some but fewer than minMember members is reported once per gang",
+            state: two_nodes(),
+            pending: pending(),
+            plan: partial(&["ml/t0", "ml/t1", "ml/i0"]),
+            want: vec![K::Gang, K::Gang],
+        },
+        Case {
+            name: "bound members count toward minMember",
+            state: with_bound(vec![member("t-old", C, "train", 4).node("n1").obj()]),
+            pending: pending(),
+            plan: partial(&["ml/t0", "ml/t1", "ml/t2"]),
+            want: vec![],
+        },
+        Case {
+            name: "a terminal member does not count",
+            state: with_bound(vec![
+                member("t-old", C, "train", 4)
+                    .node("n1")
+                    .phase(crate::model::PodPhase::Succeeded)
+                    .obj(),
+            ]),
+            pending: pending(),
+            plan: partial(&["ml/t0", "ml/t1", "ml/t2"]),
+            want: vec![K::Gang],
+        },
+        Case {
+            name: "a bound member the plan evicts does not count",
+            state: with_bound(vec![member("t-old", C, "train", 4).node("n1").obj()]),
+            pending: vec![
+                member("t0", C, "train", 4).priority(10).obj(),
+                member("t1", C, "train", 4).obj(),
+                member("t2", C, "train", 4).obj(),
+            ],
+            plan: plan(
+                vec![place("ml/t0", "n1"), place("ml/t1", "n1"), place("ml/t2", "n1")],
+                vec![evict("ml/t-old", "n1", "ml/t0")],
+                vec![],
+            ),
+            want: vec![K::Gang],
+        },
+        Case {
+            name: "a gang already at minMember through bound members takes any number more",
+            state: with_bound(vec![
+                member("i-old0", V, "infer", 2).node("n1").obj(),
+                member("i-old1", V, "infer", 2).node("n1").obj(),
+            ]),
+            pending: pending(),
+            plan: partial(&["ml/i0"]),
+            want: vec![],
+        },
+        Case {
+            name: "a group of the same name in the other convention is another gang",
+            state: two_nodes(),
+            pending: vec![member("a", C, "g", 2).obj(), member("b", V, "g", 2).obj()],
+            plan: plan(vec![place("ml/a", "n1"), place("ml/b", "n2")], vec![], vec![]),
+            want: vec![K::Gang, K::Gang],
+        },
+        Case {
+            name: "a group of the same name in another namespace is another gang",
+            state: two_nodes(),
+            pending: vec![
+                member("a", C, "g", 2).obj(),
+                PodBuilder::new("other", "b").cpu(100).gang(C, "g", 2).obj(),
+            ],
+            plan: plan(vec![place("ml/a", "n1"), place("other/b", "n2")], vec![], vec![]),
+            want: vec![K::Gang, K::Gang],
+        },
+        Case {
+            name: "minMember 1 holds nothing together",
+            state: two_nodes(),
+            pending: vec![member("a", C, "solo", 1).obj(), member("b", C, "solo", 1).obj()],
+            plan: plan(vec![place("ml/a", "n1")], vec![], vec![unsched("ml/b")]),
+            want: vec![],
+        },
+    ]);
+
+    let report = check(&two_nodes(), &pending(), &partial(&["ml/t2", "ml/t1", "ml/i0"]));
+    let v = report.violations.iter().find(|v| v.message.contains("train")).expect("a violation");
+    assert_eq!(v.kind.as_str(), "gang");
+    assert_eq!(
+        (v.pod.as_str(), v.node.as_deref()),
+        ("ml/t2", Some("n1")),
+        "the first placed member"
+    );
+    assert_eq!(
+        v.message,
+        "gang ml/train (coscheduling): 2 of its 4 pending pods placed + 0 bound = 2, below \
+         minMember 4; all or nothing"
+    );
 }

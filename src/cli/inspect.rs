@@ -74,6 +74,30 @@ fn render(r: &InspectReport) -> String {
         t.row(vec![p.to_string(), n.to_string()]);
     }
     out.push_str(&t.render());
+    if !r.gangs.is_empty() {
+        out.push('\n');
+        let mut t = Table::new(&[
+            "GANGS",
+            "GROUPS",
+            "PENDING",
+            "BOUND",
+            "MIN MEMBER",
+            "NEEDED",
+            "UNSATISFIABLE",
+        ]);
+        for g in &r.gangs {
+            t.row(vec![
+                g.convention.clone(),
+                g.gangs.to_string(),
+                g.pending_members.to_string(),
+                g.bound_members.to_string(),
+                g.min_member.to_string(),
+                g.needed_from_pending.to_string(),
+                g.unsatisfiable.to_string(),
+            ]);
+        }
+        out.push_str(&t.render());
+    }
     out.push('\n');
     let mut t = Table::new(&[
         "RESOURCE",

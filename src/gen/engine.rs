@@ -24,6 +24,7 @@ use serde_json::{Map, Value, json};
 
 use super::objects::{self, NOW};
 use super::{GenParams, GenSummary};
+use crate::model::GangConvention;
 
 /// At most this many nodes are tried for one pod.
 pub const MAX_PROBES: usize = 4096;
@@ -140,13 +141,18 @@ pub struct PodDraft {
     pub placement: Placement,
 }
 
-/// A coscheduled gang: a PodGroup and its pods.
+/// A coscheduled gang: a PodGroup and its pods. The engine writes the PodGroup of the gang's
+/// convention and marks each pod with the convention's label or annotation.
 #[derive(Debug, Clone)]
 pub struct Gang {
     /// Namespace of the PodGroup.
     pub namespace: &'static str,
     /// Name of the PodGroup.
     pub name: String,
+    /// Whose PodGroup: coscheduling (`scheduling.x-k8s.io/v1alpha1`, pod label
+    /// `scheduling.x-k8s.io/pod-group`) or Volcano (`scheduling.volcano.sh/v1beta1`, pod
+    /// annotation `scheduling.k8s.io/group-name`).
+    pub convention: GangConvention,
 }
 
 /// What a family hands the engine at a time: one pod, or a gang's pods.
@@ -387,6 +393,7 @@ impl Generator {
         }
         if let Some(gang) = &unit.gang {
             let spec = objects::PodGroupSpec {
+                convention: gang.convention,
                 namespace: gang.namespace,
                 name: &gang.name,
                 min_member: unit.pods.len(),
@@ -402,7 +409,7 @@ impl Generator {
         for (k, pod) in unit.pods.iter().enumerate() {
             let node = nodes.as_ref().and_then(|n| n.get(k).copied());
             let ordinal = if init { self.init_written + k } else { self.pending_written + k };
-            let object = self.pod_object(pod, node, init, ordinal);
+            let object = self.pod_object(pod, node, init, ordinal, unit.gang.as_ref());
             self.family.emitted(pod, node.is_some());
             self.queue.push_back(object);
         }
@@ -493,6 +500,7 @@ impl Generator {
         node: Option<usize>,
         init: bool,
         ordinal: usize,
+        gang: Option<&Gang>,
     ) -> Value {
         let index = self.pod_index;
         self.pod_index += 1;
@@ -511,6 +519,18 @@ impl Generator {
             && let Some(m) = meta.as_object_mut()
         {
             m.insert("generateName".into(), pod.generate_name.clone().into());
+        }
+        if let Some(g) = gang
+            && let Some(m) = meta.as_object_mut()
+        {
+            let field = match g.convention {
+                GangConvention::Coscheduling => "labels",
+                GangConvention::Volcano => "annotations",
+            };
+            if let Value::Object(map) = m.entry(field).or_insert_with(|| Value::Object(Map::new()))
+            {
+                map.insert(g.convention.pod_key().into(), g.name.clone().into());
+            }
         }
 
         let r = pod.request;

@@ -1,13 +1,16 @@
 //! `ml-batch`: a machine-learning platform. A quarter of the nodes carry GPUs (tainted
 //! `nvidia.com/gpu=present:NoSchedule`), the rest are CPU nodes. Most pods belong to training
-//! gangs: all workers of a job must run at once or none is useful, which the coscheduling
-//! plugin (kubernetes-sigs/scheduler-plugins) expresses as a `scheduling.x-k8s.io/v1alpha1`
-//! PodGroup with `spec.minMember` and the pod label `scheduling.x-k8s.io/pod-group`. The other
-//! pods are CPU work (data loaders, feature ETL, notebooks).
+//! gangs: all workers of a job must run at once or none is useful. Gangs alternate between the
+//! two conventions users have: the coscheduling plugin (kubernetes-sigs/scheduler-plugins), a
+//! `scheduling.x-k8s.io/v1alpha1` PodGroup with `spec.minMember` and the pod label
+//! `scheduling.x-k8s.io/pod-group`; and Volcano, a `scheduling.volcano.sh/v1beta1` PodGroup
+//! with `spec.minMember` and the pod annotation `scheduling.k8s.io/group-name`. The engine
+//! writes each gang's PodGroup before its pods and marks the pods. The other pods are CPU work
+//! (data loaders, feature ETL, notebooks).
 //!
 //! Bound gangs are packed onto the fewest GPU nodes, all members or none (as a gang scheduler
-//! would); CPU pods spread over the CPU nodes. kplace's loader skips the PodGroup kind; the
-//! objects are there for gang-aware planning and for people reading the snapshot.
+//! would); CPU pods spread over the CPU nodes. Every pod names `schedulerName: kplace`, Volcano
+//! gangs included, so that kplace places them.
 
 use serde_json::{Map, Value, json};
 
@@ -17,21 +20,25 @@ use super::engine::{
 };
 use super::objects::{self, GI, NodeShape};
 use super::{GenParams, WorkloadInfo};
+use crate::model::GangConvention;
 
 /// `--list` text.
 pub const INFO: WorkloadInfo = WorkloadInfo {
     name: "ml-batch",
     mirrors: "an ML training platform with gang scheduling (kplace's own; PodGroups as the \
-              scheduler-plugins coscheduling plugin defines them)",
+              scheduler-plugins coscheduling plugin and Volcano define them)",
     nodes: "EKS eu-west-1; a quarter GPU nodes (at least one from 2 nodes on), tainted \
             nvidia.com/gpu=present:NoSchedule: half p4d.24xlarge (96 CPU/1152Gi/8 A100), half \
             g5.12xlarge (48 CPU/192Gi/4 A10G); the rest m5.4xlarge (16 CPU/64Gi)",
     pods: "70% of units are gangs of 2/4/8/16 workers (weights 30/35/25/10) of one job \
            (llm-pretrain, diffusion-train on A100; bert-finetune, resnet-train on A10G), each \
            worker 1-8 GPUs with 10 CPU and 110Gi (A100) or 44Gi (A10G) per GPU, Guaranteed, \
-           schedulerName kplace, nodeSelector nvidia.com/gpu.product, a GPU toleration, label \
-           scheduling.x-k8s.io/pod-group, and a PodGroup (spec.minMember = gang size) written \
-           before them; 30% single CPU pods (data-loader 2/8Gi, feature-etl 4/16Gi, notebook 1/4Gi)",
+           schedulerName kplace, nodeSelector nvidia.com/gpu.product, a GPU toleration; gangs \
+           alternate between coscheduling (label scheduling.x-k8s.io/pod-group, PodGroup \
+           scheduling.x-k8s.io/v1alpha1) and Volcano (annotation scheduling.k8s.io/group-name, \
+           PodGroup scheduling.volcano.sh/v1beta1), the PodGroup (spec.minMember = gang size) \
+           written before the pods; 30% single CPU pods (data-loader 2/8Gi, feature-etl 4/16Gi, \
+           notebook 1/4Gi)",
     knobs: "--nodes; --pods (the last gang of each batch is cut to fit the count); --init-pods: \
             pods already bound (whole gangs packed on GPU nodes, or left pending together); \
             --seed: jobs, gang sizes, GPUs per worker",
@@ -120,13 +127,13 @@ impl MlBatch {
             size /= 2;
         }
         let gang = format!("{job}-{}", objects::name_suffix(self.gangs, self.pods));
+        let convention = GangConvention::ALL[self.gangs % GangConvention::ALL.len()];
         self.gangs += 1;
         let mut pods = Vec::with_capacity(size);
         for k in 0..size {
             let mut labels = Map::new();
             labels.insert("app".into(), job.into());
             labels.insert("job-name".into(), gang.clone().into());
-            labels.insert("scheduling.x-k8s.io/pod-group".into(), gang.clone().into());
             labels.insert("training.kubeflow.org/replica-index".into(), k.to_string().into());
             let mut spec = Map::new();
             spec.insert(
@@ -158,7 +165,7 @@ impl MlBatch {
                 },
             });
         }
-        Unit { pods, gang: Some(Gang { namespace, name: gang }) }
+        Unit { pods, gang: Some(Gang { namespace, name: gang, convention }) }
     }
 
     fn cpu_pod(&self, ctx: &mut Ctx) -> Unit {

@@ -1,14 +1,18 @@
 //! Builders for the Kubernetes objects `kplace gen` writes, as `kubectl get -o yaml` prints them
 //! (API defaults filled in, `status` as the kubelet and controllers report it): Namespace,
-//! PriorityClass, Node, PodDisruptionBudget and the coscheduling PodGroup. Pods are built by
+//! PriorityClass, Node, PodDisruptionBudget and the coscheduling and Volcano PodGroups. Pods are built by
 //! the engine (`engine.rs`), which knows where each one is bound.
 //!
 //! Input: plain values (names, amounts in millicores and bytes, Unix seconds). Output:
 //! `serde_json::Value` objects. Counterparts (v1.35): the API types in `k8s.io/api` and the
-//! defaulting in `pkg/apis/core/v1/defaults.go`; PodGroup is
-//! `scheduling.x-k8s.io/v1alpha1` from kubernetes-sigs/scheduler-plugins (coscheduling).
+//! defaulting in `pkg/apis/core/v1/defaults.go`; PodGroups are
+//! `scheduling.x-k8s.io/v1alpha1` from kubernetes-sigs/scheduler-plugins (coscheduling,
+//! `apis/scheduling/v1alpha1/types.go`) and `scheduling.volcano.sh/v1beta1` from volcano-sh/apis
+//! (`pkg/apis/scheduling/v1beta1/types.go`).
 
 use serde_json::{Map, Value, json};
+
+use crate::model::GangConvention;
 
 /// 1 KiB.
 pub const KI: i64 = 1024;
@@ -472,13 +476,16 @@ pub fn pdb(spec: &PdbSpec<'_>, created: i64, resource_version: u64, uid: &str) -
     })
 }
 
-/// A coscheduling `scheduling.x-k8s.io/v1alpha1` PodGroup (kubernetes-sigs/scheduler-plugins):
-/// `spec.minMember` pods must be placed together. `running` of its pods are bound.
+/// A PodGroup: coscheduling's `scheduling.x-k8s.io/v1alpha1` (kubernetes-sigs/scheduler-plugins)
+/// or Volcano's `scheduling.volcano.sh/v1beta1`. Both say in `spec.minMember` how many pods
+/// must be placed together. `running` of its pods are bound.
 #[derive(Debug, Clone)]
 pub struct PodGroupSpec<'a> {
+    /// Whose PodGroup.
+    pub convention: GangConvention,
     /// Namespace.
     pub namespace: &'a str,
-    /// Name (the value of the pods' `scheduling.x-k8s.io/pod-group` label).
+    /// Name (the value of the pods' label or annotation).
     pub name: &'a str,
     /// `spec.minMember`.
     pub min_member: usize,
@@ -486,14 +493,21 @@ pub struct PodGroupSpec<'a> {
     pub running: usize,
 }
 
-/// A PodGroup object; kplace's loader skips the kind.
+/// A PodGroup object, as its controller leaves it: coscheduling's with
+/// `scheduleTimeoutSeconds`, Volcano's in the `default` queue.
 pub fn pod_group(spec: &PodGroupSpec<'_>, created: i64, resource_version: u64, uid: &str) -> Value {
     let phase = if spec.running >= spec.min_member { "Running" } else { "Pending" };
+    let body = match spec.convention {
+        GangConvention::Coscheduling => {
+            json!({"minMember": spec.min_member, "scheduleTimeoutSeconds": 60})
+        }
+        GangConvention::Volcano => json!({"minMember": spec.min_member, "queue": "default"}),
+    };
     json!({
-        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "apiVersion": spec.convention.api_version(),
         "kind": "PodGroup",
         "metadata": metadata(spec.name, Some(spec.namespace), Map::new(), created, resource_version, uid),
-        "spec": {"minMember": spec.min_member, "scheduleTimeoutSeconds": 60},
+        "spec": body,
         "status": {"phase": phase, "running": spec.running},
     })
 }

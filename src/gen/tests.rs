@@ -257,27 +257,50 @@ fn scheduler_perf_templates_carry_their_constraints() {
 
 #[test]
 fn gangs_are_bound_whole_or_not_at_all_and_have_a_pod_group() {
+    use crate::model::GangConvention;
     let p = params(Workload::MlBatch, 40, 300, 150);
     let (summary, snapshot, cluster) = generate_and_load(&p);
-    let mut groups: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let key = "scheduling.x-k8s.io/pod-group";
-    for (_, pod) in bound_pods(&cluster) {
-        if let Some(g) = pod.labels.get(key) {
-            groups.entry(g.clone()).or_default().0 += 1;
-        }
+    assert!(cluster.warnings.is_empty(), "{:?}", cluster.warnings);
+    let gangs = &cluster.gangs.gangs;
+    assert!(gangs.len() > 5);
+    assert!(gangs.iter().any(|g| g.bound > 0), "some gangs are bound");
+    for convention in GangConvention::ALL {
+        let n = gangs.iter().filter(|g| g.key.convention == convention).count();
+        assert!(n >= gangs.len() / 2 - 1, "{convention}: {n} of {} gangs", gangs.len());
     }
-    for pod in &cluster.pending {
-        if let Some(g) = pod.labels.get(key) {
-            groups.entry(g.clone()).or_default().1 += 1;
-        }
+    for g in gangs {
+        assert!(
+            g.bound == 0 || g.pending.is_empty(),
+            "gang {}: {} bound, {:?} pending",
+            g.key,
+            g.bound,
+            g.pending
+        );
+        assert_eq!(
+            g.min_member as usize,
+            g.bound + g.pending.len(),
+            "gang {}: every PodGroup asks for the whole gang",
+            g.key
+        );
     }
-    assert!(groups.len() > 5);
-    assert!(groups.values().any(|(b, _)| *b > 0), "some gangs are bound");
-    for (g, (b, pending)) in &groups {
-        assert!(*b == 0 || *pending == 0, "gang {g}: {b} bound, {pending} pending");
+    // Every PodGroup written is read back, none skipped, and each names a gang of the model.
+    assert_eq!(summary.other_objects.get("PodGroup"), Some(&gangs.len()));
+    assert_eq!(snapshot.pod_groups.len(), gangs.len());
+    assert_eq!(snapshot.skipped.get("PodGroup"), None);
+    // Pending members carry their convention's key; the index points back at them.
+    for (i, pod) in cluster.pending.iter().enumerate() {
+        let Some(g) = cluster.gangs.gang_of(i) else {
+            assert!(pod.gang.is_none(), "{}", pod.name);
+            continue;
+        };
+        let c = g.key.convention;
+        assert_eq!(
+            c.group_of(&pod.labels, &pod.annotations),
+            Some(g.key.name.as_str()),
+            "{}",
+            pod.name
+        );
     }
-    assert_eq!(summary.other_objects.get("PodGroup"), Some(&groups.len()));
-    assert_eq!(snapshot.skipped.get("PodGroup"), Some(&groups.len()));
     // GPU pods only on GPU nodes, CPU pods only on CPU nodes.
     for (node, pod) in bound_pods(&cluster) {
         let gpu_node = node.allocatable.get("nvidia.com/gpu") > 0;

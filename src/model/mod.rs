@@ -8,9 +8,11 @@
 //! Everything here is plain data with deterministic ordering (`BTreeMap`, sorted `Vec`s); the
 //! plugins and the encoder never iterate a `HashMap`.
 
+pub mod gang;
 mod selector;
 pub mod testing;
 
+pub use gang::{Gang, GangConvention, GangIndex, GangKey, GangRef};
 pub use selector::{LabelSelector, MatchOp, NodeSelector, NodeSelectorTerm, Requirement};
 
 use std::collections::BTreeMap;
@@ -83,6 +85,8 @@ pub struct Pod {
     pub phase: PodPhase,
     /// Whether `metadata.deletionTimestamp` is set.
     pub terminating: bool,
+    /// The gang (coscheduling or Volcano pod group) the pod belongs to, if any; see [`gang`].
+    pub gang: Option<GangRef>,
 }
 
 impl Pod {

@@ -54,6 +54,7 @@ impl PodBuilder {
                 owner: None,
                 phase: PodPhase::Pending,
                 terminating: false,
+                gang: None,
             },
         }
     }
@@ -232,6 +233,18 @@ impl PodBuilder {
     /// Marks the pod terminating (`metadata.deletionTimestamp` set).
     pub fn terminating(mut self) -> Self {
         self.pod.terminating = true;
+        self
+    }
+
+    /// Makes the pod a member of gang `name` of `convention` with `minMember` `min_member`
+    /// (sets the [`GangRef`] and the convention's label or annotation).
+    pub fn gang(mut self, convention: GangConvention, name: &str, min_member: i32) -> Self {
+        match convention {
+            GangConvention::Coscheduling => &mut self.pod.labels,
+            GangConvention::Volcano => &mut self.pod.annotations,
+        }
+        .insert(convention.pod_key().to_string(), name.to_string());
+        self.pod.gang = Some(GangRef { convention, name: name.to_string(), min_member });
         self
     }
 

@@ -6,9 +6,14 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as k8s;
 
 use super::convert::{self, ConvertError, PodContext};
-use super::{ObjectRef, Snapshot, SnapshotError, Source, Warning};
+use super::{ObjectRef, PodGroup, Snapshot, SnapshotError, Source, Sourced, Warning};
+use crate::model::gang::{
+    COSCHEDULING_POD_GROUP_LABEL, VOLCANO_CONTROLLER_GROUP_NAME_ANNOTATION,
+    VOLCANO_GROUP_NAME_ANNOTATION, gang_membership,
+};
 use crate::model::{
-    ClusterState, LabelSelector, Labels, MatchOp, Pod, PreemptionPolicy, Requirement,
+    ClusterState, GangConvention, GangIndex, GangKey, GangRef, LabelSelector, Labels, MatchOp, Pod,
+    PreemptionPolicy, Requirement,
 };
 
 /// Scheduler names kplace serves unless told otherwise.
@@ -62,6 +67,9 @@ pub struct Cluster {
     pub ignored: IgnoredPods,
     /// Findings that do not stop the run (the snapshot's own warnings first).
     pub warnings: Vec<Warning>,
+    /// The gangs among the pods of the model (see [`crate::model::gang`]): pending members as
+    /// indices into `pending`, bound members counted, `minMember` resolved.
+    pub gangs: GangIndex,
 }
 
 /// A resolved PriorityClass.
@@ -166,6 +174,7 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
     });
     let mut pending = Vec::new();
     let mut ignored = IgnoredPods::default();
+    let mut gangs = GangBuilder::default();
     for p in pods {
         let k8s_pod = &p.object;
         let object = ObjectRef {
@@ -207,15 +216,20 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
         }
         let (priority, preemption_policy) = resolve_priority(k8s_pod, &classes, default_class)
             .map_err(|e| field_error(&p.source, &object, e))?;
+        let gang = gangs.member(k8s_pod, &object, &p.source, &mut warnings);
         let ctx = PodContext {
             priority,
             preemption_policy,
             default_spread_selector: selectors.default_selector(k8s_pod),
+            gang,
         };
         let pod = convert::pod(k8s_pod, &ctx).map_err(|e| field_error(&p.source, &object, e))?;
         match &node_name {
             Some(node) => match state.node_index(node) {
-                Some(i) => state.nodes[i].add_pod(Arc::new(pod)),
+                Some(i) => {
+                    gangs.count(&pod);
+                    state.nodes[i].add_pod(Arc::new(pod));
+                }
                 None => {
                     ignored.unknown_node += 1;
                     warnings.push(Warning {
@@ -228,6 +242,7 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
                 }
             },
             None => {
+                gangs.count(&pod);
                 if pod.has_pvc {
                     warnings.push(Warning {
                         source: Some(p.source.clone()),
@@ -261,8 +276,185 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
     }
     state.pdbs.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
 
-    Ok(Cluster { state, pending, ignored, warnings })
+    let gangs = gangs.finish(snapshot, &mut state, &mut pending, &mut warnings);
+    Ok(Cluster { state, pending, ignored, warnings, gangs })
 }
+
+/// At most this many pod names are listed in a gang warning.
+const LISTED_PODS: usize = 8;
+
+/// `a, b, c and 4 more`.
+fn pod_list(pods: &[String]) -> String {
+    let shown: Vec<&str> = pods.iter().take(LISTED_PODS).map(String::as_str).collect();
+    let mut out = shown.join(", ");
+    if pods.len() > LISTED_PODS {
+        out.push_str(&format!(" and {} more", pods.len() - LISTED_PODS));
+    }
+    out
+}
+
+/// Gang membership gathered while the pods are converted: each member's [`GangRef`] gets a
+/// provisional `min_member` of 0, resolved by [`GangBuilder::finish`] once every pod of the
+/// model is known.
+#[derive(Debug, Default)]
+struct GangBuilder {
+    /// Pods of the model (pending and bound) per gang, as `namespace/name`.
+    members: BTreeMap<GangKey, Vec<String>>,
+}
+
+impl GangBuilder {
+    /// The gang a pod names (coscheduling label, else Volcano annotation), warning when it names
+    /// both or only Volcano's controller annotation.
+    fn member(
+        &self,
+        pod: &k8s::Pod,
+        object: &ObjectRef,
+        source: &Source,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<GangRef> {
+        let empty = BTreeMap::new();
+        let labels = pod.metadata.labels.as_ref().unwrap_or(&empty);
+        let annotations = pod.metadata.annotations.as_ref().unwrap_or(&empty);
+        let mut warn = |message: String| {
+            warnings.push(Warning {
+                source: Some(source.clone()),
+                object: Some(object.clone()),
+                message,
+            })
+        };
+        let cosched = GangConvention::Coscheduling.group_of(labels, annotations);
+        let volcano = GangConvention::Volcano.group_of(labels, annotations);
+        if let (Some(c), Some(v)) = (cosched, volcano) {
+            warn(format!(
+                "pod has both the label {COSCHEDULING_POD_GROUP_LABEL}={c:?} and the annotation \
+                 {VOLCANO_GROUP_NAME_ANNOTATION}={v:?}; it is a member of the coscheduling \
+                 group {c:?} only"
+            ));
+        }
+        if volcano.is_none()
+            && let Some(v) =
+                annotations.get(VOLCANO_CONTROLLER_GROUP_NAME_ANNOTATION).filter(|v| !v.is_empty())
+        {
+            warn(format!(
+                "pod has the annotation {VOLCANO_CONTROLLER_GROUP_NAME_ANNOTATION}={v:?} but not \
+                 {VOLCANO_GROUP_NAME_ANNOTATION}, the one the Volcano scheduler reads; it is \
+                 not treated as a member of Volcano group {v:?}"
+            ));
+        }
+        let (convention, name) = gang_membership(labels, annotations)?;
+        Some(GangRef { convention, name: name.to_string(), min_member: 0 })
+    }
+
+    /// Records a pod of the model (pending, or bound to a node of the snapshot).
+    fn count(&mut self, pod: &Pod) {
+        if let Some(key) = pod.gang_key() {
+            self.members.entry(key).or_default().push(pod.key());
+        }
+    }
+
+    /// Resolves each gang's `minMember` from its PodGroup — or, without one, the number of its
+    /// pods in the model, with a warning — writes it into every member, and indexes the gangs.
+    fn finish(
+        self,
+        snapshot: &Snapshot,
+        state: &mut ClusterState,
+        pending: &mut [Pod],
+        warnings: &mut Vec<Warning>,
+    ) -> GangIndex {
+        if self.members.is_empty() {
+            return GangIndex::new(state, pending);
+        }
+        let groups: BTreeMap<GangKey, &Sourced<PodGroup>> = snapshot
+            .pod_groups
+            .iter()
+            .map(|g| {
+                let key = GangKey {
+                    convention: g.object.convention,
+                    namespace: g.object.namespace.clone(),
+                    name: g.object.name.clone(),
+                };
+                (key, g)
+            })
+            .collect();
+        let mut min_of: BTreeMap<&GangKey, i32> = BTreeMap::new();
+        for (key, pods) in &self.members {
+            let object = ObjectRef {
+                kind: key.convention.pod_group_kind(),
+                namespace: Some(key.namespace.clone()),
+                name: key.name.clone(),
+            };
+            let present = i32::try_from(pods.len()).unwrap_or(i32::MAX);
+            let min = match groups.get(key) {
+                Some(group) => {
+                    let min = group.object.min_member;
+                    if min == 0 {
+                        warnings.push(Warning {
+                            source: Some(group.source.clone()),
+                            object: Some(object),
+                            message: format!(
+                                "spec.minMember is 0 (or absent), so the group's {} pods are not \
+                                 held together: {}",
+                                pods.len(),
+                                pod_list(pods)
+                            ),
+                        });
+                    } else if present < min {
+                        warnings.push(Warning {
+                            source: Some(group.source.clone()),
+                            object: Some(object),
+                            message: format!(
+                                "the group has {present} pods but spec.minMember {min}, so none \
+                                 of its pending pods can be placed: {}",
+                                pod_list(pods)
+                            ),
+                        });
+                    }
+                    min
+                }
+                None => {
+                    warnings.push(Warning {
+                        source: None,
+                        object: Some(object),
+                        message: format!(
+                            "no {} {} in the snapshot for the pods with the {} {}={:?}; the \
+                             group is treated as all {present} pods present (minMember \
+                             {present}): {}",
+                            key.convention.api_version(),
+                            POD_GROUP,
+                            key.convention.pod_key_kind(),
+                            key.convention.pod_key(),
+                            key.name,
+                            pod_list(pods)
+                        ),
+                    });
+                    present
+                }
+            };
+            min_of.insert(key, min);
+        }
+        let resolve = |pod: &mut Pod| {
+            if let Some(key) = pod.gang_key()
+                && let Some(gang) = pod.gang.as_mut()
+            {
+                gang.min_member = min_of.get(&key).copied().unwrap_or(0);
+            }
+        };
+        for pod in pending.iter_mut() {
+            resolve(pod);
+        }
+        for node in &mut state.nodes {
+            for pod in &mut node.pods {
+                if pod.gang.is_some() {
+                    resolve(Arc::make_mut(pod));
+                }
+            }
+        }
+        GangIndex::new(state, pending)
+    }
+}
+
+/// The kind's name in messages.
+const POD_GROUP: &str = "PodGroup";
 
 /// Priority and preemption policy as the Priority admission plugin sets them: `spec.priority`
 /// when present; else the value of `spec.priorityClassName` (an unknown class is an error);
@@ -612,5 +804,180 @@ status: {disruptionsAllowed: 2, currentHealthy: 3, desiredHealthy: 1, expectedPo
             c.state.pdbs[0].selector,
             Some(LabelSelector::from_match_labels([("app", "web")]))
         );
+    }
+
+    /// A pod in namespace `ml` with the given metadata extras and spec extras.
+    fn ml_pod(name: &str, meta_extra: &str, spec_extra: &str) -> String {
+        format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ml\n{meta_extra}spec:\n  containers: [{{name: c}}]\n{spec_extra}"
+        )
+    }
+
+    fn cosched(group: &str) -> String {
+        format!("  labels: {{scheduling.x-k8s.io/pod-group: {group}}}\n")
+    }
+
+    fn volcano(group: &str) -> String {
+        format!("  annotations: {{scheduling.k8s.io/group-name: {group}}}\n")
+    }
+
+    fn pod_group(api_version: &str, name: &str, min: i32) -> String {
+        format!(
+            "---\napiVersion: {api_version}\nkind: PodGroup\nmetadata: {{name: {name}, namespace: ml}}\nspec: {{minMember: {min}}}\n"
+        )
+    }
+
+    const NODE: &str = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '8', pods: '110'}}\n";
+
+    fn warnings_text(c: &Cluster) -> String {
+        c.warnings.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn gang_members_resolve_min_member_from_their_pod_group_and_count_bound_pods() {
+        use crate::model::GangConvention::{Coscheduling, Volcano};
+        let yaml = [
+            NODE.to_string(),
+            pod_group("scheduling.x-k8s.io/v1alpha1", "train", 3),
+            pod_group("scheduling.volcano.sh/v1beta1", "infer", 2),
+            ml_pod("a-bound", &cosched("train"), "  nodeName: n1\n"),
+            ml_pod("a-done", &cosched("train"), "  nodeName: n1\nstatus: {phase: Succeeded}\n"),
+            ml_pod("a-0", &cosched("train"), ""),
+            ml_pod("a-1", &cosched("train"), ""),
+            ml_pod("b-0", &volcano("infer"), ""),
+            ml_pod("b-1", &volcano("infer"), ""),
+            ml_pod("loner", "", ""),
+        ]
+        .concat();
+        let c = build_yaml(&yaml).unwrap();
+        assert!(c.warnings.is_empty(), "{}", warnings_text(&c));
+        let names: Vec<_> = c.pending.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["a-0", "a-1", "b-0", "b-1", "loner"]);
+        let gang =
+            |i: usize| c.pending[i].gang.clone().map(|g| (g.convention, g.name, g.min_member));
+        assert_eq!(gang(0), Some((Coscheduling, "train".to_string(), 3)), "a coscheduling member");
+        assert_eq!(gang(2), Some((Volcano, "infer".to_string(), 2)), "a volcano member");
+        assert_eq!(gang(4), None, "a pod without the label or annotation");
+        let bound = &c.state.nodes[0].pods[0];
+        assert_eq!(bound.gang.as_ref().map(|g| g.min_member), Some(3), "bound members resolve too");
+
+        let gangs = &c.gangs.gangs;
+        assert_eq!(gangs.len(), 2);
+        assert_eq!(gangs[0].key.convention, Coscheduling, "gangs are sorted by convention first");
+        assert_eq!((gangs[0].pending.as_slice(), gangs[0].bound), (&[0, 1][..], 1));
+        assert_eq!(
+            gangs[0].needed_from_pending(),
+            2,
+            "the bound member counts, the finished one not"
+        );
+        assert_eq!((gangs[1].pending.as_slice(), gangs[1].bound), (&[2, 3][..], 0));
+        assert_eq!(c.gangs.of_pending, [Some(0), Some(0), Some(1), Some(1), None]);
+    }
+
+    #[test]
+    fn gang_findings_are_warnings_that_name_the_group_and_its_pods() {
+        /// (case, documents, the gang's minMember if one forms, warning fragments).
+        type Case<'a> = (&'a str, Vec<String>, Option<i32>, &'a [&'a str]);
+        let cases: &[Case<'_>] = &[
+            (
+                "a missing PodGroup counts every pod of the group present",
+                vec![
+                    NODE.to_string(),
+                    ml_pod("x-0", &cosched("lost"), ""),
+                    ml_pod("x-1", &cosched("lost"), ""),
+                    ml_pod("x-2", &cosched("lost"), "  nodeName: n1\n"),
+                ],
+                Some(3),
+                &[
+                    "PodGroup.scheduling.x-k8s.io ml/lost",
+                    "no scheduling.x-k8s.io/v1alpha1 PodGroup in the snapshot",
+                    "label scheduling.x-k8s.io/pod-group=\"lost\"",
+                    "treated as all 3 pods present (minMember 3): ml/x-0, ml/x-1, ml/x-2",
+                ],
+            ),
+            (
+                "a missing volcano PodGroup names the annotation",
+                vec![ml_pod("v-0", &volcano("gone"), "")],
+                Some(1),
+                &[
+                    "PodGroup.scheduling.volcano.sh ml/gone",
+                    "annotation scheduling.k8s.io/group-name=\"gone\"",
+                ],
+            ),
+            (
+                "a PodGroup of the other convention does not stand in for the missing one",
+                vec![
+                    pod_group("scheduling.volcano.sh/v1beta1", "lost", 5),
+                    ml_pod("x-0", &cosched("lost"), ""),
+                ],
+                Some(1),
+                &["no scheduling.x-k8s.io/v1alpha1 PodGroup in the snapshot"],
+            ),
+            (
+                "a pod with both conventions joins its coscheduling group",
+                vec![
+                    pod_group("scheduling.x-k8s.io/v1alpha1", "a", 1),
+                    pod_group("scheduling.volcano.sh/v1beta1", "b", 1),
+                    ml_pod(
+                        "both",
+                        "  labels: {scheduling.x-k8s.io/pod-group: a}\n  annotations: {scheduling.k8s.io/group-name: b}\n",
+                        "",
+                    ),
+                ],
+                Some(1),
+                &[
+                    "Pod ml/both",
+                    "both the label scheduling.x-k8s.io/pod-group=\"a\" and the annotation",
+                    "member of the coscheduling group \"a\" only",
+                ],
+            ),
+            (
+                "only the volcano controller's annotation makes no member",
+                vec![ml_pod("c", "  annotations: {scheduling.volcano.sh/group-name: g}\n", "")],
+                None,
+                &["Pod ml/c", "not treated as a member of Volcano group \"g\""],
+            ),
+            (
+                "a group with fewer pods than minMember cannot place any",
+                vec![
+                    pod_group("scheduling.x-k8s.io/v1alpha1", "big", 4),
+                    ml_pod("b-0", &cosched("big"), ""),
+                    ml_pod("b-1", &cosched("big"), ""),
+                ],
+                Some(4),
+                &[
+                    "t.yaml:2 (document 1): PodGroup.scheduling.x-k8s.io ml/big",
+                    "the group has 2 pods but spec.minMember 4",
+                    "ml/b-0, ml/b-1",
+                ],
+            ),
+            (
+                "minMember 0 holds nothing together",
+                vec![
+                    pod_group("scheduling.volcano.sh/v1beta1", "zero", 0),
+                    ml_pod("z-0", &volcano("zero"), ""),
+                ],
+                Some(0),
+                &["spec.minMember is 0 (or absent)"],
+            ),
+        ];
+        for (name, docs, min, fragments) in cases {
+            let c = build_yaml(&docs.concat()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let text = warnings_text(&c);
+            for f in *fragments {
+                assert!(text.contains(f), "{name}: {text:?} lacks {f:?}");
+            }
+            assert_eq!(c.gangs.gangs.first().map(|g| g.min_member), *min, "{name}");
+            assert_eq!(c.gangs.gangs.len(), usize::from(min.is_some()), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_warning_lists_at_most_eight_pods() {
+        let pods: Vec<String> = (0..11).map(|i| format!("ml/p-{i}")).collect();
+        let got = pod_list(&pods);
+        assert!(got.starts_with("ml/p-0, ml/p-1"), "{got}");
+        assert!(got.ends_with("ml/p-7 and 3 more"), "{got}");
+        assert_eq!(pod_list(&pods[..2]), "ml/p-0, ml/p-1");
     }
 }

@@ -569,6 +569,8 @@ pub struct PodContext {
     pub preemption_policy: PreemptionPolicy,
     /// The selector from [`crate::snapshot`]'s `DefaultSelector` counterpart.
     pub default_spread_selector: Option<LabelSelector>,
+    /// The pod's gang, resolved against the snapshot's PodGroups.
+    pub gang: Option<crate::model::GangRef>,
 }
 
 /// A pod, every field of [`Pod`]. Priority, preemption policy and the default spread selector
@@ -641,6 +643,7 @@ pub fn pod(p: &k8s::Pod, ctx: &PodContext) -> Result<Pod, ConvertError> {
         owner: controller_owner(meta),
         phase: pod_phase(status.and_then(|s| s.phase.as_deref()))?,
         terminating: meta.deletion_timestamp.is_some(),
+        gang: ctx.gang.clone(),
         labels,
     })
 }

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::{ObjectRef, Snapshot, SnapshotError, Source, Sourced, Warning};
+use super::{ObjectRef, Snapshot, SnapshotError, Source, Sourced, Warning, pod_group};
+use crate::model::GangConvention;
 
 /// File extensions read when walking a directory.
 const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
@@ -443,7 +444,10 @@ fn type_meta<'a>(
     Ok((api_version, kind))
 }
 
-/// The kinds kplace reads: (kind, apiVersion, namespaced).
+/// The kind of the gang objects, read in two API versions (see [`pod_group`]).
+const POD_GROUP_KIND: &str = "PodGroup";
+
+/// The kinds kplace reads: (kind, apiVersion, namespaced). PodGroups are read apart.
 const KINDS: &[(&str, &str, bool)] = &[
     ("Node", "v1", false),
     ("Pod", "v1", true),
@@ -471,20 +475,48 @@ fn add_object(
         let (a, k) = type_meta(obj, &source)?;
         (a.to_string(), k.to_string())
     };
-    let Some(&(_, expected, namespaced)) = KINDS.iter().find(|(k, _, _)| *k == kind) else {
-        tracing::debug!(kind = %kind, api_version = %api_version, at = %source, "skipping an object of a kind kplace does not read");
-        *snapshot.skipped.entry(kind).or_insert(0) += 1;
-        return Ok(());
+    // PodGroups come in several API groups; the two conventions kplace reads are told apart by
+    // their apiVersion, and their identity carries the group (`PodGroup.scheduling.x-k8s.io`).
+    let pod_group = if kind == POD_GROUP_KIND {
+        match pod_group::convention_of(&api_version) {
+            Some(c) => Some(c),
+            None => {
+                snapshot.warnings.push(Warning {
+                    object: Some(object_ref(&value, &kind, true)),
+                    source: Some(source),
+                    message: format!(
+                        "a PodGroup of apiVersion {api_version:?} is not read (kplace reads {:?} \
+                         and {:?}); skipped",
+                        GangConvention::Coscheduling.api_version(),
+                        GangConvention::Volcano.api_version(),
+                    ),
+                });
+                *snapshot.skipped.entry(kind).or_insert(0) += 1;
+                return Ok(());
+            }
+        }
+    } else {
+        None
     };
-    let object = object_ref(&value, &kind, namespaced);
-    if api_version != expected {
-        return Err(SnapshotError::UnsupportedApiVersion {
-            at: Box::new(source),
-            object: Box::new(object),
-            found: api_version,
-            expected,
-        });
-    }
+    let (namespaced, object) = if let Some(c) = pod_group {
+        (true, object_ref(&value, &c.pod_group_kind(), true))
+    } else {
+        let Some(&(_, expected, namespaced)) = KINDS.iter().find(|(k, _, _)| *k == kind) else {
+            tracing::debug!(kind = %kind, api_version = %api_version, at = %source, "skipping an object of a kind kplace does not read");
+            *snapshot.skipped.entry(kind).or_insert(0) += 1;
+            return Ok(());
+        };
+        let object = object_ref(&value, &kind, namespaced);
+        if api_version != expected {
+            return Err(SnapshotError::UnsupportedApiVersion {
+                at: Box::new(source),
+                object: Box::new(object),
+                found: api_version,
+                expected,
+            });
+        }
+        (namespaced, object)
+    };
     let field_error = |field: &str, message: String| SnapshotError::Field {
         at: Box::new(source.clone()),
         object: Box::new(object.clone()),
@@ -523,6 +555,23 @@ fn add_object(
             })?;
             snapshot.$list.push(Sourced { object: object_value, source: source.clone() });
         }};
+    }
+    if let Some(convention) = pod_group {
+        if value.get("spec").and_then(|s| s.get("minAvailable")).is_some() {
+            snapshot.warnings.push(Warning {
+                source: Some(source.clone()),
+                object: Some(object.clone()),
+                message: "spec.minAvailable is not a PodGroup field (Volcano's Job has it and \
+                          copies it into its PodGroup's spec.minMember); ignored, \
+                          spec.minMember is read"
+                    .to_string(),
+            });
+        }
+        let group =
+            pod_group::parse(convention, value).map_err(|e| field_error(&e.field, e.message))?;
+        snapshot.pod_groups.push(Sourced { object: group, source: source.clone() });
+        snapshot.seen.insert(object, source);
+        return Ok(());
     }
     match kind.as_str() {
         "Node" => typed!(nodes),
@@ -606,5 +655,166 @@ items:
             s.nodes.iter().map(|n| n.object.metadata.name.clone().unwrap()).collect();
         assert_eq!(names, ["a", "b"]);
         assert_eq!(s.nodes[1].source.line, Some(2));
+    }
+
+    const COSCHED_GROUP: &str = "\
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: train, namespace: ml}
+spec: {minMember: 4, minResources: {cpu: '8'}, scheduleTimeoutSeconds: 60}
+status: {phase: Pending, running: 0}
+";
+
+    const VOLCANO_GROUP: &str = "\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: train, namespace: ml}
+spec: {minMember: 2, queue: default, minTaskMember: {worker: 2}}
+";
+
+    #[test]
+    fn pod_groups_of_both_conventions_are_read() {
+        use crate::model::GangConvention::{Coscheduling, Volcano};
+        /// (case, YAML, PodGroups read, warning fragments).
+        type Case<'a> =
+            (&'a str, String, &'a [(GangConvention, &'a str, &'a str, i32)], &'a [&'a str]);
+        let cases: &[Case<'_>] = &[
+            (
+                "a coscheduling PodGroup is read with its minMember",
+                COSCHED_GROUP.to_string(),
+                &[(Coscheduling, "ml", "train", 4)],
+                &[],
+            ),
+            (
+                "a volcano PodGroup is read with its minMember",
+                VOLCANO_GROUP.to_string(),
+                &[(Volcano, "ml", "train", 2)],
+                &[],
+            ),
+            (
+                "two conventions' PodGroups of the same name are different objects",
+                format!("{COSCHED_GROUP}---\n{VOLCANO_GROUP}"),
+                &[(Coscheduling, "ml", "train", 4), (Volcano, "ml", "train", 2)],
+                &[],
+            ),
+            (
+                "a PodGroup without a namespace lands in default and without a spec has minMember 0",
+                "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n"
+                    .to_string(),
+                &[(Coscheduling, "default", "g", 0)],
+                &[],
+            ),
+            (
+                "a PodGroupList expands into PodGroups",
+                "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroupList\nitems:\n\
+                 - metadata: {name: a, namespace: x}\n  spec: {minMember: 3}\n"
+                    .to_string(),
+                &[(Volcano, "x", "a", 3)],
+                &[],
+            ),
+            (
+                "a PodGroup of another API group is skipped with a warning",
+                "apiVersion: scheduling.sigs.k8s.io/v1alpha1\nkind: PodGroup\n\
+                 metadata: {name: old, namespace: ml}\nspec: {minMember: 2}\n"
+                    .to_string(),
+                &[],
+                &["PodGroup ml/old", "apiVersion \"scheduling.sigs.k8s.io/v1alpha1\" is not read"],
+            ),
+            (
+                "spec.minAvailable on a PodGroup is ignored with a warning",
+                "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n\
+                 metadata: {name: j, namespace: ml}\nspec: {minAvailable: 3}\n"
+                    .to_string(),
+                &[(Volcano, "ml", "j", 0)],
+                &[
+                    "PodGroup.scheduling.volcano.sh ml/j",
+                    "spec.minAvailable is not a PodGroup field",
+                ],
+            ),
+        ];
+        for (name, yaml, want, warnings) in cases {
+            let s = snap(yaml).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let got: Vec<_> = s
+                .pod_groups
+                .iter()
+                .map(|g| {
+                    let o = &g.object;
+                    (o.convention, o.namespace.as_str(), o.name.as_str(), o.min_member)
+                })
+                .collect();
+            assert_eq!(got, *want, "{name}");
+            let text = s.warnings.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+            assert_eq!(s.warnings.is_empty(), warnings.is_empty(), "{name}: {text}");
+            for w in *warnings {
+                assert!(text.contains(w), "{name}: {text:?} lacks {w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_pod_groups_fail_naming_file_object_and_field() {
+        let doc = |spec: &str| {
+            format!(
+                "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n\
+                 metadata: {{name: train, namespace: ml}}\nspec: {spec}\n"
+            )
+        };
+        let cases: &[(&str, String, &[&str])] = &[
+            (
+                "a negative minMember is refused",
+                doc("{minMember: -2}"),
+                &[
+                    "test.yaml:1 (document 1)",
+                    "PodGroup.scheduling.x-k8s.io ml/train",
+                    "spec.minMember: must not be negative, got -2",
+                ],
+            ),
+            (
+                "a minMember that is not a number is refused",
+                doc("{minMember: four}"),
+                &["PodGroup.scheduling.x-k8s.io ml/train", "spec.minMember: invalid type: string"],
+            ),
+            (
+                "a fractional minMember is refused",
+                doc("{minMember: 1.5}"),
+                &["spec.minMember: invalid type: floating point"],
+            ),
+            (
+                "a spec that is a list is refused",
+                doc("[4]"),
+                &["PodGroup.scheduling.x-k8s.io ml/train", "spec: invalid type: sequence"],
+            ),
+            (
+                "a PodGroup without a name is refused",
+                "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {namespace: ml}\n"
+                    .to_string(),
+                &["PodGroup.scheduling.volcano.sh ml/<unnamed>", "metadata.name: a name is required"],
+            ),
+            (
+                "labels of the wrong type name their path",
+                "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n\
+                 metadata: {name: g, namespace: ml, labels: [a]}\n"
+                    .to_string(),
+                &["PodGroup.scheduling.volcano.sh ml/g", "metadata.labels: invalid type: sequence"],
+            ),
+            (
+                "a PodGroup defined twice names both definitions",
+                format!("{COSCHED_GROUP}---\n{COSCHED_GROUP}"),
+                &[
+                    "PodGroup.scheduling.x-k8s.io ml/train is defined twice",
+                    "test.yaml:1 (document 1)",
+                    "test.yaml:7 (document 2)",
+                ],
+            ),
+        ];
+        for (name, yaml, fragments) in cases {
+            let err = match snap(yaml) {
+                Ok(_) => panic!("{name}: loaded without an error"),
+                Err(e) => e.to_string(),
+            };
+            for f in *fragments {
+                assert!(err.contains(f), "{name}: {err:?} lacks {f:?}");
+            }
+        }
     }
 }

@@ -7,10 +7,15 @@
 //!    [`Snapshot`]: typed k8s-openapi objects (the newest API it supports, Kubernetes v1.37, so
 //!    that snapshots of current clusters parse), each with the [`Source`] it came from. YAML is
 //!    parsed with serde-saphyr into `serde_json::Value` and then into the typed object through
-//!    `serde_path_to_error`, so a field of the wrong type is reported with its path.
+//!    `serde_path_to_error`, so a field of the wrong type is reported with its path. PodGroups
+//!    (coscheduling's `scheduling.x-k8s.io/v1alpha1` and Volcano's
+//!    `scheduling.volcano.sh/v1beta1`), which k8s-openapi does not know, are read with
+//!    kplace's own types ([`pod_group`]).
 //! 2. [`build`] turns a snapshot into a [`Cluster`]: the model's `ClusterState` (nodes sorted by
 //!    name, bound non-terminal pods on their nodes, namespace labels, PDBs), the pending pods
-//!    this scheduler serves, counts of the pods it ignores, and [`Warning`]s.
+//!    this scheduler serves, their gangs ([`crate::model::gang`]: each member's PodGroup and
+//!    `minMember`; a group without a PodGroup counts all its pods present, with a warning),
+//!    counts of the pods it ignores, and [`Warning`]s.
 //!
 //! The field-by-field conversion lives in [`convert`] (reused by the configuration parser).
 //!
@@ -24,6 +29,7 @@
 mod build;
 pub mod convert;
 mod load;
+pub mod pod_group;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,6 +43,7 @@ use k8s_openapi::api::scheduling::v1 as scheduling;
 
 pub use build::{BuildOptions, Cluster, DEFAULT_SCHEDULER_NAMES, IgnoredPods, build};
 pub use load::load;
+pub use pod_group::PodGroup;
 
 /// Where an object came from.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -235,6 +242,10 @@ pub struct Snapshot {
     pub stateful_sets: Vec<Sourced<apps::StatefulSet>>,
     /// `v1/ReplicationController` (for default spread selectors).
     pub replication_controllers: Vec<Sourced<k8s::ReplicationController>>,
+    /// PodGroups of coscheduling (`scheduling.x-k8s.io/v1alpha1`) and Volcano
+    /// (`scheduling.volcano.sh/v1beta1`), for gangs. PodGroups of other API versions are
+    /// skipped with a warning.
+    pub pod_groups: Vec<Sourced<PodGroup>>,
     /// Objects of other kinds, counted by kind.
     pub skipped: BTreeMap<String, usize>,
     /// Files read, in order.
