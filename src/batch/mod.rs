@@ -71,7 +71,7 @@
 //! tier, not after every placement; gangs; batch preemption (only the sequential
 //! DefaultPreemption of pods the greedy leaves out); the LP stage.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -89,6 +89,7 @@ use crate::encode::classes::classify;
 use crate::framework::config::SchedulerConfig;
 use crate::framework::profile::PluginName;
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
+use crate::model::gang::GangIndex;
 use crate::model::{ClusterState, Pod, UnsatisfiableAction};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
 use crate::plugins::interpodaffinity::AffinityTerm;
@@ -256,7 +257,108 @@ pub fn plan_greedy(
 
 /// [`plan_greedy`], reporting each pending pod as a step of a `progress` bar once it is placed
 /// or finally decided (and the sequential fallback run as a bar of its own).
+///
+/// Gangs ([`GangIndex`]): a group is placed all or nothing. The batch is planned; every group
+/// with some but too few pending members placed (fewer than `minMember` less its members
+/// already bound and not evicted) is taken out of the batch, and the rest is planned again,
+/// until no group is partly placed. A group that could never reach `minMember` is out from the
+/// start. The pods of groups taken out are unschedulable with a message naming the group.
 pub fn plan_greedy_with_progress(
+    cluster: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    options: &BatchOptions,
+    progress: &Progress,
+) -> Result<Plan, BatchError> {
+    let gangs = GangIndex::new(&cluster, pending);
+    if gangs.is_empty() {
+        return plan_once(cluster, pending, config, options, progress);
+    }
+    let started = Instant::now();
+    // (gang index, pending members placed when it was taken out).
+    let mut out: BTreeMap<usize, usize> = gangs
+        .gangs
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| !g.is_satisfiable())
+        .map(|(i, _)| (i, 0))
+        .collect();
+    loop {
+        let keep: Vec<usize> = (0..pending.len())
+            .filter(|&i| gangs.of_pending[i].is_none_or(|g| !out.contains_key(&g)))
+            .collect();
+        let subset: Vec<Pod> = keep.iter().map(|&i| pending[i].clone()).collect();
+        let mut plan = plan_once(cluster.clone(), &subset, config, options, progress)?;
+        let placed: BTreeSet<&str> = plan.placements.iter().map(|p| p.pod.as_str()).collect();
+        let evicted: BTreeSet<&str> = plan.evictions.iter().map(|e| e.pod.as_str()).collect();
+        let mut partial = Vec::new();
+        for (g, gang) in gangs.gangs.iter().enumerate() {
+            if out.contains_key(&g) {
+                continue;
+            }
+            let n = gang
+                .pending
+                .iter()
+                .filter(|&&i| placed.contains(pending[i].key().as_str()))
+                .count();
+            // Bound members this plan evicts no longer count.
+            let lost = cluster
+                .nodes
+                .iter()
+                .flat_map(|node| &node.pods)
+                .filter(|p| p.gang_key().as_ref() == Some(&gang.key))
+                .filter(|p| evicted.contains(p.key().as_str()))
+                .count();
+            let needed = gang.needed_from_pending() + lost;
+            if n > 0 && n < needed {
+                partial.push((g, n));
+            }
+        }
+        if partial.is_empty() {
+            for (&g, &n) in &out {
+                let gang = &gangs.gangs[g];
+                let message = gang_message(gang, n);
+                for &i in &gang.pending {
+                    plan.unschedulable.push(Unschedulable {
+                        pod: pending[i].key(),
+                        message: message.clone(),
+                        reasons: BTreeMap::new(),
+                    });
+                }
+            }
+            let timings = plan.summary.timings_ms.clone();
+            let (algorithm, backend) =
+                (plan.summary.algorithm.clone(), plan.summary.backend.clone());
+            let after = crate::compare::apply_plan(&cluster, pending, &plan);
+            plan.summary = crate::plan::summarize(&plan, &after, pending);
+            plan.summary.timings_ms = timings;
+            plan.summary.timings_ms.solve = (started.elapsed().as_secs_f64() * 1000.0
+                - plan.summary.timings_ms.evaluate)
+                .max(0.0);
+            plan.summary.algorithm = algorithm;
+            plan.summary.backend = backend;
+            return Ok(plan);
+        }
+        out.extend(partial);
+    }
+}
+
+/// The message of a pending pod whose group was not placed: how many of its pods could be
+/// placed against how many `minMember` needs.
+fn gang_message(gang: &crate::model::gang::Gang, placed: usize) -> String {
+    format!(
+        "pod group {}: {} of the {} pending pods minMember {} needs could be placed \
+         ({} already bound); the group is placed all or nothing",
+        gang.key,
+        placed,
+        gang.needed_from_pending(),
+        gang.min_member,
+        gang.bound
+    )
+}
+
+/// One batch plan of `pending` (gangs not considered).
+fn plan_once(
     cluster: ClusterState,
     pending: &[Pod],
     config: &SchedulerConfig,

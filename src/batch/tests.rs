@@ -632,3 +632,74 @@ fn describe(state: &ClusterState, pending: &[Pod], p: &Plan, b: &Plan) -> String
     }
     s
 }
+
+#[test]
+fn gangs_are_placed_all_or_nothing() {
+    use crate::model::gang::GangConvention::{Coscheduling, Volcano};
+    // Two 4-cpu nodes. (name, bound pods, pending pods, want placed pods, want unschedulable).
+    type Case = (&'static str, Vec<Pod>, Vec<Pod>, Vec<&'static str>, Vec<&'static str>);
+    let worker = |name: &str, cpu: i64, min: i32| {
+        PodBuilder::new("ml", name).cpu(cpu).gang(Coscheduling, "train", min)
+    };
+    let cases: Vec<Case> = vec![
+        (
+            "a group that fits is placed whole",
+            vec![],
+            vec![worker("w0", 3000, 2).obj(), worker("w1", 3000, 2).obj()],
+            vec!["ml/w0", "ml/w1"],
+            vec![],
+        ),
+        (
+            "a group that cannot reach minMember places none and leaves its room to others",
+            vec![],
+            vec![
+                worker("w0", 3000, 3).obj(),
+                worker("w1", 3000, 3).obj(),
+                worker("w2", 3000, 3).obj(),
+                PodBuilder::new("ml", "solo").cpu(3000).obj(),
+            ],
+            vec!["ml/solo"],
+            vec!["ml/w0", "ml/w1", "ml/w2"],
+        ),
+        (
+            "members already bound count toward minMember",
+            vec![worker("w0", 3000, 2).node("n1").obj()],
+            vec![worker("w1", 3000, 2).obj(), worker("w2", 3000, 2).obj()],
+            vec!["ml/w1"],
+            vec!["ml/w2"],
+        ),
+        (
+            "a group with fewer pods than minMember is never placed",
+            vec![],
+            vec![PodBuilder::new("ml", "v0").cpu(100).gang(Volcano, "job", 2).obj()],
+            vec![],
+            vec!["ml/v0"],
+        ),
+    ];
+    for (name, bound, pending, want_placed, want_unschedulable) in cases {
+        let state = cluster(
+            vec![
+                NodeBuilder::new("n1").cpu(4000).memory(8 * GI).obj(),
+                NodeBuilder::new("n2").cpu(4000).memory(8 * GI).obj(),
+            ],
+            bound,
+        );
+        let p = plan(&state, &pending);
+        let report = check(&state, &pending, &p);
+        assert!(report.is_valid(), "{name}: {:#?}", report.violations);
+        let mut placed: Vec<&str> = p.placements.iter().map(|x| x.pod.as_str()).collect();
+        placed.sort_unstable();
+        assert_eq!(placed, want_placed, "{name}");
+        let mut unschedulable: Vec<&str> = p.unschedulable.iter().map(|x| x.pod.as_str()).collect();
+        unschedulable.sort_unstable();
+        assert_eq!(unschedulable, want_unschedulable, "{name}");
+        assert_eq!(p.summary.placed + p.summary.unschedulable, pending.len(), "{name}");
+        // Pods of a group taken out carry the group's message; a pod of a placed group that
+        // simply did not fit carries kube-scheduler's.
+        let placed_group = name.starts_with("members already bound");
+        for u in &p.unschedulable {
+            let gang = u.message.starts_with("pod group ml/");
+            assert_eq!(gang, !placed_group, "{name}: {}: {}", u.pod, u.message);
+        }
+    }
+}
