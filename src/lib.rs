@@ -24,6 +24,7 @@ pub mod plan;
 pub mod plugins;
 pub mod quantity;
 pub mod resources;
+pub mod schedule;
 pub mod snapshot;
 
 /// The kube-scheduler release whose semantics kplace follows.

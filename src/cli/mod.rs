@@ -14,6 +14,7 @@ mod r#gen;
 mod inspect;
 mod output;
 mod plan;
+mod schedule;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,6 +60,9 @@ pub enum Command {
     Gen(r#gen::GenArgs),
     /// Carry out a plan on a cluster: evictions through the Eviction API, then Bindings.
     Bind(bind::BindArgs),
+    /// Run as a secondary scheduler: watch the cluster, place the pending pods that ask for
+    /// kplace in batches, bind them and record events. Stops cleanly on SIGTERM or SIGINT.
+    Schedule(schedule::ScheduleArgs),
 }
 
 /// Output formats.
@@ -188,5 +192,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(args) => check::run(&args),
         Command::Gen(args) => r#gen::run(&args),
         Command::Bind(args) => bind::run(&args, quiet),
+        Command::Schedule(args) => schedule::run(&args),
     }
 }
