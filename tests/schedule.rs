@@ -497,3 +497,40 @@ async fn sigterm_finishes_and_releases_the_lease_and_exits_zero() {
     assert_eq!(lease["spec"]["holderIdentity"], "", "released on SIGTERM");
     assert_eq!(server.binds("team/cli-pod").len(), 1);
 }
+
+#[tokio::test]
+async fn a_preemptor_is_nominated_its_victim_evicted_and_it_is_bound() {
+    let server = ApiServer::start(vec![], vec![]).await;
+    server.put_object("nodes", &node("only", "2"));
+    let mut victim = pod("low", "1500m");
+    victim.spec.as_mut().unwrap().node_name = Some("only".into());
+    victim.spec.as_mut().unwrap().scheduler_name = Some("default-scheduler".into());
+    victim.spec.as_mut().unwrap().priority = Some(0);
+    server.create_pod(victim);
+    let replica = Replica::start(&server, "a", fast_options()).await;
+    let mut preemptor = pod("high", "1");
+    preemptor.spec.as_mut().unwrap().priority = Some(1000);
+    server.create_pod(preemptor);
+
+    eventually("the preemptor bound", || {
+        server.pod("team/high").is_some_and(|p| p.node.as_deref() == Some("only"))
+    })
+    .await;
+    assert_eq!(server.evictions("team/low"), 1, "the victim was evicted once");
+    assert!(server.pod("team/low").is_none());
+    let log = server.requests();
+    let nominated_at = log
+        .iter()
+        .position(|r| r.verb == Some(Verb::PatchStatus) && r.pod == "team/high")
+        .expect("the preemptor was nominated");
+    let bound_at = log.iter().position(|r| r.verb == Some(Verb::Bind)).unwrap();
+    assert!(nominated_at < bound_at, "nominated before it was bound: {log:?}");
+    assert_eq!(server.pod("team/high").unwrap().nominated_node.as_deref(), Some("only"));
+    eventually("a Scheduled event", || !events(&server, "Scheduled").is_empty()).await;
+    let metrics = replica.get("/metrics").await;
+    assert!(
+        metrics.contains("kplace_schedule_evictions_total{outcome=\"evicted\"} 1"),
+        "{metrics}"
+    );
+    replica.stop().await.expect("a clean stop");
+}

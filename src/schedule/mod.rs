@@ -76,6 +76,7 @@ use crate::plan::Plan;
 use cache::{
     Assumed, Objects, is_queued, is_terminal, key_of, node_of, node_signature, queued_pod,
 };
+use events::WriteObserver;
 use events::{REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE, Reporter, Write};
 use lease::LeaseConfig;
 use metrics::Metrics;
@@ -556,7 +557,8 @@ impl Loop {
             started.elapsed().as_millis()
         );
 
-        // Preemptors are nominated to their node before their victims are evicted.
+        // Preemptors are nominated to their node before their victims are evicted (sent here,
+        // not through the writer, so the nomination is in place first).
         let node_of_placement: BTreeMap<&str, &str> =
             plan.placements.iter().map(|p| (p.pod.as_str(), p.node.as_str())).collect();
         let preemptors: BTreeSet<&str> =
@@ -565,11 +567,21 @@ impl Loop {
             if let (Some(node), Some(pod)) = (node_of_placement.get(pre), self.stores.pod(pre))
                 && let Some(patch) = events::nomination_patch(&pod, node)
             {
-                self.write(Write::PodStatus {
-                    namespace: pod.metadata.namespace.clone().unwrap_or_default(),
-                    name: pod.metadata.name.clone().unwrap_or_default(),
-                    patch,
-                });
+                let ns = pod.metadata.namespace.clone().unwrap_or_default();
+                let name = pod.metadata.name.clone().unwrap_or_default();
+                let api: Api<Pod> = Api::namespaced(self.client.clone(), &ns);
+                let params = kube::api::PatchParams::default();
+                let patch = kube::api::Patch::Strategic(&patch);
+                let what = format!("nominate {pre} to {node}");
+                let mut send = || api.patch_status(&name, &params, &patch);
+                let sent = tokio::select! {
+                    r = events::send_with_retry(self.options.write_retry, self.options.write_timeout, &what, &mut send) => r,
+                    _ = lost(leading) => return Err(ScheduleError::LeadershipLost),
+                };
+                self.metrics.written("pod_status", sent.is_ok());
+                if let Err(f) = sent {
+                    tracing::warn!("{what}: {}", f.message());
+                }
             }
         }
         for p in &plan.placements {
