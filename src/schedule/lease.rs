@@ -162,7 +162,7 @@ impl Elector {
     pub fn lease_valid(&self, now: Instant) -> bool {
         self.observed.as_ref().is_some_and(|(r, at)| {
             let secs = u64::try_from(r.lease_duration_seconds).unwrap_or(0);
-            *at + Duration::from_secs(secs) > now
+            at.checked_add(Duration::from_secs(secs)).is_none_or(|end| end > now)
         })
     }
 

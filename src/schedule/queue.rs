@@ -223,10 +223,12 @@ impl Queue {
         for e in self.entries.values_mut() {
             match e.stage {
                 Stage::Backoff(until) if until <= now => e.stage = Stage::Active(until),
-                Stage::Unschedulable(since) if since + policy.max_in_unschedulable <= now => {
+                Stage::Unschedulable(since) if later(since, policy.max_in_unschedulable) <= now => {
                     // Ready since it became due (its backoff is long over by then).
                     e.stage = match ready_or_backoff(&policy, e, now) {
-                        Stage::Active(_) => Stage::Active(since + policy.max_in_unschedulable),
+                        Stage::Active(_) => {
+                            Stage::Active(later(since, policy.max_in_unschedulable))
+                        }
                         other => other,
                     };
                 }
@@ -247,14 +249,14 @@ impl Queue {
                 .values()
                 .filter_map(|e| match e.stage {
                     Stage::Backoff(until) => Some(until),
-                    Stage::Unschedulable(since) => Some(since + policy.max_in_unschedulable),
+                    Stage::Unschedulable(since) => Some(later(since, policy.max_in_unschedulable)),
                     _ => None,
                 })
                 .min();
             return Poll::Idle(wake);
         };
         let max = max.max(1);
-        let due = first + window;
+        let due = later(first, window);
         if ready.len() < max && now < due {
             return Poll::WaitUntil(due);
         }
@@ -347,10 +349,15 @@ impl Queue {
     }
 }
 
+/// `t + d`, or a year after `t` when that cannot be represented.
+fn later(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d).or_else(|| t.checked_add(Duration::from_secs(365 * 24 * 3600))).unwrap_or(t)
+}
+
 /// Backoff until the last failure plus the backoff for the attempts so far, or active now when
 /// that moment has passed (upstream `isPodBackingoff`).
 fn ready_or_backoff(policy: &BackoffPolicy, e: &Entry, now: Instant) -> Stage {
-    let until = e.last_failure.map(|t| t + policy.duration(e.attempts));
+    let until = e.last_failure.map(|t| later(t, policy.duration(e.attempts)));
     match until {
         Some(until) if until > now => Stage::Backoff(until),
         _ => Stage::Active(now),
