@@ -26,6 +26,7 @@ pub mod plugins;
 pub mod progress;
 pub mod quantity;
 pub mod resources;
+pub mod schedule;
 pub mod snapshot;
 
 /// The kube-scheduler release whose semantics kplace follows.

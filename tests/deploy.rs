@@ -123,6 +123,11 @@ fn the_cluster_role_grants_exactly_what_kplace_uses() {
     add("", "namespaces", &read, "");
     add("policy", "poddisruptionbudgets", &read, "");
     add("scheduling.k8s.io", "priorityclasses", &read, "");
+    // `schedule`: what default spread selectors read.
+    add("", "services", &["list", "watch"], "");
+    add("", "replicationcontrollers", &["list", "watch"], "");
+    add("apps", "replicasets", &["list", "watch"], "");
+    add("apps", "statefulsets", &["list", "watch"], "");
     // `bind`.
     add("", "pods/binding", &["create"], "");
     add("", "pods/eviction", &["create"], "");

@@ -425,11 +425,11 @@ pub async fn bind(
 
     let mut evictions: Vec<Option<ActionResult>> = vec![None; plan.evictions.len()];
     let mut blocked: BTreeMap<PodKey, String> = BTreeMap::new();
-    let groups: Vec<_> = futures::stream::iter(work.groups.iter())
-        .map(|g| binder.evict_group(g))
-        .buffer_unordered(concurrency)
-        .collect()
-        .await;
+    // The futures are built before they are buffered (rather than by a closure in the
+    // stream), which keeps `bind`'s future `Send` for callers that spawn it.
+    let eviction_futures: Vec<_> = work.groups.iter().map(|g| binder.evict_group(g)).collect();
+    let groups: Vec<_> =
+        futures::stream::iter(eviction_futures).buffer_unordered(concurrency).collect().await;
     for (preemptor, results, block) in groups {
         for (i, r) in results {
             if let Some(slot) = evictions.get_mut(i) {
@@ -443,14 +443,17 @@ pub async fn bind(
 
     let blocked = &blocked;
     let mut bindings: Vec<Option<ActionResult>> = vec![None; plan.placements.len()];
-    let done: Vec<(usize, ActionResult)> = futures::stream::iter(work.bindings.iter().enumerate())
+    let binding_futures: Vec<_> = work
+        .bindings
+        .iter()
+        .enumerate()
         .map(|(i, (p, key))| {
             let binder = &binder;
             async move { (i, binder.bind_one(p, key, blocked.get(key)).await) }
         })
-        .buffer_unordered(concurrency)
-        .collect()
-        .await;
+        .collect();
+    let done: Vec<(usize, ActionResult)> =
+        futures::stream::iter(binding_futures).buffer_unordered(concurrency).collect().await;
     for (i, r) in done {
         if let Some(slot) = bindings.get_mut(i) {
             *slot = Some(r);

@@ -20,6 +20,7 @@ mod r#gen;
 mod inspect;
 mod output;
 mod plan;
+mod schedule;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -72,6 +73,9 @@ pub enum Command {
     /// Generate workloads at given sizes in memory and time `baseline` and `plan` on them,
     /// repeated: median decision times, pods/s, ratios and quality differences.
     Bench(bench::BenchArgs),
+    /// Run as a secondary scheduler: watch the cluster, place the pending pods that ask for
+    /// kplace in batches, bind them and record events. Stops cleanly on SIGTERM or SIGINT.
+    Schedule(schedule::ScheduleArgs),
 }
 
 /// Output formats.
@@ -240,5 +244,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bind(args) => bind::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Schedule(args) => schedule::run(&args),
     }
 }

@@ -20,6 +20,26 @@
 //! pod: an HTTP status N times before the real handler runs, a late reply (the change applied
 //! first), or a connection dropped before or after the change is applied. Every request is
 //! recorded.
+//!
+//! For `kplace schedule` it also serves, with the API server's semantics
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/{get,watch,create,update,patch}.go`):
+//!
+//! - list and watch of pods, nodes, namespaces, services, replicationcontrollers, replicasets,
+//!   statefulsets, poddisruptionbudgets and priorityclasses: a list carries the current
+//!   `resourceVersion`; `watch=true` streams newline-delimited JSON events (`ADDED`,
+//!   `MODIFIED`, `DELETED`) after the given `resourceVersion` (all current objects first when it
+//!   is empty or `0`), ends after `timeoutSeconds`, and every change of the store (a binding, an
+//!   eviction, a status patch, an object the test creates or deletes) bumps one global
+//!   resourceVersion and is sent to every watch of its kind. [`ApiServer::drop_watches`] aborts
+//!   the open watch connections.
+//! - `PATCH`/`PUT pods/{name}/status`: a strategic merge patch of `status.conditions` (merged by
+//!   `type`) and `status.nominatedNodeName` (`null` clears it).
+//! - `POST` and `PATCH` (strategic merge of `series`) `events.k8s.io/v1` events.
+//! - `coordination.k8s.io/v1` Leases: `GET` (404 when missing), `POST` (409 `AlreadyExists`),
+//!   `PUT` (409 `Conflict` when `metadata.resourceVersion` is not the stored one).
+//!
+//! A request's client is told apart by its `x-kplace-client` header (see
+//! [`ApiServer::client_named`]).
 
 #![allow(dead_code)]
 
@@ -29,8 +49,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
+use std::collections::VecDeque;
+
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Bytes, Frame, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -40,10 +63,11 @@ use k8s_openapi::api::policy::v1::Eviction;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 /// A pod as the fake server stores it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FakePod {
     /// Namespace.
     pub namespace: String,
@@ -63,6 +87,14 @@ pub struct FakePod {
     pub deleting: bool,
     /// Reads left before a deleting pod is gone.
     pub reads_until_gone: u32,
+    /// The whole object the test created (spec, annotations, …); the fields above override it.
+    pub object: Option<Pod>,
+    /// Conditions other than `Ready` (set by status patches).
+    pub conditions: Vec<PodCondition>,
+    /// `status.nominatedNodeName`.
+    pub nominated_node: Option<String>,
+    /// `metadata.resourceVersion`.
+    pub resource_version: u64,
 }
 
 impl FakePod {
@@ -79,6 +111,32 @@ impl FakePod {
             ready: false,
             deleting: false,
             reads_until_gone: 0,
+            object: None,
+            conditions: Vec::new(),
+            nominated_node: None,
+            resource_version: 0,
+        }
+    }
+
+    /// A pod from a whole object (namespace `default` when it has none; a UID made from the
+    /// name when it has none). It is running and ready when it names a node, else pending.
+    pub fn from_pod(pod: Pod) -> Self {
+        let namespace = pod.metadata.namespace.clone().unwrap_or("default".to_string());
+        let name = pod.metadata.name.clone().expect("test pods have a name");
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty());
+        let phase = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.clone())
+            .unwrap_or(if node.is_some() { "Running" } else { "Pending" }.to_string());
+        FakePod {
+            uid: pod.metadata.uid.clone().unwrap_or(format!("uid-{namespace}-{name}")),
+            labels: pod.metadata.labels.clone().unwrap_or_default(),
+            ready: node.is_some(),
+            node,
+            phase,
+            object: Some(pod),
+            ..FakePod::pending(&format!("{namespace}/{name}"))
         }
     }
 
@@ -103,7 +161,15 @@ impl FakePod {
         format!("{}/{}", self.namespace, self.name)
     }
 
-    fn to_json(&self) -> Value {
+    /// The pod as the API server returns it.
+    pub fn to_json(&self) -> Value {
+        let base = self.object.clone().unwrap_or_default();
+        let mut conditions = vec![PodCondition {
+            type_: "Ready".to_string(),
+            status: if self.ready { "True" } else { "False" }.to_string(),
+            ..Default::default()
+        }];
+        conditions.extend(self.conditions.iter().cloned());
         let pod = Pod {
             metadata: ObjectMeta {
                 name: Some(self.name.clone()),
@@ -111,20 +177,23 @@ impl FakePod {
                 uid: Some(self.uid.clone()),
                 labels: Some(self.labels.clone()),
                 deletion_timestamp: self.deleting.then(|| Time(Default::default())),
-                ..Default::default()
+                resource_version: Some(self.resource_version.to_string()),
+                ..base.metadata
             },
-            spec: Some(PodSpec { node_name: self.node.clone(), ..Default::default() }),
+            spec: Some(PodSpec { node_name: self.node.clone(), ..base.spec.unwrap_or_default() }),
             status: Some(PodStatus {
                 phase: Some(self.phase.clone()),
-                conditions: Some(vec![PodCondition {
-                    type_: "Ready".to_string(),
-                    status: if self.ready { "True" } else { "False" }.to_string(),
-                    ..Default::default()
-                }]),
-                ..Default::default()
+                conditions: Some(conditions),
+                nominated_node_name: self.nominated_node.clone(),
+                ..base.status.unwrap_or_default()
             }),
         };
         serde_json::to_value(pod).expect("a pod serializes")
+    }
+
+    /// The condition of this type, if set.
+    pub fn condition(&self, type_: &str) -> Option<&PodCondition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
     }
 }
 
@@ -143,6 +212,8 @@ pub struct FakePdb {
     pub desired_healthy: i32,
     /// `status.currentHealthy`.
     pub current_healthy: i32,
+    /// `metadata.resourceVersion`.
+    pub resource_version: u64,
 }
 
 impl FakePdb {
@@ -155,7 +226,22 @@ impl FakePdb {
             disruptions_allowed: allowed,
             desired_healthy: 2,
             current_healthy: 2 + allowed,
+            resource_version: 0,
         }
+    }
+
+    /// The budget as a policy/v1 PodDisruptionBudget.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": self.name, "namespace": self.namespace,
+                         "resourceVersion": self.resource_version.to_string()},
+            "spec": {"selector": {"matchLabels": self.selector}, "minAvailable": self.desired_healthy},
+            "status": {"disruptionsAllowed": self.disruptions_allowed,
+                       "desiredHealthy": self.desired_healthy,
+                       "currentHealthy": self.current_healthy,
+                       "expectedPods": self.current_healthy},
+        })
     }
 
     fn selects(&self, pod: &FakePod) -> bool {
@@ -174,6 +260,22 @@ pub enum Verb {
     Bind,
     /// `POST pods/{name}/eviction`.
     Evict,
+    /// A list of a collection (`pod` is the resource, e.g. `pods`).
+    List,
+    /// A watch of a collection (`pod` is the resource).
+    Watch,
+    /// `PATCH` or `PUT pods/{name}/status`.
+    PatchStatus,
+    /// `POST` of an event (`pod` is `namespace/` plus the regarding pod's name).
+    CreateEvent,
+    /// `PATCH` of an event (`pod` is `namespace/eventname`).
+    PatchEvent,
+    /// `GET` of a Lease (`pod` is `namespace/name`).
+    GetLease,
+    /// `POST` of a Lease.
+    CreateLease,
+    /// `PUT` of a Lease.
+    UpdateLease,
 }
 
 /// An injected fault.
@@ -209,6 +311,8 @@ pub struct Recorded {
     pub dry_run: bool,
     /// The status sent, 0 when the connection was dropped.
     pub status: u16,
+    /// The `x-kplace-client` header (empty when absent).
+    pub client: String,
 }
 
 #[derive(Debug, Default)]
@@ -227,6 +331,25 @@ struct State {
     recreate: BTreeMap<String, String>,
     in_flight: usize,
     max_in_flight: usize,
+    /// The last resourceVersion given out.
+    rv: u64,
+    /// Every change, for watches.
+    history: Vec<Change>,
+    /// Objects other than pods and budgets, by resource and `namespace/name` (or name).
+    objects: BTreeMap<(String, String), Value>,
+    /// Woken on every change.
+    notify: Arc<Notify>,
+    /// Bumped to abort every open watch.
+    watch_epoch: u64,
+}
+
+/// One change of the store, as a watch sends it.
+#[derive(Debug, Clone)]
+struct Change {
+    rv: u64,
+    resource: String,
+    type_: &'static str,
+    object: Value,
 }
 
 /// The running server; stops when dropped.
@@ -246,11 +369,18 @@ impl Drop for ApiServer {
 impl ApiServer {
     /// Starts a server holding `pods` and `pdbs` on the current tokio runtime.
     pub async fn start(pods: Vec<FakePod>, pdbs: Vec<FakePdb>) -> ApiServer {
-        let state = State {
+        let mut state = State {
             pods: pods.into_iter().map(|p| (p.key(), p)).collect(),
             pdbs,
             ..State::default()
         };
+        let keys: Vec<String> = state.pods.keys().cloned().collect();
+        for k in keys {
+            state.touch_pod(&k);
+        }
+        for i in 0..state.pdbs.len() {
+            state.touch_pdb(i);
+        }
         let state = Arc::new(Mutex::new(state));
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local address");
@@ -326,7 +456,10 @@ impl ApiServer {
 
     /// Adds or replaces a pod.
     pub fn put_pod(&self, pod: FakePod) {
-        self.state().pods.insert(pod.key(), pod);
+        let mut s = self.state();
+        let key = pod.key();
+        s.pods.insert(key.clone(), pod);
+        s.touch_pod(&key);
     }
 
     /// The budget named `name`.
@@ -358,9 +491,524 @@ impl ApiServer {
     pub fn max_in_flight(&self) -> usize {
         self.state().max_in_flight
     }
+
+    /// A client for this server that sends `x-kplace-client: name`, so the request log tells
+    /// its requests apart.
+    pub fn client_named(&self, name: &str) -> kube::Client {
+        let mut config = kube::Config::new(self.url().parse().expect("a valid URL"));
+        config.default_retry = false;
+        config.headers.push((
+            "x-kplace-client".parse().expect("a header name"),
+            name.parse().expect("a header value"),
+        ));
+        kube::Client::try_from(config).expect("a client")
+    }
+
+    /// Creates a pod from a whole object (as a controller or a user would).
+    pub fn create_pod(&self, pod: Pod) {
+        self.put_pod(FakePod::from_pod(pod));
+    }
+
+    /// Deletes a pod at once (no grace period).
+    pub fn delete_pod(&self, key: &str) {
+        self.state().remove_pod(key);
+    }
+
+    /// Adds or replaces an object of another kind: `resource` is its plural (`nodes`,
+    /// `priorityclasses`, `namespaces`, `services`, …); the object is stored as JSON.
+    pub fn put_object<T: serde::Serialize>(&self, resource: &str, object: &T) {
+        let value = serde_json::to_value(object).expect("the object serializes");
+        self.state().put_object(resource, value);
+    }
+
+    /// Deletes an object of another kind by `namespace/name` (or name).
+    pub fn delete_object(&self, resource: &str, key: &str) {
+        self.state().delete_object(resource, key);
+    }
+
+    /// The stored object of another kind.
+    pub fn object(&self, resource: &str, key: &str) -> Option<Value> {
+        self.state().objects.get(&(resource.to_string(), key.to_string())).cloned()
+    }
+
+    /// Every stored object of a resource (events, leases, …), in key order.
+    pub fn objects(&self, resource: &str) -> Vec<Value> {
+        self.state()
+            .objects
+            .iter()
+            .filter(|((r, _), _)| r == resource)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    /// Aborts every open watch connection (the watchers must list or watch again).
+    pub fn drop_watches(&self) {
+        let mut s = self.state();
+        s.watch_epoch += 1;
+        s.notify.notify_waiters();
+    }
 }
 
-type Reply = Response<Full<Bytes>>;
+/// The kinds served for list and watch: (API prefix, resource, list kind).
+const COLLECTIONS: &[(&str, &str, &str)] = &[
+    ("/api/v1", "pods", "PodList"),
+    ("/api/v1", "nodes", "NodeList"),
+    ("/api/v1", "namespaces", "NamespaceList"),
+    ("/api/v1", "services", "ServiceList"),
+    ("/api/v1", "replicationcontrollers", "ReplicationControllerList"),
+    ("/apis/apps/v1", "replicasets", "ReplicaSetList"),
+    ("/apis/apps/v1", "statefulsets", "StatefulSetList"),
+    ("/apis/policy/v1", "poddisruptionbudgets", "PodDisruptionBudgetList"),
+    ("/apis/scheduling.k8s.io/v1", "priorityclasses", "PriorityClassList"),
+];
+
+fn object_key(value: &Value) -> String {
+    let name = value["metadata"]["name"].as_str().unwrap_or_default();
+    match value["metadata"]["namespace"].as_str() {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    }
+}
+
+fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
+    query.split('&').find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+}
+
+fn status_failure(code: u16, reason: &str, message: &str) -> (u16, Value) {
+    failure(code, reason, message, Value::Null)
+}
+
+/// Merges a JSON merge/strategic patch into `target` (objects merged key by key, `null`
+/// deletes, anything else replaces).
+fn merge(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                if v.is_null() {
+                    t.remove(k);
+                } else {
+                    merge(t.entry(k.clone()).or_insert(Value::Null), v);
+                }
+            }
+        }
+        (t, p) => *t = p.clone(),
+    }
+}
+
+impl State {
+    fn next_rv(&mut self) -> u64 {
+        self.rv += 1;
+        self.rv
+    }
+
+    fn record_change(&mut self, resource: &str, type_: &'static str, object: Value, rv: u64) {
+        self.history.push(Change { rv, resource: resource.to_string(), type_, object });
+        self.notify.notify_waiters();
+    }
+
+    /// A pod was added or changed: new resourceVersion, and a watch event.
+    fn touch_pod(&mut self, key: &str) {
+        let rv = self.next_rv();
+        let Some(pod) = self.pods.get_mut(key) else { return };
+        let type_ = if pod.resource_version == 0 { "ADDED" } else { "MODIFIED" };
+        pod.resource_version = rv;
+        let object = pod.to_json();
+        self.record_change("pods", type_, object, rv);
+    }
+
+    /// A pod is gone.
+    fn remove_pod(&mut self, key: &str) {
+        if let Some(mut pod) = self.pods.remove(key) {
+            let rv = self.next_rv();
+            pod.resource_version = rv;
+            let object = pod.to_json();
+            self.record_change("pods", "DELETED", object, rv);
+        }
+    }
+
+    fn touch_pdb(&mut self, i: usize) {
+        let rv = self.next_rv();
+        let Some(pdb) = self.pdbs.get_mut(i) else { return };
+        let type_ = if pdb.resource_version == 0 { "ADDED" } else { "MODIFIED" };
+        pdb.resource_version = rv;
+        let object = pdb.to_json();
+        self.record_change("poddisruptionbudgets", type_, object, rv);
+    }
+
+    fn put_object(&mut self, resource: &str, mut value: Value) -> Value {
+        let rv = self.next_rv();
+        value["metadata"]["resourceVersion"] = json!(rv.to_string());
+        if value["metadata"]["uid"].is_null() {
+            value["metadata"]["uid"] = json!(format!("uid-{resource}-{}", object_key(&value)));
+        }
+        let key = (resource.to_string(), object_key(&value));
+        let type_ = if self.objects.contains_key(&key) { "MODIFIED" } else { "ADDED" };
+        self.objects.insert(key, value.clone());
+        self.record_change(resource, type_, value.clone(), rv);
+        value
+    }
+
+    fn delete_object(&mut self, resource: &str, key: &str) {
+        if let Some(mut value) = self.objects.remove(&(resource.to_string(), key.to_string())) {
+            let rv = self.next_rv();
+            value["metadata"]["resourceVersion"] = json!(rv.to_string());
+            self.record_change(resource, "DELETED", value, rv);
+        }
+    }
+
+    /// Current objects of a resource, in key order.
+    fn items(&self, resource: &str) -> Vec<Value> {
+        match resource {
+            "pods" => self.pods.values().map(FakePod::to_json).collect(),
+            "poddisruptionbudgets" => {
+                let mut v: Vec<Value> = self.pdbs.iter().map(FakePdb::to_json).collect();
+                v.sort_by_key(object_key);
+                v
+            }
+            _ => self
+                .objects
+                .iter()
+                .filter(|((r, _), _)| r == resource)
+                .map(|(_, v)| v.clone())
+                .collect(),
+        }
+    }
+
+    /// `PATCH pods/{name}/status`.
+    fn patch_pod_status(&mut self, key: &str, name: &str, body: &[u8]) -> (u16, Value) {
+        let Ok(patch) = serde_json::from_slice::<Value>(body) else {
+            return bad_request("the patch is not JSON");
+        };
+        let Some(pod) = self.pods.get_mut(key) else { return not_found(name) };
+        let status = &patch["status"];
+        if let Some(conditions) = status["conditions"].as_array() {
+            for c in conditions {
+                let Ok(c) = serde_json::from_value::<PodCondition>(c.clone()) else {
+                    return bad_request("status.conditions: not a pod condition");
+                };
+                match pod.conditions.iter_mut().find(|o| o.type_ == c.type_) {
+                    Some(old) => *old = c,
+                    None => pod.conditions.push(c),
+                }
+            }
+        }
+        match status.get("nominatedNodeName") {
+            Some(Value::Null) => pod.nominated_node = None,
+            Some(Value::String(n)) => pod.nominated_node = Some(n.clone()),
+            _ => {}
+        }
+        self.touch_pod(key);
+        (200, self.pods.get(key).map(FakePod::to_json).unwrap_or_default())
+    }
+
+    fn create_event(&mut self, ns: &str, body: &[u8]) -> (u16, Value) {
+        let Ok(mut event) = serde_json::from_slice::<Value>(body) else {
+            return bad_request("the event is not JSON");
+        };
+        if event["metadata"]["namespace"].is_null() {
+            event["metadata"]["namespace"] = json!(ns);
+        }
+        if event["metadata"]["namespace"] != json!(ns) {
+            return bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            );
+        }
+        if self.objects.contains_key(&("events".to_string(), object_key(&event))) {
+            return status_failure(409, "AlreadyExists", "events already exists");
+        }
+        (201, self.put_object("events", event))
+    }
+
+    fn patch_event(&mut self, key: &str, body: &[u8]) -> (u16, Value) {
+        let Ok(patch) = serde_json::from_slice::<Value>(body) else {
+            return bad_request("the patch is not JSON");
+        };
+        let Some(mut event) = self.objects.get(&("events".to_string(), key.to_string())).cloned()
+        else {
+            return status_failure(404, "NotFound", "events not found");
+        };
+        merge(&mut event, &patch);
+        (200, self.put_object("events", event))
+    }
+
+    fn lease(&mut self, method: &Method, key: &str, ns: &str, body: &[u8]) -> (u16, Value) {
+        let id = ("leases".to_string(), key.to_string());
+        match *method {
+            Method::GET => match self.objects.get(&id) {
+                Some(v) => (200, v.clone()),
+                None => status_failure(404, "NotFound", "leases.coordination.k8s.io not found"),
+            },
+            Method::POST => {
+                let Ok(mut lease) = serde_json::from_slice::<Value>(body) else {
+                    return bad_request("the lease is not JSON");
+                };
+                lease["metadata"]["namespace"] = json!(ns);
+                if self.objects.contains_key(&("leases".to_string(), object_key(&lease))) {
+                    return status_failure(
+                        409,
+                        "AlreadyExists",
+                        "leases.coordination.k8s.io already exists",
+                    );
+                }
+                (201, self.put_object("leases", lease))
+            }
+            Method::PUT => {
+                let Ok(lease) = serde_json::from_slice::<Value>(body) else {
+                    return bad_request("the lease is not JSON");
+                };
+                let Some(stored) = self.objects.get(&id) else {
+                    return status_failure(404, "NotFound", "leases.coordination.k8s.io not found");
+                };
+                if lease["metadata"]["resourceVersion"] != stored["metadata"]["resourceVersion"] {
+                    return status_failure(
+                        409,
+                        "Conflict",
+                        "Operation cannot be fulfilled on leases.coordination.k8s.io: the object \
+                         has been modified; please apply your changes to the latest version and try again",
+                    );
+                }
+                (200, self.put_object("leases", lease))
+            }
+            _ => status_failure(405, "MethodNotAllowed", "method not allowed"),
+        }
+    }
+}
+
+/// What the extended routes serve.
+enum Route2 {
+    Collection { resource: String, kind: String, api_version: String },
+    PodStatus { ns: String, name: String },
+    Events { ns: String },
+    Event { ns: String, name: String },
+    Leases { ns: String },
+    Lease { ns: String, name: String },
+}
+
+fn route_more(path: &str) -> Option<Route2> {
+    for (prefix, resource, kind) in COLLECTIONS {
+        if path == format!("{prefix}/{resource}") {
+            let api_version = prefix.trim_start_matches("/apis/").trim_start_matches("/api/");
+            return Some(Route2::Collection {
+                resource: resource.to_string(),
+                kind: kind.to_string(),
+                api_version: api_version.to_string(),
+            });
+        }
+    }
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match parts.as_slice() {
+        ["api", "v1", "namespaces", ns, "pods", name, "status"] => {
+            Some(Route2::PodStatus { ns: ns.to_string(), name: name.to_string() })
+        }
+        ["apis", "events.k8s.io", "v1", "namespaces", ns, "events"] => {
+            Some(Route2::Events { ns: ns.to_string() })
+        }
+        ["apis", "events.k8s.io", "v1", "namespaces", ns, "events", name] => {
+            Some(Route2::Event { ns: ns.to_string(), name: name.to_string() })
+        }
+        ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases"] => {
+            Some(Route2::Leases { ns: ns.to_string() })
+        }
+        ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases", name] => {
+            Some(Route2::Lease { ns: ns.to_string(), name: name.to_string() })
+        }
+        _ => None,
+    }
+}
+
+/// Serves the routes `kplace schedule` adds; `None` for the binder's routes.
+async fn serve_more(
+    state: &Arc<Mutex<State>>,
+    method: &Method,
+    path: &str,
+    query: &str,
+    body: &[u8],
+    client: &str,
+) -> Option<Result<Reply, Dropped>> {
+    let route = route_more(path)?;
+    let lock = || state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let watching = matches!(query_param(query, "watch"), Some("true" | "1"));
+    let (verb, key) = match (&route, method) {
+        (Route2::Collection { resource, .. }, &Method::GET) => {
+            (if watching { Verb::Watch } else { Verb::List }, resource.clone())
+        }
+        (Route2::PodStatus { ns, name }, &Method::PATCH | &Method::PUT) => {
+            (Verb::PatchStatus, format!("{ns}/{name}"))
+        }
+        (Route2::Events { ns }, &Method::POST) => {
+            let regarding = serde_json::from_slice::<Value>(body)
+                .ok()
+                .and_then(|v| v["regarding"]["name"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            (Verb::CreateEvent, format!("{ns}/{regarding}"))
+        }
+        (Route2::Event { ns, name }, &Method::PATCH) => (Verb::PatchEvent, format!("{ns}/{name}")),
+        (Route2::Lease { ns, name }, &Method::GET) => (Verb::GetLease, format!("{ns}/{name}")),
+        (Route2::Leases { ns }, &Method::POST) => {
+            let name = serde_json::from_slice::<Value>(body)
+                .ok()
+                .and_then(|v| v["metadata"]["name"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            (Verb::CreateLease, format!("{ns}/{name}"))
+        }
+        (Route2::Lease { ns, name }, &Method::PUT) => (Verb::UpdateLease, format!("{ns}/{name}")),
+        _ => {
+            let (code, body) = status_failure(405, "MethodNotAllowed", "method not allowed");
+            return Some(Ok(reply(code, &body)));
+        }
+    };
+    let record = |status: u16| {
+        lock().requests.push(Recorded {
+            verb: Some(verb),
+            pod: key.clone(),
+            dry_run: false,
+            status,
+            client: client.to_string(),
+        });
+    };
+    let fault = {
+        let mut s = lock();
+        let rule = s
+            .rules
+            .iter_mut()
+            .find(|r| r.verb == verb && (r.pod == key || r.pod == "*") && r.times > 0);
+        rule.map(|r| {
+            r.times -= 1;
+            r.fault.clone()
+        })
+    };
+    match &fault {
+        Some(Fault::Status(code)) => {
+            let (code, body) = failure(*code, "InternalError", "injected failure", Value::Null);
+            record(code);
+            return Some(Ok(reply(code, &body)));
+        }
+        Some(Fault::DropBeforeApply) => {
+            record(0);
+            return Some(Err(Dropped));
+        }
+        _ => {}
+    }
+    if verb == Verb::Watch {
+        let Route2::Collection { resource, .. } = &route else { return None };
+        record(200);
+        return Some(Ok(watch_reply(Arc::clone(state), resource.clone(), query)));
+    }
+    let (code, value) = {
+        let mut s = lock();
+        match (&route, verb) {
+            (Route2::Collection { resource, kind, api_version }, _) => {
+                let items = s.items(resource);
+                (
+                    200,
+                    json!({"kind": kind, "apiVersion": api_version,
+                           "metadata": {"resourceVersion": s.rv.to_string()}, "items": items}),
+                )
+            }
+            (Route2::PodStatus { name, .. }, _) => s.patch_pod_status(&key, name, body),
+            (Route2::Events { ns }, _) => s.create_event(ns, body),
+            (Route2::Event { .. }, _) => s.patch_event(&key, body),
+            (Route2::Leases { ns } | Route2::Lease { ns, .. }, _) => {
+                s.lease(method, &key, ns, body)
+            }
+        }
+    };
+    match fault {
+        Some(Fault::DropAfterApply) => {
+            record(0);
+            Some(Err(Dropped))
+        }
+        Some(Fault::Delay(d)) => {
+            record(code);
+            tokio::time::sleep(d).await;
+            Some(Ok(reply(code, &value)))
+        }
+        _ => {
+            record(code);
+            Some(Ok(reply(code, &value)))
+        }
+    }
+}
+
+/// A streaming watch of `resource` from the query's `resourceVersion`.
+fn watch_reply(state: Arc<Mutex<State>>, resource: String, query: &str) -> Reply {
+    let from: Option<u64> = query_param(query, "resourceVersion")
+        .filter(|v| !v.is_empty() && *v != "0")
+        .and_then(|v| v.parse().ok());
+    let timeout = query_param(query, "timeoutSeconds")
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(290)
+        .min(290);
+    let line = |type_: &str, object: &Value| {
+        Bytes::from(format!("{}\n", json!({"type": type_, "object": object})))
+    };
+    let (pending, position, epoch, notify) = {
+        let s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let pending: VecDeque<Bytes> = match from {
+            Some(_) => VecDeque::new(),
+            None => s.items(&resource).iter().map(|o| line("ADDED", o)).collect(),
+        };
+        (pending, from.unwrap_or(s.rv), s.watch_epoch, Arc::clone(&s.notify))
+    };
+    struct Watch {
+        state: Arc<Mutex<State>>,
+        resource: String,
+        pending: VecDeque<Bytes>,
+        position: u64,
+        epoch: u64,
+        notify: Arc<Notify>,
+        deadline: tokio::time::Instant,
+        done: bool,
+    }
+    let w = Watch {
+        state,
+        resource,
+        pending,
+        position,
+        epoch,
+        notify,
+        deadline: tokio::time::Instant::now() + Duration::from_secs(timeout),
+        done: false,
+    };
+    let stream = futures::stream::unfold(w, move |mut w| async move {
+        loop {
+            if let Some(b) = w.pending.pop_front() {
+                return Some((Ok(Frame::data(b)), w));
+            }
+            if w.done {
+                return None;
+            }
+            let notified = Arc::clone(&w.notify).notified_owned();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let state = Arc::clone(&w.state);
+                let s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if s.watch_epoch != w.epoch {
+                    w.done = true;
+                    return Some((Err(std::io::Error::other("watch dropped on purpose")), w));
+                }
+                for c in s.history.iter().filter(|c| c.rv > w.position && c.resource == w.resource)
+                {
+                    w.pending.push_back(line(c.type_, &c.object));
+                }
+                w.position = s.rv;
+            }
+            if !w.pending.is_empty() {
+                continue;
+            }
+            tokio::select! {
+                _ = notified => {}
+                _ = tokio::time::sleep_until(w.deadline) => w.done = true,
+            }
+        }
+    });
+    let mut r = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+    r.headers_mut().insert("content-type", "application/json".parse().expect("a header value"));
+    r
+}
+
+type Reply = Response<BoxBody<Bytes, std::io::Error>>;
 
 /// Returned by the service to make hyper close the connection without a reply.
 #[derive(Debug)]
@@ -375,7 +1023,8 @@ impl std::fmt::Display for Dropped {
 impl std::error::Error for Dropped {}
 
 fn reply(code: u16, body: &Value) -> Reply {
-    let mut r = Response::new(Full::new(Bytes::from(body.to_string())));
+    let full = Full::new(Bytes::from(body.to_string())).map_err(|never| match never {});
+    let mut r = Response::new(full.boxed());
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     r.headers_mut().insert("content-type", "application/json".parse().expect("a header value"));
     r
@@ -444,12 +1093,21 @@ async fn serve(state: &Arc<Mutex<State>>, req: Request<Incoming>) -> Result<Repl
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
+    let client = req
+        .headers()
+        .get("x-kplace-client")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     let dry_run_values: Vec<String> =
         query.split('&').filter_map(|kv| kv.strip_prefix("dryRun=")).map(str::to_string).collect();
     let body = match req.into_body().collect().await {
         Ok(b) => b.to_bytes(),
         Err(_) => return Err(Dropped),
     };
+    if let Some(r) = serve_more(state, &method, &path, &query, &body, &client).await {
+        return r;
+    }
     let routed = route(&path);
     let verb = match (&method, routed.as_ref().and_then(|r| r.2.as_deref())) {
         (&Method::GET, None) if routed.is_some() => Some(Verb::GetPod),
@@ -462,7 +1120,13 @@ async fn serve(state: &Arc<Mutex<State>>, req: Request<Incoming>) -> Result<Repl
     let dry_run = dry_run_values.iter().any(|v| v == "All");
     let record = |status: u16| {
         let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        s.requests.push(Recorded { verb, pod: key.clone(), dry_run, status });
+        s.requests.push(Recorded {
+            verb,
+            pod: key.clone(),
+            dry_run,
+            status,
+            client: client.clone(),
+        });
     };
     let Some(verb) = verb else {
         record(404);
@@ -510,6 +1174,7 @@ async fn serve(state: &Arc<Mutex<State>>, req: Request<Incoming>) -> Result<Repl
             Verb::GetPod => s.get_pod(&key, &name),
             Verb::Bind => s.bind(&key, &name, &body, dry_run),
             Verb::Evict => s.evict(&key, &name, &body, dry_run),
+            _ => not_found(&name),
         }
     };
     match fault {
@@ -534,7 +1199,7 @@ impl State {
         let Some(pod) = self.pods.get_mut(key) else { return not_found(name) };
         if pod.deleting {
             if pod.reads_until_gone == 0 {
-                self.pods.remove(key);
+                self.remove_pod(key);
                 return not_found(name);
             }
             pod.reads_until_gone -= 1;
@@ -575,6 +1240,7 @@ impl State {
         if !dry_run {
             pod.node = Some(target.clone());
             self.binds.entry(key.to_string()).or_default().push(target);
+            self.touch_pod(key);
         }
         success(201)
     }
@@ -630,6 +1296,7 @@ impl State {
                     }
                     if !dry_run {
                         pdb.disruptions_allowed -= 1;
+                        self.touch_pdb(i);
                     }
                 }
             }
@@ -646,13 +1313,15 @@ impl State {
         if !dry_run {
             *self.evictions.entry(key.to_string()).or_insert(0) += 1;
             if self.grace_reads == 0 {
-                self.pods.remove(key);
+                self.remove_pod(key);
                 if let Some(uid) = self.recreate.remove(key) {
                     self.pods.insert(key.to_string(), FakePod { uid, ..pod });
+                    self.touch_pod(key);
                 }
             } else if let Some(p) = self.pods.get_mut(key).filter(|p| !p.deleting) {
                 p.deleting = true;
                 p.reads_until_gone = self.grace_reads;
+                self.touch_pod(key);
             }
         }
         success(201)

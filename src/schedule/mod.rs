@@ -1,0 +1,875 @@
+//! `kplace schedule`: the live secondary scheduler. It watches the cluster, gathers the pending
+//! pods whose `spec.schedulerName` it serves into batches, plans each batch against the cached
+//! cluster state, binds through [`crate::bind`], and reports as kube-scheduler does.
+//!
+//! Input: a `kube::Client`, the scheduler configuration, [`ScheduleOptions`], an optional
+//! listener for `/metrics` and `/healthz`, and a shutdown signal; output: Bindings, Evictions,
+//! Events and pod status patches in the cluster, and a [`RunSummary`] when it stops.
+//!
+//! The loop, with its upstream (v1.35) counterparts:
+//!
+//! 1. **Watch** Nodes, Pods, PodDisruptionBudgets, PriorityClasses, Namespaces, and the
+//!    Services, ReplicationControllers, ReplicaSets and StatefulSets that default spread
+//!    selectors read, with kube-runtime reflectors (the scheduler's informers,
+//!    `pkg/scheduler/eventhandlers.go`). Nothing is scheduled before every cache is synced.
+//! 2. **Queue** ([`queue`]): pending pods of a served scheduler name enter the queue; a node
+//!    added or changed, or an assigned pod deleted or finished, moves unschedulable pods back
+//!    after their backoff (`pkg/scheduler/backend/queue`).
+//! 3. **Lead** ([`lease`]): only the replica holding the Lease takes batches
+//!    (`cmd/kube-scheduler/app/server.go` with client-go leader election). Followers keep
+//!    their caches warm.
+//! 4. **Decide**: a batch is cut after `batch_window` or at `max_batch` pods; the cluster is
+//!    built from the caches by the snapshot builder ([`cache`]), with the pods this scheduler
+//!    bound but not yet seen bound counted on their nodes (upstream's assumed pods), and
+//!    planned by [`planner::plan_batch`] on a blocking thread, so lease renewals and watches go
+//!    on meanwhile.
+//! 5. **Bind** with [`crate::bind::bind`]: evictions for preemptors (nominated first through
+//!    `status.nominatedNodeName`), then Bindings, with its retries. A binding that fails goes
+//!    back to the queue with backoff; one the cluster already shows done or moot leaves it.
+//! 6. **Report** ([`events`]): `Scheduled` events for bound pods; for unschedulable pods a
+//!    `FailedScheduling` event with the FitError message and the `PodScheduled=False`
+//!    condition (`pkg/scheduler/schedule_one.go`: `handleSchedulingFailure`, `updatePod`).
+//!    These writes go through a separate task in order and never hold up the next batch.
+//!
+//! Shutdown: no new batch is taken, the batch in flight finishes its bindings (while the Lease
+//! is still renewed), queued events and patches are flushed (bounded by
+//! [`ScheduleOptions::shutdown_timeout`]), the Lease is released, and [`run`] returns. A leader
+//! that cannot renew its Lease stops at once, abandoning its in-flight requests, and [`run`]
+//! returns [`ScheduleError::LeadershipLost`] (kube-scheduler exits then too).
+//!
+//! Known differences from kube-scheduler: no queueing hints (every watched cluster change
+//! retries every unschedulable pod after its backoff); the cluster model is rebuilt from the
+//! caches for each batch; a batch waits for its preemption victims to be gone before the next
+//! batch is cut; nominated pods of other schedulers are not considered.
+
+pub mod cache;
+pub mod events;
+pub mod lease;
+pub mod metrics;
+pub mod planner;
+pub mod queue;
+pub mod settings;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::Api;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde::de::DeserializeOwned;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::bind::{ActionResult, BindOptions, Outcome, RetryPolicy};
+use crate::framework::config::SchedulerConfig;
+use crate::plan::Plan;
+
+use cache::{
+    Assumed, Objects, is_queued, is_terminal, key_of, node_of, node_signature, queued_pod,
+};
+use events::WriteObserver;
+use events::{REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE, Reporter, Write};
+use lease::LeaseConfig;
+use metrics::Metrics;
+use queue::{BackoffPolicy, Poll, Queue};
+
+/// How the scheduler runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleOptions {
+    /// The `spec.schedulerName`s whose pods this scheduler places.
+    pub scheduler_names: Vec<String>,
+    /// How long a batch gathers pods after the first one is ready.
+    pub batch_window: Duration,
+    /// The most pods in one batch.
+    pub max_batch: usize,
+    /// Backoff of pods that did not get placed.
+    pub backoff: BackoffPolicy,
+    /// Leader election; `None` leads at once (a single replica).
+    pub leader_election: Option<LeaseConfig>,
+    /// How bindings and evictions are sent.
+    pub bind: BindOptions,
+    /// Retries of events and pod status patches.
+    pub write_retry: RetryPolicy,
+    /// The longest wait for one reply to an event or status write.
+    pub write_timeout: Duration,
+    /// This host's name, for the events' `reportingInstance`.
+    pub hostname: String,
+    /// The longest wait at shutdown for queued events and patches to be sent.
+    pub shutdown_timeout: Duration,
+}
+
+impl ScheduleOptions {
+    /// Defaults for serving `scheduler_names`: a 500 ms window, batches of at most 1000 pods,
+    /// upstream's backoff, no leader election.
+    pub fn new(scheduler_names: Vec<String>) -> Self {
+        ScheduleOptions {
+            scheduler_names,
+            batch_window: Duration::from_millis(500),
+            max_batch: 1000,
+            backoff: BackoffPolicy::default(),
+            leader_election: None,
+            bind: BindOptions {
+                eviction_timeout: Duration::from_secs(60),
+                ..BindOptions::default()
+            },
+            write_retry: RetryPolicy::default(),
+            write_timeout: Duration::from_secs(30),
+            hostname: hostname(),
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// This machine's host name (`HOSTNAME`, else `/etc/hostname`, else `unknown`).
+pub fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.trim().is_empty())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// Why the scheduler could not start or had to stop.
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    /// No scheduler name to serve.
+    #[error("no scheduler name to serve")]
+    NoSchedulerNames,
+    /// A served scheduler name has no profile in the configuration.
+    #[error("no profile of the scheduler configuration serves scheduler name {0:?}")]
+    NoProfile(String),
+    /// The leader-election settings are not usable.
+    #[error("leader election: {0}")]
+    LeaderElection(String),
+    /// This replica led and could not renew its Lease in time.
+    #[error("leader election lost: the lease was not renewed within the renew deadline")]
+    LeadershipLost,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RunSummary {
+    /// Whether this replica led at some point.
+    pub led: bool,
+    /// Batches decided.
+    pub batches: u64,
+    /// Pods bound.
+    pub bound: u64,
+    /// Times a pod was found unschedulable.
+    pub unschedulable: u64,
+    /// Whether the Lease was released at the end (`None` without leader election or when this
+    /// replica never led).
+    pub lease_released: Option<bool>,
+}
+
+/// The kinds watched; scheduling starts once every one has synced.
+const KINDS: [&str; 9] = [
+    "nodes",
+    "pods",
+    "poddisruptionbudgets",
+    "priorityclasses",
+    "namespaces",
+    "services",
+    "replicationcontrollers",
+    "replicasets",
+    "statefulsets",
+];
+
+/// What the watch tasks tell the loop.
+#[derive(Debug)]
+enum Notice {
+    Pod(Box<watcher::Event<Pod>>),
+    Node(Box<watcher::Event<Node>>),
+    Synced(&'static str),
+}
+
+/// The reflector stores.
+#[derive(Clone)]
+struct Stores {
+    nodes: Store<Node>,
+    pods: Store<Pod>,
+    pdbs: Store<PodDisruptionBudget>,
+    priority_classes: Store<PriorityClass>,
+    namespaces: Store<Namespace>,
+    services: Store<Service>,
+    rcs: Store<ReplicationController>,
+    rss: Store<ReplicaSet>,
+    sss: Store<StatefulSet>,
+}
+
+fn sorted<K: kube::Resource>(mut v: Vec<Arc<K>>) -> Vec<Arc<K>> {
+    v.sort_by(|a, b| {
+        (a.meta().namespace.as_deref(), a.meta().name.as_deref())
+            .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
+    });
+    v
+}
+
+impl Stores {
+    fn objects(&self) -> Objects {
+        Objects {
+            nodes: sorted(self.nodes.state()),
+            pods: sorted(self.pods.state()),
+            pdbs: sorted(self.pdbs.state()),
+            priority_classes: sorted(self.priority_classes.state()),
+            namespaces: sorted(self.namespaces.state()),
+            services: sorted(self.services.state()),
+            replication_controllers: sorted(self.rcs.state()),
+            replica_sets: sorted(self.rss.state()),
+            stateful_sets: sorted(self.sss.state()),
+        }
+    }
+
+    fn pod(&self, key: &str) -> Option<Arc<Pod>> {
+        let (ns, name) = key.split_once('/')?;
+        self.pods.get(&reflector::ObjectRef::new(name).within(ns))
+    }
+}
+
+/// Starts a reflector for one kind; its events go to the loop as notices.
+fn watch_kind<K>(
+    client: &kube::Client,
+    kind: &'static str,
+    tx: mpsc::UnboundedSender<Notice>,
+    wrap: fn(watcher::Event<K>) -> Option<Notice>,
+) -> (Store<K>, JoinHandle<()>)
+where
+    K: kube::Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let api: Api<K> = Api::all(client.clone());
+    let (reader, writer) = reflector::store();
+    let stream =
+        reflector::reflector(writer, watcher(api, watcher::Config::default()).default_backoff());
+    let task = tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        let mut failing = false;
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(event) => {
+                    failing = false;
+                    let synced = matches!(event, watcher::Event::InitDone);
+                    let notice = wrap(event).or(synced.then_some(Notice::Synced(kind)));
+                    if let Some(n) = notice
+                        && tx.send(n).is_err()
+                    {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    if failing {
+                        tracing::debug!("watching {kind}: {e}");
+                    } else {
+                        tracing::warn!("watching {kind}: {e}; retrying with backoff");
+                    }
+                    failing = true;
+                }
+            }
+        }
+    });
+    (reader, task)
+}
+
+fn none<K>(_: watcher::Event<K>) -> Option<Notice> {
+    None
+}
+
+/// What the loop remembers of a pod it has seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PodSeen {
+    uid: String,
+    /// Bound to a node and not finished: it holds room there.
+    holds_room: bool,
+}
+
+/// The `snake_case` name of an outcome, as reports and metrics use it.
+pub fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Bound => "bound",
+        Outcome::AlreadyBound => "already_bound",
+        Outcome::Evicted => "evicted",
+        Outcome::NotNeeded => "not_needed",
+        Outcome::Gone => "gone",
+        Outcome::Conflict => "conflict",
+        Outcome::Refused => "refused",
+        Outcome::Skipped => "skipped",
+        Outcome::Failed => "failed",
+    }
+}
+
+struct Loop {
+    client: kube::Client,
+    config: Arc<SchedulerConfig>,
+    options: ScheduleOptions,
+    stores: Stores,
+    metrics: Arc<Metrics>,
+    writes: mpsc::UnboundedSender<Write>,
+    queue: Queue,
+    assumed: BTreeMap<String, Assumed>,
+    pods_seen: BTreeMap<String, PodSeen>,
+    nodes_seen: BTreeMap<String, u64>,
+    relist_pods: Option<BTreeSet<String>>,
+    relist_nodes: Option<BTreeSet<String>>,
+    synced: BTreeSet<&'static str>,
+    /// Objects already warned about as not converting.
+    warned: BTreeSet<String>,
+    summary: RunSummary,
+}
+
+/// Resolves when `leading` turns false (or its sender goes away).
+async fn lost(leading: &mut watch::Receiver<bool>) {
+    loop {
+        if !*leading.borrow_and_update() {
+            return;
+        }
+        if leading.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+impl Loop {
+    fn on_notice(&mut self, notice: Notice, now: Instant) {
+        match notice {
+            Notice::Pod(e) => self.on_pod(*e, now),
+            Notice::Node(e) => self.on_node(*e, now),
+            Notice::Synced(kind) => {
+                if self.synced.insert(kind) {
+                    tracing::debug!("{kind} synced");
+                }
+            }
+        }
+    }
+
+    fn on_pod(&mut self, event: watcher::Event<Pod>, now: Instant) {
+        match event {
+            watcher::Event::Init => self.relist_pods = Some(BTreeSet::new()),
+            watcher::Event::InitApply(p) => {
+                if let Some(seen) = self.relist_pods.as_mut() {
+                    seen.insert(key_of(&p.metadata));
+                }
+                self.pod_applied(&p, now);
+            }
+            watcher::Event::Apply(p) => self.pod_applied(&p, now),
+            watcher::Event::Delete(p) => self.pod_deleted(&key_of(&p.metadata), now),
+            watcher::Event::InitDone => {
+                if let Some(seen) = self.relist_pods.take() {
+                    let gone: Vec<String> =
+                        self.pods_seen.keys().filter(|k| !seen.contains(*k)).cloned().collect();
+                    for k in gone {
+                        self.pod_deleted(&k, now);
+                    }
+                }
+                self.synced.insert("pods");
+            }
+        }
+    }
+
+    fn pod_applied(&mut self, pod: &Pod, now: Instant) {
+        let key = key_of(&pod.metadata);
+        let uid = pod.metadata.uid.clone().unwrap_or_default();
+        let seen =
+            PodSeen { uid: uid.clone(), holds_room: node_of(pod).is_some() && !is_terminal(pod) };
+        let holds = seen.holds_room;
+        if let Some(prev) = self.pods_seen.insert(key.clone(), seen)
+            && prev.holds_room
+            && (!holds || prev.uid != uid)
+        {
+            // An assigned pod finished or was replaced: its room is free.
+            self.queue.cluster_changed(now);
+        }
+        if self.assumed.get(&key).is_some_and(|a| a.uid != uid || node_of(pod).is_some()) {
+            self.assumed.remove(&key);
+        }
+        if is_queued(pod, &self.options.scheduler_names) {
+            self.queue.upsert(&key, queued_pod(pod), now);
+        } else {
+            self.queue.remove(&key);
+        }
+    }
+
+    fn pod_deleted(&mut self, key: &str, now: Instant) {
+        if self.pods_seen.remove(key).is_some_and(|p| p.holds_room) {
+            self.queue.cluster_changed(now);
+        }
+        self.queue.remove(key);
+        self.assumed.remove(key);
+    }
+
+    fn on_node(&mut self, event: watcher::Event<Node>, now: Instant) {
+        let applied = |this: &mut Self, n: &Node| {
+            let name = n.metadata.name.clone().unwrap_or_default();
+            let sig = node_signature(n);
+            if this.nodes_seen.insert(name, sig) != Some(sig) {
+                this.queue.cluster_changed(now);
+            }
+        };
+        match event {
+            watcher::Event::Init => self.relist_nodes = Some(BTreeSet::new()),
+            watcher::Event::InitApply(n) => {
+                if let Some(seen) = self.relist_nodes.as_mut() {
+                    seen.insert(n.metadata.name.clone().unwrap_or_default());
+                }
+                applied(self, &n);
+            }
+            watcher::Event::Apply(n) => applied(self, &n),
+            watcher::Event::Delete(n) => {
+                self.nodes_seen.remove(n.metadata.name.as_deref().unwrap_or_default());
+            }
+            watcher::Event::InitDone => {
+                if let Some(seen) = self.relist_nodes.take() {
+                    self.nodes_seen.retain(|k, _| seen.contains(k));
+                }
+                self.synced.insert("nodes");
+            }
+        }
+    }
+
+    fn write(&self, w: Write) {
+        if self.writes.send(w).is_err() {
+            tracing::debug!("the writer has stopped; a write was dropped");
+        }
+    }
+
+    fn reporter(&self, pod: &Pod) -> Reporter {
+        let name = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.scheduler_name.as_deref())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("default-scheduler");
+        Reporter::new(name, &self.options.hostname)
+    }
+
+    /// Reports a pod that did not get placed: a `FailedScheduling` event and the
+    /// `PodScheduled=False` condition (nominated node cleared).
+    fn report_failure(&self, key: &str, reason: &str, message: &str) {
+        let Some(pod) = self.stores.pod(key) else { return };
+        let now = Timestamp::now();
+        let event = events::failed_scheduling_event(&pod, message, &self.reporter(&pod), now);
+        self.write(Write::Event(Box::new(event)));
+        if let Some(patch) = events::failure_status_patch(&pod, reason, message, Some(""), now) {
+            self.write(Write::PodStatus {
+                namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+                name: pod.metadata.name.clone().unwrap_or_default(),
+                patch,
+            });
+        }
+    }
+
+    fn fail_all(&mut self, keys: &[String], message: &str) {
+        let now = Instant::now();
+        for k in keys {
+            self.assumed.remove(k);
+            self.queue.failed(k, now);
+            self.report_failure(k, REASON_SCHEDULER_ERROR, message);
+        }
+    }
+
+    /// Decides, binds and reports one batch.
+    async fn cycle(
+        &mut self,
+        keys: Vec<String>,
+        leading: &mut watch::Receiver<bool>,
+    ) -> Result<(), ScheduleError> {
+        let started = Instant::now();
+        let objects = self.stores.objects();
+        let built =
+            match cache::build_cluster(&objects, &self.assumed, &self.options.scheduler_names) {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::error!("building the cluster state: {e}");
+                    self.fail_all(&keys, &e.to_string());
+                    return Ok(());
+                }
+            };
+        let mut excluded_pods: BTreeMap<String, String> = BTreeMap::new();
+        for (object, reason) in &built.excluded {
+            if object.kind == "Pod" {
+                let key =
+                    format!("{}/{}", object.namespace.as_deref().unwrap_or("default"), object.name);
+                excluded_pods.insert(key, reason.clone());
+            }
+            if self.warned.insert(object.to_string()) {
+                tracing::warn!("{object}: {reason}; left out of the cluster state");
+            }
+        }
+        let in_batch: BTreeSet<&str> = keys.iter().map(String::as_str).collect();
+        let pending: Vec<crate::model::Pod> = built
+            .cluster
+            .pending
+            .into_iter()
+            .filter(|p| in_batch.contains(p.key().as_str()))
+            .collect();
+        let found: BTreeSet<String> = pending.iter().map(|p| p.key()).collect();
+        for k in keys.iter().filter(|k| !found.contains(*k)) {
+            match excluded_pods.get(k) {
+                Some(reason) => {
+                    self.queue.unschedulable(k, Instant::now());
+                    self.report_failure(k, REASON_SCHEDULER_ERROR, &format!("pod {k}: {reason}"));
+                }
+                // Bound meanwhile, gone, or no longer served.
+                None => self.queue.done(k),
+            }
+        }
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let batch_keys: Vec<String> = pending.iter().map(|p| p.key()).collect();
+        let config = Arc::clone(&self.config);
+        let state = built.cluster.state;
+        let now_unix = Timestamp::now().as_second();
+        let planned = tokio::task::spawn_blocking(move || {
+            planner::plan_batch(state, &pending, &config, now_unix)
+        })
+        .await;
+        let plan = match planned {
+            Ok(Ok(plan)) => plan,
+            Ok(Err(e)) => {
+                tracing::error!("planning a batch of {} pods: {e}", batch_keys.len());
+                self.fail_all(&batch_keys, &e.to_string());
+                return Ok(());
+            }
+            Err(e) => {
+                tracing::error!("the planner stopped: {e}");
+                self.fail_all(&batch_keys, "internal error: the planner stopped");
+                return Ok(());
+            }
+        };
+        self.metrics.batch(batch_keys.len(), started.elapsed());
+        self.summary.batches += 1;
+        tracing::info!(
+            pods = batch_keys.len(),
+            placed = plan.placements.len(),
+            evictions = plan.evictions.len(),
+            unschedulable = plan.unschedulable.len(),
+            "decided a batch in {} ms",
+            started.elapsed().as_millis()
+        );
+
+        // Preemptors are nominated to their node before their victims are evicted (sent here,
+        // not through the writer, so the nomination is in place first).
+        let node_of_placement: BTreeMap<&str, &str> =
+            plan.placements.iter().map(|p| (p.pod.as_str(), p.node.as_str())).collect();
+        let preemptors: BTreeSet<&str> =
+            plan.evictions.iter().map(|e| e.preemptor.as_str()).collect();
+        for pre in preemptors {
+            if let (Some(node), Some(pod)) = (node_of_placement.get(pre), self.stores.pod(pre))
+                && let Some(patch) = events::nomination_patch(&pod, node)
+            {
+                let ns = pod.metadata.namespace.clone().unwrap_or_default();
+                let name = pod.metadata.name.clone().unwrap_or_default();
+                let api: Api<Pod> = Api::namespaced(self.client.clone(), &ns);
+                let params = kube::api::PatchParams::default();
+                let patch = kube::api::Patch::Strategic(&patch);
+                let what = format!("nominate {pre} to {node}");
+                let mut send = || api.patch_status(&name, &params, &patch);
+                let sent = tokio::select! {
+                    r = events::send_with_retry(self.options.write_retry, self.options.write_timeout, &what, &mut send) => r,
+                    _ = lost(leading) => return Err(ScheduleError::LeadershipLost),
+                };
+                self.metrics.written("pod_status", sent.is_ok());
+                if let Err(f) = sent {
+                    tracing::warn!("{what}: {}", f.message());
+                }
+            }
+        }
+        for p in &plan.placements {
+            if let Some(pod) = self.stores.pod(&p.pod) {
+                let uid = pod.metadata.uid.clone().unwrap_or_default();
+                self.assumed.insert(p.pod.clone(), Assumed { uid, node: p.node.clone() });
+            }
+        }
+
+        if !plan.placements.is_empty() {
+            let to_bind = Plan {
+                placements: plan.placements.clone(),
+                evictions: plan.evictions.clone(),
+                ..Plan::default()
+            };
+            let report = tokio::select! {
+                r = crate::bind::bind(&self.client, &to_bind, &self.options.bind, &|_: &ActionResult| {}) => r,
+                _ = lost(leading) => return Err(ScheduleError::LeadershipLost),
+            };
+            match report {
+                Ok(report) => {
+                    for r in &report.evictions {
+                        self.metrics.eviction(outcome_name(r.outcome));
+                    }
+                    for r in &report.bindings {
+                        self.binding_done(r);
+                    }
+                }
+                Err(e) => {
+                    tracing::error!("binding the batch: {e}");
+                    let placed: Vec<String> =
+                        plan.placements.iter().map(|p| p.pod.clone()).collect();
+                    self.fail_all(&placed, &e.to_string());
+                }
+            }
+        }
+        for u in &plan.unschedulable {
+            self.summary.unschedulable += 1;
+            self.metrics.unschedulable();
+            self.queue.unschedulable(&u.pod, Instant::now());
+            self.report_failure(&u.pod, REASON_UNSCHEDULABLE, &u.message);
+        }
+        Ok(())
+    }
+
+    fn binding_done(&mut self, r: &ActionResult) {
+        self.metrics.binding(outcome_name(r.outcome));
+        match r.outcome {
+            Outcome::Bound => {
+                self.summary.bound += 1;
+                self.queue.done(&r.pod);
+                if let Some(pod) = self.stores.pod(&r.pod) {
+                    let event = events::scheduled_event(
+                        &pod,
+                        &r.node,
+                        &self.reporter(&pod),
+                        Timestamp::now(),
+                    );
+                    self.write(Write::Event(Box::new(event)));
+                }
+            }
+            Outcome::AlreadyBound => self.queue.done(&r.pod),
+            Outcome::Conflict | Outcome::Gone => {
+                self.assumed.remove(&r.pod);
+                self.queue.done(&r.pod);
+            }
+            Outcome::Failed
+            | Outcome::Skipped
+            | Outcome::Refused
+            | Outcome::Evicted
+            | Outcome::NotNeeded => {
+                self.assumed.remove(&r.pod);
+                self.queue.failed(&r.pod, Instant::now());
+                let message = if r.outcome == Outcome::Failed {
+                    format!("running Bind plugin \"DefaultBinder\": {}", r.message)
+                } else {
+                    format!("binding to {} was {}: {}", r.node, r.outcome, r.message)
+                };
+                self.report_failure(&r.pod, REASON_SCHEDULER_ERROR, &message);
+            }
+        }
+    }
+
+    /// The main loop; returns on shutdown or lost leadership.
+    async fn run(
+        &mut self,
+        mut notices: mpsc::UnboundedReceiver<Notice>,
+        mut leading: watch::Receiver<bool>,
+        mut shutdown: watch::Receiver<bool>,
+    ) -> Result<(), ScheduleError> {
+        let mut was_leading = false;
+        loop {
+            if *shutdown.borrow() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            self.metrics.queue(self.queue.counts());
+            let is_leading = *leading.borrow();
+            if is_leading && !was_leading {
+                self.summary.led = true;
+                self.metrics.leader(true);
+            }
+            if was_leading && !is_leading {
+                self.metrics.leader(false);
+                return Err(ScheduleError::LeadershipLost);
+            }
+            was_leading = is_leading;
+            let mut wake: Option<Instant> = None;
+            if is_leading && self.synced.len() == KINDS.len() {
+                match self.queue.poll(now, self.options.batch_window, self.options.max_batch) {
+                    Poll::Batch(keys) => {
+                        self.cycle(keys, &mut leading).await?;
+                        continue;
+                    }
+                    Poll::WaitUntil(t) => wake = Some(t),
+                    Poll::Idle(t) => wake = t,
+                }
+            }
+            let sleep = async move {
+                match wake {
+                    Some(t) => tokio::time::sleep_until(tokio::time::Instant::from_std(t)).await,
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                changed = shutdown.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                }
+                changed = leading.changed() => {
+                    if changed.is_err() && was_leading {
+                        return Err(ScheduleError::LeadershipLost);
+                    }
+                }
+                notice = notices.recv() => {
+                    let Some(notice) = notice else { return Ok(()) };
+                    let now = Instant::now();
+                    self.on_notice(notice, now);
+                    while let Ok(more) = notices.try_recv() {
+                        self.on_notice(more, now);
+                    }
+                }
+                _ = sleep => {}
+            }
+        }
+    }
+}
+
+/// Checks that every served name has a profile.
+pub fn check_profiles(config: &SchedulerConfig, names: &[String]) -> Result<(), ScheduleError> {
+    if names.is_empty() {
+        return Err(ScheduleError::NoSchedulerNames);
+    }
+    for n in names {
+        if config.profile_for(n).is_none() {
+            return Err(ScheduleError::NoProfile(n.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the scheduler until `shutdown` turns true (then it finishes the batch in flight,
+/// flushes its writes, releases the Lease and returns the summary) or until it loses the
+/// leadership it held. Serves `/metrics` and `/healthz` on `metrics_listener` if given.
+pub async fn run(
+    client: kube::Client,
+    config: SchedulerConfig,
+    options: ScheduleOptions,
+    metrics_listener: Option<TcpListener>,
+    shutdown: watch::Receiver<bool>,
+) -> Result<RunSummary, ScheduleError> {
+    check_profiles(&config, &options.scheduler_names)?;
+    if let Some(le) = &options.leader_election {
+        le.validate().map_err(ScheduleError::LeaderElection)?;
+    }
+    let metrics = Arc::new(Metrics::new());
+
+    // Watches.
+    let (tx, notices) = mpsc::unbounded_channel();
+    let mut tasks: Vec<JoinHandle<()>> = Vec::new();
+    let mut spawn = |t: JoinHandle<()>| tasks.push(t);
+    let (nodes, t) =
+        watch_kind::<Node>(&client, "nodes", tx.clone(), |e| Some(Notice::Node(Box::new(e))));
+    spawn(t);
+    let (pods, t) =
+        watch_kind::<Pod>(&client, "pods", tx.clone(), |e| Some(Notice::Pod(Box::new(e))));
+    spawn(t);
+    let (pdbs, t) =
+        watch_kind(&client, "poddisruptionbudgets", tx.clone(), none::<PodDisruptionBudget>);
+    spawn(t);
+    let (priority_classes, t) =
+        watch_kind(&client, "priorityclasses", tx.clone(), none::<PriorityClass>);
+    spawn(t);
+    let (namespaces, t) = watch_kind(&client, "namespaces", tx.clone(), none::<Namespace>);
+    spawn(t);
+    let (services, t) = watch_kind(&client, "services", tx.clone(), none::<Service>);
+    spawn(t);
+    let (rcs, t) =
+        watch_kind(&client, "replicationcontrollers", tx.clone(), none::<ReplicationController>);
+    spawn(t);
+    let (rss, t) = watch_kind(&client, "replicasets", tx.clone(), none::<ReplicaSet>);
+    spawn(t);
+    let (sss, t) = watch_kind(&client, "statefulsets", tx.clone(), none::<StatefulSet>);
+    spawn(t);
+    drop(tx);
+    let stores =
+        Stores { nodes, pods, pdbs, priority_classes, namespaces, services, rcs, rss, sss };
+
+    // Writes.
+    let (writes, write_rx) = mpsc::unbounded_channel();
+    let writer = events::Writer::new(client.clone(), options.write_retry, options.write_timeout);
+    let observer = Arc::clone(&metrics);
+    let writer_task = tokio::spawn(async move { writer.run(write_rx, &*observer).await });
+
+    // Metrics.
+    let (stop_metrics, metrics_stop_rx) = watch::channel(false);
+    let metrics_task = metrics_listener
+        .map(|l| tokio::spawn(metrics::serve(l, Arc::clone(&metrics), metrics_stop_rx)));
+
+    // Leadership.
+    let (leading_tx, leading_rx) = watch::channel(false);
+    let (release_tx, release_rx) = watch::channel(false);
+    let elector = match options.leader_election.clone() {
+        Some(le) => Some(tokio::spawn(lease::run(
+            client.clone(),
+            le,
+            leading_tx.clone(),
+            shutdown.clone(),
+            release_rx,
+        ))),
+        None => {
+            leading_tx.send_replace(true);
+            None
+        }
+    };
+
+    let shutdown_timeout = options.shutdown_timeout;
+    let mut lp = Loop {
+        client,
+        config: Arc::new(config),
+        queue: Queue::new(options.backoff),
+        options,
+        stores,
+        metrics: Arc::clone(&metrics),
+        writes,
+        assumed: BTreeMap::new(),
+        pods_seen: BTreeMap::new(),
+        nodes_seen: BTreeMap::new(),
+        relist_pods: None,
+        relist_nodes: None,
+        synced: BTreeSet::new(),
+        warned: BTreeSet::new(),
+        summary: RunSummary::default(),
+    };
+    let result = lp.run(notices, leading_rx, shutdown).await;
+    let Loop { mut summary, writes, .. } = lp;
+
+    // Flush writes, then let go of the Lease.
+    drop(writes);
+    if tokio::time::timeout(shutdown_timeout, writer_task).await.is_err() {
+        tracing::warn!(
+            "events and status patches still queued after {} s were dropped",
+            shutdown_timeout.as_secs()
+        );
+    }
+    release_tx.send_replace(true);
+    if let Some(elector) = elector {
+        match elector.await {
+            Ok(lease::Ended::Released { released }) => summary.lease_released = Some(released),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("leader election task: {e}"),
+        }
+    }
+    drop(leading_tx);
+    stop_metrics.send_replace(true);
+    if let Some(t) = metrics_task {
+        let _ = t.await;
+    }
+    for t in tasks {
+        t.abort();
+    }
+    tracing::info!(
+        batches = summary.batches,
+        bound = summary.bound,
+        unschedulable = summary.unschedulable,
+        "stopped"
+    );
+    result.map(|()| summary)
+}
