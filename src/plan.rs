@@ -46,7 +46,10 @@ pub struct Unschedulable {
 pub struct Timings {
     /// Reading and parsing the snapshot.
     pub load: f64,
-    /// Building the model and encoding.
+    /// Converting the objects into the cluster model (kube-scheduler's cache snapshot).
+    pub build: f64,
+    /// Encoding: pod equivalence classes and the solver's arrays (`plan`); copying the model
+    /// (`baseline`). With `evaluate` and `solve`, the decision time.
     pub encode: f64,
     /// Filtering and scoring.
     pub evaluate: f64,

@@ -1,22 +1,22 @@
-//! `kplace plan`: the whole pending batch placed at once by the greedy solver, with the exact
-//! sequential path as repair for what the matrices cannot express.
+//! `kplace plan`: the whole pending batch placed at once by the greedy solver (guided by the
+//! LP stage when a tier does not fit), with a batch preemption pass and the exact sequential
+//! path as repair for what the matrices cannot express.
 //!
 //! Input: the cluster model, the pending pods, the scheduler configuration and [`BatchOptions`].
 //! Output: a [`Plan`] that `kplace check` finds valid. Placements are listed in the order they
-//! were decided (tier by tier: sequential pods, greedy pods, repaired pods), which is the order
-//! in which they are valid one after the other.
+//! were decided (tier by tier: sequential pods, greedy pods, preemptors, repaired pods), which
+//! is the order in which they are valid one after the other.
 //!
 //! 1. **Classes.** The pending pods are grouped by [`classify`] (pods with the same scheduling
-//!    signature get the same filter verdicts and scores). A class is *simple* when nothing about
-//!    its pods depends on other pods of the batch: no required pod affinity or anti-affinity, no
-//!    host ports, no `DoNotSchedule` spread constraint (explicit or defaulted by the profile).
-//!    One exception is kept simple: required anti-affinity on `kubernetes.io/hostname` that
-//!    selects only the class's own pods (no other pending pod carries labels its selector
-//!    matches), on a cluster where every node has a distinct hostname label — the solver
-//!    expresses it exactly as "at most one pod of the class per node". Every other class is
-//!    *sequential*. A simple class is also *movable* when no other pending pod has a required
-//!    pod (anti-)affinity term or `DoNotSchedule` spread constraint whose selector matches its
-//!    labels: no sequential decision can depend on where its pods are.
+//!    signature get the same filter verdicts and scores). A class goes to the *greedy* unless
+//!    it has required pod affinity or a `DoNotSchedule` spread constraint (explicit or
+//!    defaulted by the profile): those classes are *sequential*. Required anti-affinity and
+//!    host ports stay in the greedy as *conflicts* between classes ([`add_conflicts`]): two
+//!    classes whose pods may not share a topology domain (either class's anti-affinity term
+//!    selects the other's pods, with the term's topology key; conflicting host ports, per
+//!    node). A greedy class is also *movable* when it has no conflicts and no other pending pod
+//!    has a required pod (anti-)affinity term or `DoNotSchedule` spread constraint whose
+//!    selector matches its labels: no sequential decision can depend on where its pods are.
 //!
 //! Then, one priority tier at a time (highest first, as the PrioritySort queue):
 //!
@@ -24,8 +24,8 @@
 //!    exact sequential path
 //!    ([`Baseline::schedule_one`](crate::baseline::scheduler::Baseline::schedule_one): filter,
 //!    score every feasible node) with preemption switched off: the most constrained pods get
-//!    the room first. Those that fit nowhere are tried again in step 5.
-//! 3. **Matrices.** For each simple class of the tier — and each movable class whose pods an
+//!    the room first. Those that fit nowhere are tried again in step 6.
+//! 3. **Matrices.** For each greedy class of the tier — and each movable class whose pods an
 //!    earlier tier placed — the representative pod runs through the CPU framework on the
 //!    current cluster: PreFilter and Filter on every node *without NodeResourcesFit* (the
 //!    feasibility row: everything but capacity, which the solver tracks itself, exactly as
@@ -33,43 +33,55 @@
 //!    row). Each score is split into a static part (plugins whose score does not depend on the
 //!    node's usage, or is normalized over the nodes) and the resource part (NodeResourcesFit
 //!    and NodeResourcesBalancedAllocation).
-//! 4. **Greedy.** [`kplace_solver::solve_greedy`] places the tier's simple classes, largest
-//!    first, with the nodes' free capacity per resource (cpu, memory, ephemeral-storage, pods
-//!    and every extended resource a class requests and NodeResourcesFit does not ignore), then
-//!    relocates: a pod left over gets room by moving one pod of another class — placed by this
-//!    tier, or a movable pod of an earlier tier — to a node that can take it (this is what
-//!    un-fragments the demo's GPUs). When a node receives a pod the real pod is added to the
-//!    cluster and the resource part of the class's score there is recomputed with the
-//!    framework ([`Rescore`]); a moved pod is moved in the cluster and in its plan entry.
-//! 5. **Repair.** The pods steps 2 and 4 could not place go, in queue order, through the
-//!    sequential path again, now with DefaultPreemption. Pods that still fit nowhere get
-//!    kube-scheduler's FitError message from that run; a pod whose class already failed on the
-//!    same cluster state reuses its class's message (and in step 2 is not tried again).
+//! 4. **Greedy** ([`kplace_solver::solve_greedy`]) with the nodes' free capacity per resource
+//!    (cpu, memory, ephemeral-storage, pods and every extended resource a class requests and
+//!    NodeResourcesFit does not ignore) and the conflicts, then relocation: a pod left over
+//!    gets room by moving one pod of another class — placed by this tier, or a movable pod of
+//!    an earlier tier — to a node that can take it. When a node receives a pod the real pod is
+//!    added to the cluster and the resource part of the class's score there is recomputed with
+//!    the framework ([`Rescore`]). [`SolverChoice`] picks the strategies: largest first (packs
+//!    best when the tier fits); when it leaves pods over, `auto` also tries smallest first
+//!    (places the most pods when the tier does not fit) and the LP-guided greedy
+//!    ([`kplace_solver::lp_guide`]: quotas per class × node group from a tier-lexicographic LP,
+//!    followed first), each from a copy of the state, and keeps the one that places the most
+//!    pods of the tier, then scores highest. `--time-limit` ([`BatchOptions::deadline`]) stops
+//!    trying further strategies.
+//! 5. **Batch preemption** ([`kplace_solver::solve_preemption`]): the greedy classes' pods
+//!    still unplaced (without conflicts, when the profile runs DefaultPreemption) free room in
+//!    one pass over the whole tier, with upstream's victim selection and node ranking and the
+//!    PodDisruptionBudgets' budgets shared across the batch; each eviction names its preemptor.
+//! 6. **Repair.** The pods still unplaced go, in queue order, through the sequential path
+//!    again, now with DefaultPreemption. Pods that still fit nowhere get kube-scheduler's
+//!    FitError message from that run; a pod whose class already failed on the same cluster
+//!    state reuses its class's message (and in step 2 is not tried again).
 //!
-//! Finally, **fallback** ([`BatchOptions::fallback`], on by default): the greedy and the
-//! sequential scheduler each win on some instances (the sequential queue order sometimes leaves
-//! a better packing; on random fragmentation-prone instances the greedy alone places more pods
-//! in total and wins about one instance in five, loses about one in eight). The sequential plan
+//! **Gangs** ([`plan_greedy_with_progress`]): a pod group is placed all or nothing; a group
+//! partly placed is taken out and the rest planned again.
+//!
+//! Finally, **fallback** ([`BatchOptions::fallback`], on by default): the batch plan and the
+//! sequential scheduler can each win on an instance (an early choice of the greedy, such as the
+//! zone of an anti-affine pod, can shut out a later pod that the queue order happened to
+//! place). When the batch plan leaves a pod unplaced or evicts one, the sequential plan
 //! (`kplace baseline` with the same seed) is computed too and returned instead when it ranks
 //! higher ([`plan_rank`]), with `summary.algorithm` set to [`FALLBACK_ALGORITHM`]. So
-//! `kplace plan` never places fewer pods than `kplace baseline`, at the cost of one sequential
-//! run.
+//! `kplace plan` never places fewer pods than `kplace baseline`; a plan that places every pod
+//! without evictions cannot be outranked, and costs no sequential run.
 //!
-//! Why the plan is valid: a simple pod's feasibility apart from capacity cannot change during
-//! its tier's greedy (no inter-pod rule of its own; anti-affinity of every pod already on a node
-//! is in the Filter run at the greedy's start; the greedy's pods carry no anti-affinity that
-//! could select one another, except the per-node-limited class, whose limit is its
-//! anti-affinity), and the solver tracks capacity exactly. Capacity is judged on the final
-//! state, so moving a pod keeps every earlier placement valid; moving a pod of an earlier tier
-//! is restricted to movable classes, whose position no later decision depended on. Sequential
-//! pods see every earlier placement. Preemption only evicts bound pods: pods placed earlier in
-//! the run have a priority at least as high as any later preemptor, and victims must have a
-//! strictly lower one.
+//! Why the plan is valid: a greedy pod's feasibility apart from capacity and conflicts cannot
+//! change during its tier's greedy (no inter-pod rule of its own other than anti-affinity;
+//! anti-affinity of every pod already on a node is in the Filter run at the greedy's start;
+//! anti-affinity between the greedy's own pods, either way, is a conflict the solver enforces),
+//! and the solver tracks capacity exactly. Capacity is judged on the final state, so moving a
+//! pod keeps every earlier placement valid; moving a pod of an earlier tier is restricted to
+//! movable classes, whose position no later decision depended on. Sequential pods see every
+//! earlier placement. Preemption only evicts bound pods: pods placed earlier in the run have a
+//! priority at least as high as any later preemptor, and victims must have a strictly lower
+//! one.
 //!
 //! Not modelled yet: usage-dependent *soft* inter-pod scores (preferred pod affinity,
 //! `ScheduleAnyway` spread including the system default constraints) are evaluated once per
-//! tier, not after every placement; gangs; batch preemption (only the sequential
-//! DefaultPreemption of pods the greedy leaves out); the LP stage.
+//! tier, not after every placement; the matrices come from the CPU framework (the GPU matrix
+//! evaluation of `crate::eval` is not wired into `plan` yet).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -333,7 +345,8 @@ pub fn plan_greedy_with_progress(
             plan.summary = crate::plan::summarize(&plan, &after, pending);
             plan.summary.timings_ms = timings;
             plan.summary.timings_ms.solve = (started.elapsed().as_secs_f64() * 1000.0
-                - plan.summary.timings_ms.evaluate)
+                - plan.summary.timings_ms.evaluate
+                - plan.summary.timings_ms.encode)
                 .max(0.0);
             plan.summary.algorithm = algorithm;
             plan.summary.backend = backend;
@@ -373,6 +386,7 @@ fn plan_once(
         position[p] = i;
     }
 
+    let encode_start = Instant::now();
     let pod_classes = classify(pending)?;
     let mut frameworks: BTreeMap<String, Frameworks> = BTreeMap::new();
     for class in &pod_classes.classes {
@@ -398,6 +412,7 @@ fn plan_once(
     for c in class_ids {
         tiers.entry(std::cmp::Reverse(classes[c].priority)).or_default().push(c);
     }
+    let encode_ms = encode_start.elapsed().as_secs_f64() * 1000.0;
 
     let mut run = Run {
         sched: Baseline::new(
@@ -462,8 +477,9 @@ fn plan_once(
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
     let mut plan = run.plan;
     plan.summary = crate::plan::summarize(&plan, &run.sched.cluster, pending);
+    plan.summary.timings_ms.encode = encode_ms;
     plan.summary.timings_ms.evaluate = run.evaluate_ms;
-    plan.summary.timings_ms.solve = (total_ms - run.evaluate_ms).max(0.0);
+    plan.summary.timings_ms.solve = (total_ms - run.evaluate_ms - encode_ms).max(0.0);
     plan.summary.algorithm = options.solver.as_str().to_string();
     plan.summary.backend = "cpu".to_string();
 
@@ -482,6 +498,7 @@ fn plan_once(
                 sequential = sequential.placements.len(),
                 "the sequential scheduler places more pods than the greedy: using its plan"
             );
+            sequential.summary.timings_ms.encode = plan.summary.timings_ms.encode;
             sequential.summary.timings_ms.evaluate = plan.summary.timings_ms.evaluate;
             sequential.summary.timings_ms.solve =
                 plan.summary.timings_ms.solve + seq_start.elapsed().as_secs_f64() * 1000.0;

@@ -101,7 +101,8 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         &super::progress(),
     )?;
     plan.summary.timings_ms.load = loaded.load_ms;
-    plan.summary.timings_ms.encode = loaded.build_ms + encode_ms;
+    plan.summary.timings_ms.build = loaded.build_ms;
+    plan.summary.timings_ms.encode += encode_ms;
     match args.output {
         OutputFormat::Table => print_stdout(&super::baseline::render(&plan))?,
         other => print_document(&plan, other)?,
