@@ -211,6 +211,121 @@ fn demo_timing() {
     );
 }
 
+/// SplitMix64: a small deterministic generator for the binary64 inputs.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Binary64 inputs: every pair of special values, then random pairs mixing raw bit patterns,
+/// ratios of small integers, scaled integers and neighbours (a few ulps away) of all of these.
+fn binary64_inputs(random: usize) -> Vec<(u64, u64)> {
+    let special: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        f64::from_bits(1),
+        f64::from_bits(0x000F_FFFF_FFFF_FFFF),
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        -f64::MAX,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        1.0,
+        -1.0,
+        0.5,
+        2.5,
+        -2.5,
+        0.1,
+        0.68,
+        3.0,
+        100.0,
+        4503599627370495.5,
+        9.223372036854775e18,
+        -9.223372036854776e18,
+        1e-310,
+    ];
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for a in &special {
+        for b in &special {
+            out.push((a.to_bits(), b.to_bits()));
+        }
+    }
+    let mut state = 0x5EED_u64;
+    let value = |state: &mut u64| -> u64 {
+        let r = splitmix(state);
+        let v = match r % 4 {
+            0 => splitmix(state),
+            1 => {
+                let a = (splitmix(state) % 4000) as f64 - 2000.0;
+                let b = (splitmix(state) % 2000 + 1) as f64;
+                (a / b).to_bits()
+            }
+            2 => {
+                let m = splitmix(state) as i32;
+                let e = (splitmix(state) % 2200) as i32 - 1100;
+                (f64::from(m) * 2f64.powi(e)).to_bits()
+            }
+            _ => special[(splitmix(state) % special.len() as u64) as usize].to_bits(),
+        };
+        let ulps = (splitmix(state) % 7) as i64 - 3;
+        (v as i64).wrapping_add(ulps) as u64
+    };
+    for _ in 0..random {
+        let a = value(&mut state);
+        let b = value(&mut state);
+        out.push((a, b));
+    }
+    out
+}
+
+#[test]
+fn the_binary64_library_computes_on_the_gpu_exactly_as_native_f64() {
+    let Some(mut ctx) = gpu() else { return };
+    let inputs = binary64_inputs(6000);
+    let results = ctx.f64_selftest(&inputs).expect("the self-test kernel runs");
+    assert_eq!(results.len(), inputs.len());
+    let same = |got: u64, want: f64| {
+        (f64::from_bits(got).is_nan() && want.is_nan()) || got == want.to_bits()
+    };
+    let mut failures = Vec::new();
+    for (&(a_bits, b_bits), r) in inputs.iter().zip(&results) {
+        let (a, b) = (f64::from_bits(a_bits), f64::from_bits(b_bits));
+        let want = [
+            ("+", a + b),
+            ("-", a - b),
+            ("*", a * b),
+            ("/", a / b),
+            ("sqrt", a.sqrt()),
+            ("round", a.round()),
+            ("from_i64", a_bits as i64 as f64),
+            ("from_u64", a_bits as f64),
+        ];
+        let got = [r[0], r[1], r[2], r[3], r[4], r[5], r[7], r[8]];
+        for ((op, w), g) in want.iter().zip(got) {
+            if !same(g, *w) {
+                failures.push(format!("{op} {a:e} ({a_bits:#x}), {b:e} ({b_bits:#x}): {g:#x}"));
+            }
+        }
+        if r[6] as i64 != a as i64 {
+            failures.push(format!("{a:e} as i64: {}", r[6] as i64));
+        }
+        if (r[9] != 0) != (a < b) {
+            failures.push(format!("{a:e} < {b:e}: {}", r[9]));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} results differ from native f64, e.g.:\n{}",
+        failures.len(),
+        inputs.len() * 10,
+        failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+    );
+}
+
 fn tiling_options() -> impl Strategy<Value = GpuOptions> {
     (prop::option::of(prop::sample::select(vec![64u32, 128])), prop::option::of(1u32..4)).prop_map(
         |(max_tile_nodes, max_chunk_classes)| GpuOptions { max_tile_nodes, max_chunk_classes },

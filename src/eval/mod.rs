@@ -68,6 +68,7 @@
 pub mod cpu;
 pub mod gpu;
 pub mod prep;
+pub mod softf64;
 pub mod testing;
 
 use std::fmt;

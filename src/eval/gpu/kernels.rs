@@ -5,7 +5,8 @@
 //! [`kernel_source`]. No upstream counterpart: each kernel's header names the upstream plugin it
 //! reproduces and its CPU twin in [`crate::eval::cpu`].
 //!
-//! A kernel's source is `shaders/types.wgsl` + `shaders/common.wgsl` + its own file. Binding `i`
+//! A kernel's source is `shaders/types.wgsl` + `shaders/common.wgsl` + the libraries it uses
+//! (`shaders/f64.wgsl`, the software binary64 of [`crate::eval::softf64`]) + its own file. Binding `i`
 //! of every kernel is `bindings[i]` (binding 0 is always the per-tile `params` uniform); a test
 //! parses every kernel with naga and checks that the WGSL variable at each binding has the
 //! buffer's name.
@@ -14,6 +15,14 @@
 pub const TYPES_WGSL: &str = include_str!("../../../shaders/types.wgsl");
 /// `shaders/common.wgsl`: `params` and cell indexing.
 pub const COMMON_WGSL: &str = include_str!("../../../shaders/common.wgsl");
+/// `shaders/f64.wgsl`: software IEEE-754 binary64 and 64-bit integers on `vec2<u32>` (a library;
+/// its Rust twin is [`crate::eval::softf64`]).
+pub const F64_WGSL: &str = include_str!("../../../shaders/f64.wgsl");
+/// `shaders/f64_selftest.wgsl`: a kernel running every operation of [`F64_WGSL`] on input pairs
+/// (the device test of the library).
+pub const F64_SELFTEST_WGSL: &str = include_str!("../../../shaders/f64_selftest.wgsl");
+/// Results per input of the self-test kernel.
+pub const F64_SELFTEST_RESULTS: usize = 10;
 
 /// A buffer a kernel binds, named as the WGSL variable that binds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -137,6 +146,8 @@ pub struct Kernel {
     pub name: &'static str,
     /// The file's text.
     pub body: &'static str,
+    /// The libraries prepended to the body (e.g. [`F64_WGSL`]).
+    pub libs: &'static [&'static str],
     /// The buffer at each binding of group 0.
     pub bindings: &'static [Buf],
 }
@@ -148,16 +159,19 @@ use Buf::*;
 pub const KERNELS: [Kernel; 8] = [
     Kernel {
         name: "node_unschedulable",
+        libs: &[],
         body: include_str!("../../../shaders/node_unschedulable.wgsl"),
         bindings: &[Params, Nodes, Classes, CellFilter],
     },
     Kernel {
         name: "node_name",
+        libs: &[],
         body: include_str!("../../../shaders/node_name.wgsl"),
         bindings: &[Params, EvalClasses, CellFilter],
     },
     Kernel {
         name: "taint_toleration",
+        libs: &[],
         body: include_str!("../../../shaders/taint_toleration.wgsl"),
         bindings: &[
             Params,
@@ -172,6 +186,7 @@ pub const KERNELS: [Kernel; 8] = [
     },
     Kernel {
         name: "node_affinity",
+        libs: &[],
         body: include_str!("../../../shaders/node_affinity.wgsl"),
         bindings: &[
             Params,
@@ -194,11 +209,13 @@ pub const KERNELS: [Kernel; 8] = [
     },
     Kernel {
         name: "node_ports",
+        libs: &[],
         body: include_str!("../../../shaders/node_ports.wgsl"),
         bindings: &[Params, Nodes, Classes, NodePortIds, ClassPortIds, HostPorts, CellFilter],
     },
     Kernel {
         name: "node_resources_fit",
+        libs: &[],
         body: include_str!("../../../shaders/node_resources_fit.wgsl"),
         bindings: &[
             Params,
@@ -218,11 +235,13 @@ pub const KERNELS: [Kernel; 8] = [
     },
     Kernel {
         name: "feasibility",
+        libs: &[],
         body: include_str!("../../../shaders/feasibility.wgsl"),
         bindings: &[Params, CellFilter, RawTaint, RawAffinity, RawFit, RowMax, FeasibleCount],
     },
     Kernel {
         name: "normalize_score",
+        libs: &[],
         body: include_str!("../../../shaders/normalize_score.wgsl"),
         bindings: &[
             Params,
@@ -246,7 +265,18 @@ pub fn max_storage_buffers() -> u32 {
     KERNELS.iter().map(|k| k.bindings.len() as u32 - 1).max().unwrap_or(0)
 }
 
-/// The full WGSL source of a kernel: types, common, body.
+/// The full WGSL source of a kernel: types, common, libraries, body.
 pub fn kernel_source(kernel: &Kernel) -> String {
-    format!("{TYPES_WGSL}\n{COMMON_WGSL}\n{}", kernel.body)
+    let mut out = format!("{TYPES_WGSL}\n{COMMON_WGSL}\n");
+    for lib in kernel.libs {
+        out.push_str(lib);
+        out.push('\n');
+    }
+    out.push_str(kernel.body);
+    out
+}
+
+/// The full WGSL source of the binary64 self-test kernel.
+pub fn f64_selftest_source() -> String {
+    format!("{F64_WGSL}\n{F64_SELFTEST_WGSL}")
 }

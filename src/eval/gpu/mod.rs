@@ -230,6 +230,108 @@ impl GpuContext {
         })
     }
 
+    /// Runs every operation of `shaders/f64.wgsl` on the device for each `(a, b)` pair of bit
+    /// patterns and returns the [`kernels::F64_SELFTEST_RESULTS`] results of each, as bit
+    /// patterns (see `shaders/f64_selftest.wgsl` for their order). For testing the software
+    /// binary64 library against native `f64`.
+    pub fn f64_selftest(
+        &mut self,
+        inputs: &[(u64, u64)],
+    ) -> Result<Vec<[u64; kernels::F64_SELFTEST_RESULTS]>, GpuError> {
+        const K: usize = kernels::F64_SELFTEST_RESULTS;
+        if inputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let words: Vec<u32> = inputs
+            .iter()
+            .flat_map(|&(a, b)| [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32])
+            .collect();
+        let groups = u32::try_from(inputs.len().div_ceil(WORKGROUP_SIZE as usize))
+            .map_err(|_| GpuError::TooLarge(format!("{} self-test inputs", inputs.len())))?;
+        if groups > self.device.limits().max_compute_workgroups_per_dimension {
+            return Err(GpuError::TooLarge(format!("{} self-test inputs", inputs.len())));
+        }
+        let out_size = (inputs.len() * K * 8) as u64;
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("f64_selftest"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(kernels::f64_selftest_source())),
+        });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("f64_selftest"),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let input = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("f64_inputs"),
+            size: (words.len() * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.queue.write_buffer(&input, 0, cast_slice(&words));
+        let output = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("f64_outputs"),
+            size: out_size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("f64_staging"),
+            size: out_size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("f64_selftest"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: input.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: output.as_entire_binding() },
+            ],
+        });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("f64") });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("f64_selftest"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(groups, 1, 1);
+        }
+        encoder.copy_buffer_to_buffer(&output, 0, &staging, 0, out_size);
+        self.queue.submit([encoder.finish()]);
+        if let Some(e) = pollster::block_on(validation.pop()) {
+            return Err(device_error(e));
+        }
+        let (tx, rx) = mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, 0..out_size, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| GpuError::Readback(e.to_string()))?
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        let words = {
+            let view = staging
+                .get_mapped_range(0..out_size)
+                .map_err(|e| GpuError::Readback(e.to_string()))?;
+            words_of(&view)
+        };
+        staging.unmap();
+        Ok(words
+            .chunks_exact(2 * K)
+            .map(|r| std::array::from_fn(|k| u64::from(r[2 * k]) | u64::from(r[2 * k + 1]) << 32))
+            .collect())
+    }
+
     /// `name (backend, device type)` of the adapter.
     pub fn adapter_description(&self) -> String {
         format!("{}, {:?}, {:?}", self.info.name, self.info.backend, self.info.device_type)

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-use super::kernels::{KERNELS, TYPES_WGSL, kernel_source, max_storage_buffers};
+use super::kernels::{
+    F64_WGSL, KERNELS, TYPES_WGSL, f64_selftest_source, kernel_source, max_storage_buffers,
+};
 use super::types::*;
 use crate::encode::gpu_types::*;
 
@@ -43,6 +45,22 @@ fn every_kernel_parses_and_validates_with_naga() {
         let ep = &module.entry_points[0];
         assert_eq!(ep.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{}", kernel.name);
     }
+}
+
+#[test]
+fn the_binary64_library_and_its_self_test_parse_and_validate_with_naga() {
+    let library = parse("f64.wgsl", F64_WGSL);
+    assert!(library.entry_points.is_empty(), "f64.wgsl is a library without entry points");
+    for name in ["f64_add", "f64_sub", "f64_mul", "f64_div", "f64_sqrt", "f64_round", "f64_to_i64"]
+    {
+        assert!(
+            library.functions.iter().any(|(_, f)| f.name.as_deref() == Some(name)),
+            "f64.wgsl defines {name}"
+        );
+    }
+    let selftest = parse("f64_selftest.wgsl", &f64_selftest_source());
+    assert_eq!(selftest.entry_points.len(), 1);
+    assert_eq!(selftest.entry_points[0].workgroup_size, [WORKGROUP_SIZE, 1, 1]);
 }
 
 #[test]
