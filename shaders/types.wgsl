@@ -156,8 +156,12 @@ struct EvalParams {
     num_fit_specs: u32,
     num_shape: u32,
     score_mask: u32,
-    _pad: u32,
-    weights: vec4<i32>,
+    num_balanced_specs: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    _pad3: u32,
+    weights: array<vec4<i32>, 2>,
     check_order: array<vec4<u32>, 4>,
 }
 
@@ -166,6 +170,10 @@ struct EvalClass {
     node_name: u32,
     restrict_start: u32,
     restrict_count: u32,
+    score_skip: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 struct EvalNode {
@@ -231,3 +239,8 @@ const FIT_KIND_OTHER: u32 = 3u;
 const STRATEGY_LEAST_ALLOCATED: u32 = 0u;
 const STRATEGY_MOST_ALLOCATED: u32 = 1u;
 const STRATEGY_REQUESTED_TO_CAPACITY_RATIO: u32 = 2u;
+const NUM_SCORE_PLANES: u32 = 4u;
+const PLANE_TAINT_TOLERATION: u32 = 0u;
+const PLANE_NODE_AFFINITY: u32 = 1u;
+const PLANE_NODE_RESOURCES_FIT: u32 = 2u;
+const PLANE_BALANCED_ALLOCATION: u32 = 3u;

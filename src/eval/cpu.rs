@@ -12,10 +12,14 @@
 //! [`normalize_score`] (normalized scores, totals, best totals).
 
 use super::prep::{
-    CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_NODE_AFFINITY_SCORE_SKIP,
-    CLASS_REJECTED, CLASS_RESTRICTED, FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER,
-    FIT_KIND_SCALAR, NODE_ADDED_AFFINITY_FAILS, Prepared, STRATEGY_LEAST_ALLOCATED,
+    CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_REJECTED, CLASS_RESTRICTED,
+    FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER, FIT_KIND_SCALAR, FitSpec,
+    NODE_ADDED_AFFINITY_FAILS, NUM_SCORE_PLANES, Prepared, STRATEGY_LEAST_ALLOCATED,
     STRATEGY_MOST_ALLOCATED, STRATEGY_REQUESTED_TO_CAPACITY_RATIO, ScorePlugin,
+};
+use super::softf64::{
+    F64_HUNDRED, F64_ONE, F64_TWO, F64_ZERO, V2, f64_abs, f64_add, f64_div, f64_from_u32, f64_lt,
+    f64_mul, f64_sqrt, f64_sub, f64_to_i64,
 };
 use super::{
     CELL_FEASIBLE, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED, CHECK_NODE_AFFINITY_POD,
@@ -53,6 +57,7 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             r.raw[ScorePlugin::TaintToleration.index()][i] = raw_tt;
             r.raw[ScorePlugin::NodeAffinity.index()][i] = raw_na;
             r.raw[ScorePlugin::NodeResourcesFit.index()][i] = raw_fit;
+            r.raw[ScorePlugin::BalancedAllocation.index()][i] = balanced_allocation(p, c, n);
         }
     }
     for c in 0..nc {
@@ -61,18 +66,21 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             r.filter[i] = feasibility(p, r.filter[i]);
             if r.filter[i] & CELL_FEASIBLE != 0 {
                 r.feasible_count[c] += 1;
-                for (plane, max) in r.raw.iter().zip(r.row_max.iter_mut()) {
-                    max[c] = max[c].max(plane[i]);
+                for k in 0..NUM_SCORE_PLANES {
+                    let v = r.raw[k][i];
+                    r.row_max[k][c] = r.row_max[k][c].max(v);
+                    r.row_min[k][c] = r.row_min[k][c].min(v);
                 }
             }
         }
     }
     for c in 0..nc {
+        let row_max: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_max[k][c]);
+        let row_min: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_min[k][c]);
         for n in 0..nn {
             let i = c * nn + n;
-            let raw = [r.raw[0][i], r.raw[1][i], r.raw[2][i]];
-            let max = [r.row_max[0][c], r.row_max[1][c], r.row_max[2][c]];
-            let (normalized, total) = normalize_score(p, c, r.filter[i], raw, max);
+            let raw: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.raw[k][i]);
+            let (normalized, total) = normalize_score(p, c, r.filter[i], &raw, &row_max, &row_min);
             for (plane, v) in r.normalized.iter_mut().zip(normalized) {
                 plane[i] = v;
             }
@@ -284,6 +292,66 @@ pub fn broken_linear(shape: &[(i32, i32)], u: i32) -> i32 {
     shape.last().map_or(0, |&(_, s)| s)
 }
 
+/// One fraction of `balanced_allocation.wgsl`: `min(requested / allocatable, 1)` of a scored
+/// resource, or `None` when the resource takes no part (no column, allocatable 0, or a scalar
+/// resource the class does not request).
+fn balanced_fraction(p: &Prepared<'_>, spec: &FitSpec, c: usize, n: usize) -> Option<V2> {
+    let t = &p.enc.tensors;
+    if spec.column == NONE {
+        return None;
+    }
+    let j = spec.column as usize;
+    let pod = if spec.kind == FIT_KIND_OTHER { 0 } else { t.class_requests[[c, j]] };
+    if spec.kind == FIT_KIND_SCALAR && pod == 0 {
+        return None;
+    }
+    let capacity = t.node_allocatable[[n, j]];
+    if capacity == 0 {
+        return None;
+    }
+    let requested = t.node_requested[[n, j]].wrapping_add(pod);
+    let mut f = f64_div(f64_from_u32(requested), f64_from_u32(capacity));
+    if f64_lt(F64_ONE, f) {
+        f = F64_ONE;
+    }
+    Some(f)
+}
+
+/// `balanced_allocation.wgsl`: NodeResourcesBalancedAllocation's raw score in binary64
+/// ([`crate::eval::softf64`]) with the operations of upstream's `balancedResourceScorer`, in its
+/// order (see [`crate::plugins::noderesources::balanced_allocation`]).
+pub fn balanced_allocation(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
+    let mut count = 0u32;
+    let mut total = F64_ZERO;
+    let mut first = F64_ZERO;
+    let mut second = F64_ZERO;
+    for spec in &p.balanced_specs {
+        let Some(f) = balanced_fraction(p, spec, c, n) else { continue };
+        total = f64_add(total, f);
+        if count == 0 {
+            first = f;
+        } else if count == 1 {
+            second = f;
+        }
+        count += 1;
+    }
+    let mut deviation = F64_ZERO;
+    if count == 2 {
+        deviation = f64_abs(f64_div(f64_sub(first, second), F64_TWO));
+    } else if count > 2 {
+        let mean = f64_div(total, f64_from_u32(count));
+        let mut sum = F64_ZERO;
+        for spec in &p.balanced_specs {
+            let Some(f) = balanced_fraction(p, spec, c, n) else { continue };
+            let d = f64_sub(f, mean);
+            sum = f64_add(sum, f64_mul(d, d));
+        }
+        deviation = f64_sqrt(f64_div(sum, f64_from_u32(count)));
+    }
+    let score = f64_to_i64(f64_mul(f64_sub(F64_ONE, deviation), F64_HUNDRED));
+    score.x as i32
+}
+
 /// `feasibility.wgsl`: keeps the enabled failed checks, records the first in profile order
 /// (`1 + bit index`) and sets [`CELL_FEASIBLE`] when none failed.
 pub fn feasibility(p: &Prepared<'_>, word: u32) -> u32 {
@@ -315,25 +383,24 @@ pub fn normalize_score(
     p: &Prepared<'_>,
     c: usize,
     word: u32,
-    raw: [i32; 3],
-    row_max: [i32; 3],
-) -> ([i32; 3], i32) {
-    let mut normalized = [0i32; 3];
+    raw: &[i32; NUM_SCORE_PLANES],
+    row_max: &[i32; NUM_SCORE_PLANES],
+    _row_min: &[i32; NUM_SCORE_PLANES],
+) -> ([i32; NUM_SCORE_PLANES], i32) {
+    let mut normalized = [0i32; NUM_SCORE_PLANES];
     if word & CELL_FEASIBLE == 0 {
         return (normalized, 0);
     }
     let mut total = 0i32;
     for &(plugin, weight) in &p.scores {
+        if p.class_score_skip[c] & plugin.bit() != 0 {
+            continue;
+        }
         let k = plugin.index();
         let v = match plugin {
             ScorePlugin::TaintToleration => default_normalize(raw[k], row_max[k], true),
-            ScorePlugin::NodeAffinity => {
-                if p.class_flags[c] & CLASS_NODE_AFFINITY_SCORE_SKIP != 0 {
-                    continue;
-                }
-                default_normalize(raw[k], row_max[k], false)
-            }
-            ScorePlugin::NodeResourcesFit => raw[k],
+            ScorePlugin::NodeAffinity => default_normalize(raw[k], row_max[k], false),
+            ScorePlugin::NodeResourcesFit | ScorePlugin::BalancedAllocation => raw[k],
         };
         normalized[k] = v;
         // Prepared bounds the weights so that this fits i32 when scores are in 0–100.

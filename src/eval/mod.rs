@@ -17,13 +17,14 @@
 //! `addedAffinity`, `nodeSelector`, required terms, and PreFilter's `metadata.name`
 //! restriction and term conflict), NodePorts, NodeResourcesFit. Scores: TaintToleration,
 //! NodeAffinity (preferred terms and `addedAffinity`), NodeResourcesFit (LeastAllocated,
-//! MostAllocated and RequestedToCapacityRatio — all integer arithmetic).
+//! MostAllocated and RequestedToCapacityRatio — all integer arithmetic),
+//! NodeResourcesBalancedAllocation (upstream's `float64` arithmetic, computed with the software
+//! binary64 of [`softf64`] / `shaders/f64.wgsl`, so CPU, GPU and the framework agree bit for bit).
 //!
-//! Not yet evaluated here ([`NOT_YET_IN_MATRIX`]): InterPodAffinity, PodTopologySpread,
-//! NodeResourcesBalancedAllocation and ImageLocality — the plugins whose upstream arithmetic is
-//! (partly) `float64` or needs cluster-wide pod counts. A profile that enables them still
-//! evaluates; [`Matrix::not_evaluated`] lists them, and their verdicts and scores are simply
-//! absent from the matrix (the framework runtime is the only evaluator for them for now).
+//! Not yet evaluated here ([`NOT_YET_IN_MATRIX`]): InterPodAffinity, PodTopologySpread and
+//! ImageLocality. A profile that enables them still evaluates; [`Matrix::not_evaluated`] lists
+//! them, and their verdicts and scores are simply absent from the matrix (the framework runtime
+//! is the only evaluator for them for now).
 //!
 //! # Units, and how the CPU matrix, the GPU and the exact framework relate
 //!
@@ -76,7 +77,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-pub use prep::{FitSpec, Prepared, ScorePlugin};
+pub use prep::{FitSpec, NUM_SCORE_PLANES, Prepared, ScorePlugin};
 
 use crate::encode::Encoded;
 use crate::framework::profile::{ExtensionPoint, PluginName, Profile};
@@ -127,12 +128,8 @@ pub const MAX_FIT_COLUMNS: usize = 31;
 /// Plugins kplace evaluates on the CPU (framework runtime) but not yet as matrices: their
 /// upstream arithmetic is partly `float64` (BalancedAllocation, ImageLocality's spread factor,
 /// InterPodAffinity's normalization, PodTopologySpread's weights) or needs per-domain pod counts.
-pub const NOT_YET_IN_MATRIX: [PluginName; 4] = [
-    PluginName::InterPodAffinity,
-    PluginName::PodTopologySpread,
-    PluginName::NodeResourcesBalancedAllocation,
-    PluginName::ImageLocality,
-];
+pub const NOT_YET_IN_MATRIX: [PluginName; 3] =
+    [PluginName::InterPodAffinity, PluginName::PodTopologySpread, PluginName::ImageLocality];
 
 /// One filter check, in the order of its bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -298,6 +295,8 @@ pub struct ScorePlane {
     pub skipped: Vec<bool>,
     /// Per class: the largest raw score over the feasible nodes (`i32::MIN` when none).
     pub row_max: Vec<i32>,
+    /// Per class: the smallest raw score over the feasible nodes (`i32::MAX` when none).
+    pub row_min: Vec<i32>,
     /// `C × N` raw scores (every cell, feasible or not).
     pub raw: Vec<i32>,
     /// `C × N` normalized scores (feasible cells of classes not skipped; 0 elsewhere).
@@ -466,6 +465,9 @@ impl Matrix {
             if a.row_max != b.row_max {
                 return Some(format!("{name} row maxima: {:?} vs {:?}", a.row_max, b.row_max));
             }
+            if a.row_min != b.row_min {
+                return Some(format!("{name} row minima: {:?} vs {:?}", a.row_min, b.row_min));
+            }
         }
         if let Some(d) = cells("total", &signed(&self.total), &signed(&other.total)) {
             return Some(d);
@@ -548,34 +550,37 @@ pub fn evaluate_cpu(
     Ok(cpu::evaluate(&prepared))
 }
 
+/// One `Vec` per score plane, indexed by [`ScorePlugin::index`].
+pub(crate) type Planes<T> = [Vec<T>; NUM_SCORE_PLANES];
+
 /// The cell results both evaluators produce, before they become a [`Matrix`] (score planes
 /// indexed by [`ScorePlugin::index`]).
 #[derive(Debug, Clone)]
 pub(crate) struct RawResults {
     pub filter: Vec<u32>,
     pub fit_insufficient: Vec<u32>,
-    pub raw: [Vec<i32>; 3],
-    pub normalized: [Vec<i32>; 3],
+    pub raw: Planes<i32>,
+    pub normalized: Planes<i32>,
     pub total: Vec<i32>,
-    pub row_max: [Vec<i32>; 3],
+    pub row_max: Planes<i32>,
+    pub row_min: Planes<i32>,
     pub feasible_count: Vec<u32>,
     pub best_total: Vec<i32>,
 }
 
 impl RawResults {
-    /// Zeroed cells; maxima at `i32::MIN`.
+    /// Zeroed cells; maxima at `i32::MIN`, minima at `i32::MAX`.
     pub fn new(classes: usize, cells: usize) -> Self {
-        let plane = || vec![0i32; cells];
-        let per_class = || vec![i32::MIN; classes];
         RawResults {
             filter: vec![0; cells],
             fit_insufficient: vec![0; cells],
-            raw: [plane(), plane(), plane()],
-            normalized: [plane(), plane(), plane()],
-            total: plane(),
-            row_max: [per_class(), per_class(), per_class()],
+            raw: std::array::from_fn(|_| vec![0; cells]),
+            normalized: std::array::from_fn(|_| vec![0; cells]),
+            total: vec![0; cells],
+            row_max: std::array::from_fn(|_| vec![i32::MIN; classes]),
+            row_min: std::array::from_fn(|_| vec![i32::MAX; classes]),
             feasible_count: vec![0; classes],
-            best_total: per_class(),
+            best_total: vec![i32::MIN; classes],
         }
     }
 
@@ -586,17 +591,14 @@ impl RawResults {
             .iter()
             .map(|&(plugin, weight)| {
                 let k = plugin.index();
-                let skipped = (0..p.num_classes)
-                    .map(|c| {
-                        plugin == ScorePlugin::NodeAffinity
-                            && p.class_flags[c] & prep::CLASS_NODE_AFFINITY_SCORE_SKIP != 0
-                    })
-                    .collect();
+                let skipped =
+                    (0..p.num_classes).map(|c| p.class_score_skip[c] & plugin.bit() != 0).collect();
                 ScorePlane {
                     plugin: plugin.plugin(),
                     weight,
                     skipped,
                     row_max: std::mem::take(&mut self.row_max[k]),
+                    row_min: std::mem::take(&mut self.row_min[k]),
                     raw: std::mem::take(&mut self.raw[k]),
                     normalized: std::mem::take(&mut self.normalized[k]),
                 }

@@ -17,11 +17,11 @@ use crate::framework::profile::{ExtensionPoint, PluginName, Profile};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Pod};
 use crate::plugins::node_affinity::NodeAffinity;
-use crate::plugins::noderesources::Fit;
 use crate::plugins::noderesources::requested_to_capacity_ratio::scale_shape;
 use crate::plugins::noderesources::resource_allocation::{
     is_extended_resource_name, is_scalar_resource_name,
 };
+use crate::plugins::noderesources::{BalancedAllocation, Fit};
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
 
 use super::{Check, EvalError, MAX_FIT_COLUMNS, NOT_YET_IN_MATRIX};
@@ -30,7 +30,8 @@ use super::{Check, EvalError, MAX_FIT_COLUMNS, NOT_YET_IN_MATRIX};
 pub const CLASS_REJECTED: u32 = 1 << 0;
 /// Class flag: PreFilter restricted the class to the nodes of its restriction list.
 pub const CLASS_RESTRICTED: u32 = 1 << 1;
-/// Class flag: NodeAffinity's PreScore skips the class (no preferred terms anywhere).
+/// Class flag: NodeAffinity's PreScore skips the class (no preferred terms anywhere); the same
+/// as bit [`ScorePlugin::NodeAffinity`] of [`Prepared::class_score_skip`].
 pub const CLASS_NODE_AFFINITY_SCORE_SKIP: u32 = 1 << 2;
 /// Class flag: the class names a node (`spec.nodeName`, non-empty).
 pub const CLASS_HAS_NODE_NAME: u32 = 1 << 3;
@@ -66,7 +67,10 @@ pub const STRATEGY_REQUESTED_TO_CAPACITY_RATIO: u32 = 2;
 /// The largest sum of absolute weights whose scores (≤ 100 each) fit `i32`.
 pub const MAX_WEIGHT_SUM: i64 = i32::MAX as i64 / 100;
 
-/// A score plugin the matrix evaluates.
+/// The number of score planes (one per [`ScorePlugin`]).
+pub const NUM_SCORE_PLANES: usize = 4;
+
+/// A score plugin the matrix evaluates; its discriminant is its plane index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ScorePlugin {
     /// TaintToleration: untolerated `PreferNoSchedule` taints, reversed default normalization.
@@ -75,12 +79,19 @@ pub enum ScorePlugin {
     NodeAffinity,
     /// NodeResourcesFit: the scoring strategy, no normalization.
     NodeResourcesFit,
+    /// NodeResourcesBalancedAllocation: one minus the standard deviation of the utilizations
+    /// (binary64), no normalization.
+    BalancedAllocation,
 }
 
 impl ScorePlugin {
     /// Every score plugin, by plane index (the GPU's plane order).
-    pub const ALL: [ScorePlugin; 3] =
-        [ScorePlugin::TaintToleration, ScorePlugin::NodeAffinity, ScorePlugin::NodeResourcesFit];
+    pub const ALL: [ScorePlugin; NUM_SCORE_PLANES] = [
+        ScorePlugin::TaintToleration,
+        ScorePlugin::NodeAffinity,
+        ScorePlugin::NodeResourcesFit,
+        ScorePlugin::BalancedAllocation,
+    ];
 
     /// The plugin's plane index.
     pub fn index(self) -> usize {
@@ -93,7 +104,13 @@ impl ScorePlugin {
             ScorePlugin::TaintToleration => PluginName::TaintToleration,
             ScorePlugin::NodeAffinity => PluginName::NodeAffinity,
             ScorePlugin::NodeResourcesFit => PluginName::NodeResourcesFit,
+            ScorePlugin::BalancedAllocation => PluginName::NodeResourcesBalancedAllocation,
         }
+    }
+
+    /// The plugin's bit in [`Prepared::class_score_skip`] and `EvalParams::score_mask`.
+    pub fn bit(self) -> u32 {
+        1 << self.index()
     }
 
     /// The matrix score plugin of a profile plugin.
@@ -138,6 +155,9 @@ pub struct Prepared<'a> {
     pub fit_specs: Vec<FitSpec>,
     /// RequestedToCapacityRatio's scaled shape, `(utilization, score)`.
     pub shape: Vec<(i32, i32)>,
+    /// NodeResourcesBalancedAllocation's resources (weights unused: always 1), resolved like
+    /// [`Prepared::fit_specs`] with the real requests (`FIT_KIND_REQUESTED` for cpu and memory).
+    pub balanced_specs: Vec<FitSpec>,
     /// Per class: `CLASS_*` flags of this module.
     pub class_flags: Vec<u32>,
     /// Per class: node index of `spec.nodeName` (`NONE`: unknown node or none).
@@ -149,6 +169,9 @@ pub struct Prepared<'a> {
     pub pre_filter_rejections: Vec<Option<Status>>,
     /// Per class: NodeAffinity's PreScore error.
     pub pre_score_errors: Vec<Option<Status>>,
+    /// Per class: bit [`ScorePlugin::bit`] set when that plugin's PreScore returns `Skip` for
+    /// the class (it then contributes nothing to the class's scores).
+    pub class_score_skip: Vec<u32>,
     /// Per node: [`NODE_ADDED_AFFINITY_FAILS`].
     pub node_flags: Vec<u32>,
     /// Per node: the weights of `addedAffinity`'s matching preferred terms.
@@ -204,6 +227,8 @@ impl<'a> Prepared<'a> {
         let node_affinity = NodeAffinity::new(&args.node_affinity)
             .map_err(|e| args_error(NodeAffinity::NAME, e))?;
         Fit::new(&args.node_resources_fit).map_err(|e| args_error(Fit::NAME, e))?;
+        let balanced = BalancedAllocation::new(&args.balanced_allocation)
+            .map_err(|e| args_error(BalancedAllocation::NAME, e))?;
 
         // Checks, in the order the framework reports them: PreFilter first, then the filters.
         let na_pre_filter = profile.plugins.pre_filter.contains(&PluginName::NodeAffinity)
@@ -262,19 +287,13 @@ impl<'a> Prepared<'a> {
         let fit_specs = strategy
             .resources
             .iter()
-            .map(|r| {
-                let column = enc.dicts.resources.column(&r.name).map_or(NONE, |c| c as u32);
-                let (column, kind) = match r.name.as_str() {
-                    CPU | MEMORY => (column, FIT_KIND_NON_ZERO),
-                    EPHEMERAL_STORAGE => (column, FIT_KIND_REQUESTED),
-                    // `pods` is never a scored amount (upstream finds it in no resource map).
-                    PODS => (NONE, FIT_KIND_OTHER),
-                    n if is_scalar_resource_name(n) => (column, FIT_KIND_SCALAR),
-                    _ => (column, FIT_KIND_OTHER),
-                };
-                // Fit::new validated 1 ≤ weight ≤ 100.
-                FitSpec { column, kind, weight: i32::try_from(r.weight).unwrap_or(0) }
-            })
+            .map(|r| resolve_spec(enc, &r.name, r.weight, false))
+            .collect();
+        let balanced_specs = args
+            .balanced_allocation
+            .resources
+            .iter()
+            .map(|r| resolve_spec(enc, &r.name, r.weight, true))
             .collect();
         let shape = scale_shape(&strategy.shape)
             .iter()
@@ -312,6 +331,7 @@ impl<'a> Prepared<'a> {
 
         // Per class: PreFilter and PreScore of NodeAffinity on the representative pod.
         let na_scores = scores.iter().any(|(s, _)| *s == ScorePlugin::NodeAffinity);
+        let mut class_score_skip = vec![0u32; num_classes];
         let mut class_flags = vec![0u32; num_classes];
         let mut class_node_name = vec![NONE; num_classes];
         let mut class_restrict = Csr::default();
@@ -350,6 +370,7 @@ impl<'a> Prepared<'a> {
                     Ok(_) => {}
                     Err(status) if status.code == Code::Skip => {
                         flags |= CLASS_NODE_AFFINITY_SCORE_SKIP;
+                        class_score_skip[ci] |= ScorePlugin::NodeAffinity.bit();
                     }
                     Err(status) => {
                         pre_score_errors[ci] = Some(status.with_plugin(NodeAffinity::NAME));
@@ -372,6 +393,10 @@ impl<'a> Prepared<'a> {
                 flags |= CLASS_FIT_REQUESTS_NOTHING;
             }
             class_flags[ci] = flags;
+            // BalancedAllocation skips best-effort pods (it never fails).
+            if balanced.pre_score(pod, state, &[]).is_err() {
+                class_score_skip[ci] |= ScorePlugin::BalancedAllocation.bit();
+            }
         }
 
         Ok(Prepared {
@@ -386,11 +411,13 @@ impl<'a> Prepared<'a> {
             fit_strategy,
             fit_specs,
             shape,
+            balanced_specs,
             class_flags,
             class_node_name,
             class_restrict,
             pre_filter_rejections,
             pre_score_errors,
+            class_score_skip,
             node_flags,
             node_added_score,
             not_evaluated,
@@ -401,6 +428,24 @@ impl<'a> Prepared<'a> {
     pub fn weight(&self, plugin: ScorePlugin) -> Option<i64> {
         self.scores.iter().find(|(p, _)| *p == plugin).map(|(_, w)| *w)
     }
+}
+
+/// A scored resource resolved to a column: cpu and memory use the non-zero requests for
+/// NodeResourcesFit and the real ones for BalancedAllocation (`use_requested`); `pods` is never
+/// a scored amount (upstream finds it in no resource map); scalar resources the pod does not
+/// request are left out by the evaluators.
+fn resolve_spec(enc: &Encoded, name: &str, weight: i64, use_requested: bool) -> FitSpec {
+    let column = enc.dicts.resources.column(name).map_or(NONE, |c| c as u32);
+    let (column, kind) = match name {
+        CPU | MEMORY if use_requested => (column, FIT_KIND_REQUESTED),
+        CPU | MEMORY => (column, FIT_KIND_NON_ZERO),
+        EPHEMERAL_STORAGE => (column, FIT_KIND_REQUESTED),
+        PODS => (NONE, FIT_KIND_OTHER),
+        n if is_scalar_resource_name(n) => (column, FIT_KIND_SCALAR),
+        _ => (column, FIT_KIND_OTHER),
+    };
+    // The plugins validated 1 ≤ weight ≤ 100.
+    FitSpec { column, kind, weight: i32::try_from(weight).unwrap_or(0) }
 }
 
 /// The enabled plugins of [`NOT_YET_IN_MATRIX`], each with its first extension point.

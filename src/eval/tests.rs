@@ -506,3 +506,66 @@ fn the_framework_oracle_notices_a_wrong_cell() {
     rescored.scores[0].raw[1] += 1;
     assert!(!check(&rescored).is_empty(), "a changed raw score is reported");
 }
+
+#[test]
+fn balanced_allocation_scores_match_the_plugin_including_binary64_truncation() {
+    /// Millicores, MiB of memory, GPUs.
+    type Amounts = (i64, i64, i64);
+    // (case, node amounts, pod amounts, raw score)
+    let cases: &[(&str, Amounts, Amounts, i32)] = &[
+        (
+            "fractions 0 and 0.68 give 65, not the 66 of exact arithmetic",
+            (1000, 100, 0),
+            (0, 68, 0),
+            65,
+        ),
+        ("fractions 1 and 0.82 give 90, not 91", (100, 100, 0), (100, 82, 0), 90),
+        ("equal fractions give 100", (4000, 1000, 0), (1000, 250, 0), 100),
+        (
+            "three resources use the standard deviation (0.75, 0.5, 0.25 give 79)",
+            (4000, 1000, 4),
+            (3000, 500, 1),
+            79,
+        ),
+        (
+            "a request above allocatable counts as a fraction of 1",
+            (1000, 1000, 0),
+            (3000, 0, 0),
+            50,
+        ),
+    ];
+    let mut p = profile();
+    p.args.balanced_allocation.resources = vec![
+        ResourceSpec::new("cpu", 1),
+        ResourceSpec::new("memory", 1),
+        ResourceSpec::new("nvidia.com/gpu", 1),
+    ];
+    for &(name, (ncpu, nmem, ngpu), (pcpu, pmem, pgpu), want) in cases {
+        let mut node = NodeBuilder::new("n").cpu(ncpu).memory(nmem * MI).pods(10);
+        if ngpu > 0 {
+            node = node.scalar("nvidia.com/gpu", ngpu);
+        }
+        let mut pod = PodBuilder::new("d", "p").cpu(pcpu).memory(pmem * MI);
+        if pgpu > 0 {
+            pod = pod.scalar("nvidia.com/gpu", pgpu);
+        }
+        let state = cluster(vec![node.obj()], vec![]);
+        // NodeResourcesFit would reject the oversized pod; only the score matters here.
+        let mut p = p.clone();
+        p.plugins.filter.retain(|f| *f != PluginName::NodeResourcesFit);
+        let m = evaluate_checked(&p, &state, &[pod.obj()]);
+        let plane = m.plane(PluginName::NodeResourcesBalancedAllocation).expect("scored");
+        assert_eq!(plane.raw, vec![want], "{name}");
+        assert_eq!(plane.normalized, vec![want], "{name}: no normalization");
+    }
+}
+
+#[test]
+fn balanced_allocation_skips_best_effort_classes() {
+    let state = cluster(vec![NodeBuilder::new("n").cpu(1000).memory(GI).obj()], vec![]);
+    let pending = vec![PodBuilder::new("d", "best-effort").obj()];
+    let m = evaluate_checked(&profile(), &state, &pending);
+    let plane = m.plane(PluginName::NodeResourcesBalancedAllocation).expect("scored");
+    assert_eq!(plane.skipped, vec![true]);
+    assert_eq!(plane.normalized, vec![0], "a skipped plugin adds nothing");
+}

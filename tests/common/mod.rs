@@ -2,7 +2,8 @@
 //! strategies for clusters, pending pods and profiles that exercise every plugin the matrix
 //! evaluates (labels, taints, cordons, host ports, extended resources, node names, node
 //! affinity with every operator and `metadata.name` pins, `addedAffinity`, the three scoring
-//! strategies, disabled filters, ignored resource groups).
+//! strategies, disabled filters, ignored resource groups, BalancedAllocation over two or four
+//! resources).
 
 #![allow(dead_code)]
 
@@ -354,6 +355,16 @@ fn build_scenario(
     };
     if ignore_foo {
         fit.ignored_resource_groups = vec!["example.com".to_string()];
+    }
+    if (strategy / 3) % 2 == 1 {
+        // BalancedAllocation over four resources: the standard-deviation formula, and scalar
+        // resources left out for classes that do not request them.
+        profile.args.balanced_allocation.resources = vec![
+            ResourceSpec::new("cpu", 1),
+            ResourceSpec::new("memory", 1),
+            ResourceSpec::new(GPU, 1),
+            ResourceSpec::new("ephemeral-storage", 1),
+        ];
     }
     if added {
         profile.args.node_affinity.added_affinity = Some(NodeAffinity {

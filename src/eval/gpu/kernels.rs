@@ -59,18 +59,17 @@ pub enum Buf {
     FitColumns,
     FitSpecs,
     Shape,
+    BalancedSpecs,
     // Cell planes (one tile each).
     CellFilter,
     FitInsufficient,
-    RawTaint,
-    RawAffinity,
-    RawFit,
-    NormTaint,
-    NormAffinity,
-    NormFit,
     Total,
+    // Score cell planes (one tile each, every score plane of the tile in one binding).
+    Raw,
+    Norm,
     // Per-class planes (one chunk each).
     RowMax,
+    RowMin,
     FeasibleCount,
     BestTotal,
 }
@@ -107,35 +106,38 @@ impl Buf {
             Buf::FitColumns => "fit_columns",
             Buf::FitSpecs => "fit_specs",
             Buf::Shape => "shape",
+            Buf::BalancedSpecs => "balanced_specs",
             Buf::CellFilter => "cell_filter",
             Buf::FitInsufficient => "fit_insufficient",
-            Buf::RawTaint => "raw_taint",
-            Buf::RawAffinity => "raw_affinity",
-            Buf::RawFit => "raw_fit",
-            Buf::NormTaint => "norm_taint",
-            Buf::NormAffinity => "norm_affinity",
-            Buf::NormFit => "norm_fit",
             Buf::Total => "total",
+            Buf::Raw => "raw",
+            Buf::Norm => "norm",
             Buf::RowMax => "row_max",
+            Buf::RowMin => "row_min",
             Buf::FeasibleCount => "feasible_count",
             Buf::BestTotal => "best_total",
         }
     }
 
-    /// Whether the buffer is a cell plane (bound one tile at a time).
-    pub fn is_cell_plane(self) -> bool {
-        matches!(
-            self,
-            Buf::CellFilter
-                | Buf::FitInsufficient
-                | Buf::RawTaint
-                | Buf::RawAffinity
-                | Buf::RawFit
-                | Buf::NormTaint
-                | Buf::NormAffinity
-                | Buf::NormFit
-                | Buf::Total
-        )
+    /// How many cell planes the buffer holds per tile (bound one tile at a time): 1 for the
+    /// filter, fit and total planes, [`NUM_SCORE_PLANES`] for the raw and normalized scores,
+    /// 0 for buffers that are not cell planes.
+    pub fn cell_planes(self) -> u64 {
+        match self {
+            Buf::CellFilter | Buf::FitInsufficient | Buf::Total => 1,
+            Buf::Raw | Buf::Norm => NUM_SCORE_PLANES as u64,
+            _ => 0,
+        }
+    }
+
+    /// How many per-class planes the buffer holds (one chunk each): [`NUM_SCORE_PLANES`] for
+    /// the row maxima and minima, 1 for the feasible counts and best totals, 0 otherwise.
+    pub fn class_planes(self) -> u64 {
+        match self {
+            Buf::RowMax | Buf::RowMin => NUM_SCORE_PLANES as u64,
+            Buf::FeasibleCount | Buf::BestTotal => 1,
+            _ => 0,
+        }
     }
 }
 
@@ -152,11 +154,12 @@ pub struct Kernel {
     pub bindings: &'static [Buf],
 }
 
+use crate::eval::NUM_SCORE_PLANES;
 use Buf::*;
 
 /// Every kernel, in dispatch order: the filter and raw-score kernels (one per plugin), then
 /// feasibility, then normalization.
-pub const KERNELS: [Kernel; 8] = [
+pub const KERNELS: [Kernel; 9] = [
     Kernel {
         name: "node_unschedulable",
         libs: &[],
@@ -181,7 +184,7 @@ pub const KERNELS: [Kernel; 8] = [
             ClassToleratedTaintIds,
             TaintEffects,
             CellFilter,
-            RawTaint,
+            Raw,
         ],
     },
     Kernel {
@@ -204,7 +207,7 @@ pub const KERNELS: [Kernel; 8] = [
             ClassRequiredTermIds,
             ClassPreferredTerms,
             CellFilter,
-            RawAffinity,
+            Raw,
         ],
     },
     Kernel {
@@ -230,33 +233,26 @@ pub const KERNELS: [Kernel; 8] = [
             Shape,
             CellFilter,
             FitInsufficient,
-            RawFit,
+            Raw,
         ],
+    },
+    Kernel {
+        name: "balanced_allocation",
+        libs: &[F64_WGSL],
+        body: include_str!("../../../shaders/balanced_allocation.wgsl"),
+        bindings: &[Params, NodeAllocatable, NodeRequested, ClassRequests, BalancedSpecs, Raw],
     },
     Kernel {
         name: "feasibility",
         libs: &[],
         body: include_str!("../../../shaders/feasibility.wgsl"),
-        bindings: &[Params, CellFilter, RawTaint, RawAffinity, RawFit, RowMax, FeasibleCount],
+        bindings: &[Params, CellFilter, Raw, RowMax, RowMin, FeasibleCount],
     },
     Kernel {
         name: "normalize_score",
         libs: &[],
         body: include_str!("../../../shaders/normalize_score.wgsl"),
-        bindings: &[
-            Params,
-            EvalClasses,
-            CellFilter,
-            RawTaint,
-            RawAffinity,
-            RawFit,
-            RowMax,
-            NormTaint,
-            NormAffinity,
-            NormFit,
-            Total,
-            BestTotal,
-        ],
+        bindings: &[Params, EvalClasses, CellFilter, Raw, RowMax, RowMin, Norm, Total, BestTotal],
     },
 ];
 

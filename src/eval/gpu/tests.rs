@@ -14,12 +14,16 @@ use super::types::*;
 use crate::encode::gpu_types::*;
 
 fn parse(name: &str, source: &str) -> naga::Module {
+    parse_with_info(name, source).0
+}
+
+fn parse_with_info(name: &str, source: &str) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(source)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-    Validator::new(ValidationFlags::all(), Capabilities::default())
+    let info = Validator::new(ValidationFlags::all(), Capabilities::default())
         .validate(&module)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-    module
+    (module, info)
 }
 
 #[test]
@@ -84,6 +88,20 @@ fn every_binding_holds_the_buffer_the_host_binds_there() {
             .map(|(i, b)| (i as u32, b.name().to_string()))
             .collect();
         assert_eq!(bound, want, "{}: bindings", kernel.name);
+        // wgpu derives each pipeline's layout from the bindings `main` uses: one it does not
+        // use would vanish from the layout and the host's bind group would no longer fit.
+        let (module, info) = parse_with_info(kernel.name, &kernel_source(kernel));
+        let uses = info.get_entry_point(0);
+        for (handle, var) in module.global_variables.iter() {
+            if var.binding.is_some() {
+                assert!(
+                    !uses[handle].is_empty(),
+                    "{}: main never uses binding {:?}",
+                    kernel.name,
+                    var.name
+                );
+            }
+        }
     }
     assert!(max_storage_buffers() <= 15, "the widest kernel binds at most 15 storage buffers");
 }
@@ -192,10 +210,11 @@ fn rust_layouts() -> Vec<Layout> {
             num_fit_specs,
             num_shape,
             score_mask,
+            num_balanced_specs,
             weights,
             check_order,
         }),
-        layout!(EvalClass { flags, node_name, restrict_start, restrict_count }),
+        layout!(EvalClass { flags, node_name, restrict_start, restrict_count, score_skip }),
         layout!(EvalNode { flags, added_score }),
         layout!(EvalFitSpec { column, kind, weight }),
         layout!(EvalShapePoint { utilization, score }),

@@ -22,8 +22,9 @@ use crate::encode::units::MAX_NODE_SCORE;
 use crate::eval::prep::{
     CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_NODE_AFFINITY_SCORE_SKIP,
     CLASS_REJECTED, CLASS_RESTRICTED, FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER,
-    FIT_KIND_REQUESTED, FIT_KIND_SCALAR, NODE_ADDED_AFFINITY_FAILS, Prepared,
+    FIT_KIND_REQUESTED, FIT_KIND_SCALAR, NODE_ADDED_AFFINITY_FAILS, NUM_SCORE_PLANES, Prepared,
     STRATEGY_LEAST_ALLOCATED, STRATEGY_MOST_ALLOCATED, STRATEGY_REQUESTED_TO_CAPACITY_RATIO,
+    ScorePlugin,
 };
 use crate::eval::{
     CELL_FEASIBLE, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED, CHECK_NODE_AFFINITY_POD,
@@ -72,10 +73,18 @@ pub struct EvalParams {
     pub num_shape: u32,
     /// Bit `k`: score plane `k` is scored by the profile.
     pub score_mask: u32,
+    /// Number of NodeResourcesBalancedAllocation resources.
+    pub num_balanced_specs: u32,
     /// Padding.
-    pub _pad: u32,
-    /// Weights of the score planes (TaintToleration, NodeAffinity, NodeResourcesFit, unused).
-    pub weights: [i32; 4],
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
+    /// Padding.
+    pub _pad3: u32,
+    /// Weights of the score planes, by plane index (unused slots 0).
+    pub weights: [[i32; 4]; 2],
     /// Bit indices of the enabled checks in first-failure order.
     pub check_order: [[u32; 4]; 4],
 }
@@ -92,6 +101,14 @@ pub struct EvalClass {
     pub restrict_start: u32,
     /// Length of that list.
     pub restrict_count: u32,
+    /// Bit `k`: the PreScore of score plane `k`'s plugin skips the class.
+    pub score_skip: u32,
+    /// Padding.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
 }
 
 /// Per node: the profile's `addedAffinity`.
@@ -136,8 +153,8 @@ pub struct EvalShapePoint {
     pub _pad1: u32,
 }
 
-const _: () = assert!(size_of::<EvalParams>() == 144);
-const _: () = assert!(size_of::<EvalClass>() == 16);
+const _: () = assert!(size_of::<EvalParams>() == 176);
+const _: () = assert!(size_of::<EvalClass>() == 32);
 const _: () = assert!(size_of::<EvalNode>() == 16);
 const _: () = assert!(size_of::<EvalFitSpec>() == 16);
 const _: () = assert!(size_of::<EvalShapePoint>() == 16);
@@ -159,8 +176,12 @@ pub const EVAL_WGSL_TYPES: &str = r"struct EvalParams {
     num_fit_specs: u32,
     num_shape: u32,
     score_mask: u32,
-    _pad: u32,
-    weights: vec4<i32>,
+    num_balanced_specs: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    _pad3: u32,
+    weights: array<vec4<i32>, 2>,
     check_order: array<vec4<u32>, 4>,
 }
 
@@ -169,6 +190,10 @@ struct EvalClass {
     node_name: u32,
     restrict_start: u32,
     restrict_count: u32,
+    score_skip: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 struct EvalNode {
@@ -193,9 +218,19 @@ struct EvalShapePoint {
 }
 ";
 
+/// The WGSL name of a score plane's index constant.
+pub fn plane_constant(plugin: ScorePlugin) -> &'static str {
+    match plugin {
+        ScorePlugin::TaintToleration => "PLANE_TAINT_TOLERATION",
+        ScorePlugin::NodeAffinity => "PLANE_NODE_AFFINITY",
+        ScorePlugin::NodeResourcesFit => "PLANE_NODE_RESOURCES_FIT",
+        ScorePlugin::BalancedAllocation => "PLANE_BALANCED_ALLOCATION",
+    }
+}
+
 /// Every constant the kernels share with Rust, as `(WGSL name, value)`; all are `u32`.
 pub fn wgsl_constants() -> Vec<(&'static str, u32)> {
-    vec![
+    let mut out = vec![
         ("NONE", NONE),
         ("WORKGROUP_SIZE", WORKGROUP_SIZE),
         ("MAX_NODE_SCORE", MAX_NODE_SCORE),
@@ -238,7 +273,10 @@ pub fn wgsl_constants() -> Vec<(&'static str, u32)> {
         ("STRATEGY_LEAST_ALLOCATED", STRATEGY_LEAST_ALLOCATED),
         ("STRATEGY_MOST_ALLOCATED", STRATEGY_MOST_ALLOCATED),
         ("STRATEGY_REQUESTED_TO_CAPACITY_RATIO", STRATEGY_REQUESTED_TO_CAPACITY_RATIO),
-    ]
+        ("NUM_SCORE_PLANES", NUM_SCORE_PLANES as u32),
+    ];
+    out.extend(ScorePlugin::ALL.iter().map(|&p| (plane_constant(p), p.index() as u32)));
+    out
 }
 
 /// The text of `shaders/types.wgsl`: the encoder's structs, the eval structs and the shared
@@ -273,6 +311,8 @@ pub struct EvalBuffers {
     pub fit_specs: Vec<EvalFitSpec>,
     /// RequestedToCapacityRatio's shape.
     pub shape: Vec<EvalShapePoint>,
+    /// NodeResourcesBalancedAllocation's resources.
+    pub balanced_specs: Vec<EvalFitSpec>,
 }
 
 /// The eval buffers of a [`Prepared`].
@@ -285,6 +325,10 @@ pub fn eval_buffers(p: &Prepared<'_>) -> EvalBuffers {
                 node_name: p.class_node_name[c],
                 restrict_start,
                 restrict_count,
+                score_skip: p.class_score_skip[c],
+                _pad0: 0,
+                _pad1: 0,
+                _pad2: 0,
             }
         })
         .collect();
@@ -296,11 +340,14 @@ pub fn eval_buffers(p: &Prepared<'_>) -> EvalBuffers {
             _pad1: 0,
         })
         .collect();
-    let fit_specs = p
-        .fit_specs
-        .iter()
-        .map(|s| EvalFitSpec { column: s.column, kind: s.kind, weight: s.weight, _pad: 0 })
-        .collect();
+    let spec = |s: &crate::eval::FitSpec| EvalFitSpec {
+        column: s.column,
+        kind: s.kind,
+        weight: s.weight,
+        _pad: 0,
+    };
+    let fit_specs = p.fit_specs.iter().map(spec).collect();
+    let balanced_specs = p.balanced_specs.iter().map(spec).collect();
     let shape = p
         .shape
         .iter()
@@ -313,5 +360,6 @@ pub fn eval_buffers(p: &Prepared<'_>) -> EvalBuffers {
         fit_columns: p.fit_columns.clone(),
         fit_specs,
         shape,
+        balanced_specs,
     }
 }
