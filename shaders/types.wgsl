@@ -171,16 +171,23 @@ struct EvalClass {
     restrict_start: u32,
     restrict_count: u32,
     score_skip: u32,
+    image_start: u32,
+    image_count: u32,
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 struct EvalNode {
     flags: u32,
     added_score: i32,
-    _pad0: u32,
-    _pad1: u32,
+    image_start: u32,
+    image_count: u32,
+}
+
+struct EvalNodeImage {
+    image: u32,
+    size_lo: u32,
+    size_hi: u32,
+    num_nodes: u32,
 }
 
 struct EvalFitSpec {
@@ -239,8 +246,9 @@ const FIT_KIND_OTHER: u32 = 3u;
 const STRATEGY_LEAST_ALLOCATED: u32 = 0u;
 const STRATEGY_MOST_ALLOCATED: u32 = 1u;
 const STRATEGY_REQUESTED_TO_CAPACITY_RATIO: u32 = 2u;
-const NUM_SCORE_PLANES: u32 = 4u;
+const NUM_SCORE_PLANES: u32 = 5u;
 const PLANE_TAINT_TOLERATION: u32 = 0u;
 const PLANE_NODE_AFFINITY: u32 = 1u;
 const PLANE_NODE_RESOURCES_FIT: u32 = 2u;
 const PLANE_BALANCED_ALLOCATION: u32 = 3u;
+const PLANE_IMAGE_LOCALITY: u32 = 4u;

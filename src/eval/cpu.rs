@@ -18,8 +18,9 @@ use super::prep::{
     STRATEGY_MOST_ALLOCATED, STRATEGY_REQUESTED_TO_CAPACITY_RATIO, ScorePlugin,
 };
 use super::softf64::{
-    F64_HUNDRED, F64_ONE, F64_TWO, F64_ZERO, V2, f64_abs, f64_add, f64_div, f64_from_u32, f64_lt,
-    f64_mul, f64_sqrt, f64_sub, f64_to_i64,
+    F64_HUNDRED, F64_ONE, F64_TWO, F64_ZERO, V2, f64_abs, f64_add, f64_div, f64_from_i64,
+    f64_from_u32, f64_lt, f64_mul, f64_sqrt, f64_sub, f64_to_i64, i64_lt, u64_add, u64_divmod,
+    u64_mul_u32, u64_sub, v2,
 };
 use super::{
     CELL_FEASIBLE, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED, CHECK_NODE_AFFINITY_POD,
@@ -58,6 +59,7 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             r.raw[ScorePlugin::NodeAffinity.index()][i] = raw_na;
             r.raw[ScorePlugin::NodeResourcesFit.index()][i] = raw_fit;
             r.raw[ScorePlugin::BalancedAllocation.index()][i] = balanced_allocation(p, c, n);
+            r.raw[ScorePlugin::ImageLocality.index()][i] = image_locality(p, c, n);
         }
     }
     for c in 0..nc {
@@ -352,6 +354,52 @@ pub fn balanced_allocation(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
     score.x as i32
 }
 
+/// Below this sum of image sizes ImageLocality scores 0 (upstream `minThreshold`, 23 MiB).
+const IMAGE_MIN_THRESHOLD: V2 = v2(23 << 20, 0);
+/// Per container, from this sum on ImageLocality scores 100 (`maxContainerThreshold`, 1000 MiB).
+const IMAGE_MAX_CONTAINER_THRESHOLD: u32 = 1000 << 20;
+
+/// `image_locality.wgsl`: ImageLocality's raw score — per container image the node lists, its
+/// size scaled by the fraction of nodes listing it (binary64, upstream `scaledImageScore`),
+/// summed in `int64` and mapped to 0–100 between the thresholds (upstream `calculatePriority`,
+/// `int64` arithmetic done with the 64-bit helpers of [`crate::eval::softf64`] as on the GPU).
+pub fn image_locality(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
+    let (start, count) = p.node_image_ranges.get(n).copied().unwrap_or((0, 0));
+    let images = p.node_images.get(start as usize..(start + count) as usize).unwrap_or(&[]);
+    let total_nodes = f64_from_u32(p.num_nodes as u32);
+    let containers = p.class_images.row(c);
+    let mut sum = v2(0, 0);
+    for &id in containers {
+        if id == NONE {
+            continue;
+        }
+        let Ok(k) = images.binary_search_by_key(&id, |e| e.image) else { continue };
+        let e = &images[k];
+        let spread = f64_div(f64_from_u32(e.num_nodes), total_nodes);
+        let scaled = f64_to_i64(f64_mul(f64_from_i64(V2::from_i64(e.size)), spread));
+        sum = u64_add(sum, scaled);
+    }
+    image_priority(sum, containers.len() as u32)
+}
+
+/// Upstream `calculatePriority` on a 64-bit sum (`image_locality.wgsl`'s `priority`).
+fn image_priority(sum: V2, containers: u32) -> i32 {
+    if containers == 0 {
+        // The sum is 0, clamped to the minimum: 100 · 0 / (0 − minimum) = 0.
+        return 0;
+    }
+    let max_threshold = u64_mul_u32(v2(IMAGE_MAX_CONTAINER_THRESHOLD, 0), containers);
+    let mut clamped = sum;
+    if i64_lt(clamped, IMAGE_MIN_THRESHOLD) {
+        clamped = IMAGE_MIN_THRESHOLD;
+    } else if i64_lt(max_threshold, clamped) {
+        clamped = max_threshold;
+    }
+    let numerator = u64_mul_u32(u64_sub(clamped, IMAGE_MIN_THRESHOLD), MAX_NODE_SCORE);
+    let (q, _) = u64_divmod(numerator, u64_sub(max_threshold, IMAGE_MIN_THRESHOLD));
+    q.x as i32
+}
+
 /// `feasibility.wgsl`: keeps the enabled failed checks, records the first in profile order
 /// (`1 + bit index`) and sets [`CELL_FEASIBLE`] when none failed.
 pub fn feasibility(p: &Prepared<'_>, word: u32) -> u32 {
@@ -400,7 +448,9 @@ pub fn normalize_score(
         let v = match plugin {
             ScorePlugin::TaintToleration => default_normalize(raw[k], row_max[k], true),
             ScorePlugin::NodeAffinity => default_normalize(raw[k], row_max[k], false),
-            ScorePlugin::NodeResourcesFit | ScorePlugin::BalancedAllocation => raw[k],
+            ScorePlugin::NodeResourcesFit
+            | ScorePlugin::BalancedAllocation
+            | ScorePlugin::ImageLocality => raw[k],
         };
         normalized[k] = v;
         // Prepared bounds the weights so that this fits i32 when scores are in 0–100.

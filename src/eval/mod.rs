@@ -18,11 +18,12 @@
 //! restriction and term conflict), NodePorts, NodeResourcesFit. Scores: TaintToleration,
 //! NodeAffinity (preferred terms and `addedAffinity`), NodeResourcesFit (LeastAllocated,
 //! MostAllocated and RequestedToCapacityRatio — all integer arithmetic),
-//! NodeResourcesBalancedAllocation (upstream's `float64` arithmetic, computed with the software
-//! binary64 of [`softf64`] / `shaders/f64.wgsl`, so CPU, GPU and the framework agree bit for bit).
+//! NodeResourcesBalancedAllocation and ImageLocality (upstream's `float64` arithmetic, computed
+//! with the software binary64 of [`softf64`] / `shaders/f64.wgsl`, so CPU, GPU and the
+//! framework agree bit for bit).
 //!
-//! Not yet evaluated here ([`NOT_YET_IN_MATRIX`]): InterPodAffinity, PodTopologySpread and
-//! ImageLocality. A profile that enables them still evaluates; [`Matrix::not_evaluated`] lists
+//! Not yet evaluated here ([`NOT_YET_IN_MATRIX`]): InterPodAffinity and PodTopologySpread. A
+//! profile that enables them still evaluates; [`Matrix::not_evaluated`] lists
 //! them, and their verdicts and scores are simply absent from the matrix (the framework runtime
 //! is the only evaluator for them for now).
 //!
@@ -77,7 +78,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-pub use prep::{FitSpec, NUM_SCORE_PLANES, Prepared, ScorePlugin};
+pub use prep::{FitSpec, NUM_SCORE_PLANES, NodeImage, Prepared, ScorePlugin};
 
 use crate::encode::Encoded;
 use crate::framework::profile::{ExtensionPoint, PluginName, Profile};
@@ -128,8 +129,8 @@ pub const MAX_FIT_COLUMNS: usize = 31;
 /// Plugins kplace evaluates on the CPU (framework runtime) but not yet as matrices: their
 /// upstream arithmetic is partly `float64` (BalancedAllocation, ImageLocality's spread factor,
 /// InterPodAffinity's normalization, PodTopologySpread's weights) or needs per-domain pod counts.
-pub const NOT_YET_IN_MATRIX: [PluginName; 3] =
-    [PluginName::InterPodAffinity, PluginName::PodTopologySpread, PluginName::ImageLocality];
+pub const NOT_YET_IN_MATRIX: [PluginName; 2] =
+    [PluginName::InterPodAffinity, PluginName::PodTopologySpread];
 
 /// One filter check, in the order of its bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

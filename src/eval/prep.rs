@@ -9,6 +9,9 @@
 //! `New` argument validation. Everything here is O(classes + nodes + resources); the
 //! classes × nodes work is in [`super::cpu`] and [`super::gpu`].
 
+use std::collections::BTreeMap;
+
+use crate::encode::EncodeError;
 use crate::encode::Encoded;
 use crate::encode::dict::{RESOURCE_CPU, RESOURCE_MEMORY, RESOURCE_PODS};
 use crate::encode::tensors::{Csr, NONE};
@@ -16,6 +19,7 @@ use crate::framework::args::ScoringStrategyType;
 use crate::framework::profile::{ExtensionPoint, PluginName, Profile};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Pod};
+use crate::plugins::image_locality::normalized_image_name;
 use crate::plugins::node_affinity::NodeAffinity;
 use crate::plugins::noderesources::requested_to_capacity_ratio::scale_shape;
 use crate::plugins::noderesources::resource_allocation::{
@@ -68,7 +72,7 @@ pub const STRATEGY_REQUESTED_TO_CAPACITY_RATIO: u32 = 2;
 pub const MAX_WEIGHT_SUM: i64 = i32::MAX as i64 / 100;
 
 /// The number of score planes (one per [`ScorePlugin`]).
-pub const NUM_SCORE_PLANES: usize = 4;
+pub const NUM_SCORE_PLANES: usize = 5;
 
 /// A score plugin the matrix evaluates; its discriminant is its plane index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -82,6 +86,9 @@ pub enum ScorePlugin {
     /// NodeResourcesBalancedAllocation: one minus the standard deviation of the utilizations
     /// (binary64), no normalization.
     BalancedAllocation,
+    /// ImageLocality: sizes of the class's images on the node, scaled by their spread
+    /// (binary64), no normalization.
+    ImageLocality,
 }
 
 impl ScorePlugin {
@@ -91,6 +98,7 @@ impl ScorePlugin {
         ScorePlugin::NodeAffinity,
         ScorePlugin::NodeResourcesFit,
         ScorePlugin::BalancedAllocation,
+        ScorePlugin::ImageLocality,
     ];
 
     /// The plugin's plane index.
@@ -105,6 +113,7 @@ impl ScorePlugin {
             ScorePlugin::NodeAffinity => PluginName::NodeAffinity,
             ScorePlugin::NodeResourcesFit => PluginName::NodeResourcesFit,
             ScorePlugin::BalancedAllocation => PluginName::NodeResourcesBalancedAllocation,
+            ScorePlugin::ImageLocality => PluginName::ImageLocality,
         }
     }
 
@@ -128,6 +137,17 @@ pub struct FitSpec {
     pub kind: u32,
     /// Weight (1–100, validated).
     pub weight: i32,
+}
+
+/// One image name on a node, for ImageLocality.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeImage {
+    /// The image name's id in [`Prepared::image_names`].
+    pub image: u32,
+    /// `sizeBytes` of the last `status.images` entry of the node listing the name.
+    pub size: i64,
+    /// The number of nodes of the cluster listing the name.
+    pub num_nodes: u32,
 }
 
 /// Everything besides the encoded arrays that both evaluators read.
@@ -176,6 +196,16 @@ pub struct Prepared<'a> {
     pub node_flags: Vec<u32>,
     /// Per node: the weights of `addedAffinity`'s matching preferred terms.
     pub node_added_score: Vec<i32>,
+    /// ImageLocality: every image name some node lists, sorted (ids are positions).
+    pub image_names: Vec<String>,
+    /// ImageLocality, per class: the image id of each container (init and app, duplicates
+    /// kept, names normalized as upstream), `NONE` for an image no node lists; the row length
+    /// is the number of containers.
+    pub class_images: Csr,
+    /// ImageLocality: every node's images, ascending by id, node after node.
+    pub node_images: Vec<NodeImage>,
+    /// ImageLocality, per node: `(start, count)` of its images in [`Prepared::node_images`].
+    pub node_image_ranges: Vec<(u32, u32)>,
     /// Enabled plugins the matrix does not evaluate.
     pub not_evaluated: Vec<(PluginName, ExtensionPoint)>,
 }
@@ -329,6 +359,10 @@ impl<'a> Prepared<'a> {
                 .fold(0i32, i32::wrapping_add);
         }
 
+        // ImageLocality: the node side (independent of the classes).
+        let (image_names, node_images, node_image_ranges) = node_image_table(state)?;
+        let mut class_images = Csr::default();
+
         // Per class: PreFilter and PreScore of NodeAffinity on the representative pod.
         let na_scores = scores.iter().any(|(s, _)| *s == ScorePlugin::NodeAffinity);
         let mut class_score_skip = vec![0u32; num_classes];
@@ -393,6 +427,13 @@ impl<'a> Prepared<'a> {
                 flags |= CLASS_FIT_REQUESTS_NOTHING;
             }
             class_flags[ci] = flags;
+            class_images.push_row(
+                "container images",
+                pod.images.iter().map(|name| {
+                    let name = normalized_image_name(name);
+                    image_names.binary_search(&name).map_or(NONE, |i| i as u32)
+                }),
+            )?;
             // BalancedAllocation skips best-effort pods (it never fails).
             if balanced.pre_score(pod, state, &[]).is_err() {
                 class_score_skip[ci] |= ScorePlugin::BalancedAllocation.bit();
@@ -420,6 +461,10 @@ impl<'a> Prepared<'a> {
             class_score_skip,
             node_flags,
             node_added_score,
+            image_names,
+            class_images,
+            node_images,
+            node_image_ranges,
             not_evaluated,
         })
     }
@@ -428,6 +473,44 @@ impl<'a> Prepared<'a> {
     pub fn weight(&self, plugin: ScorePlugin) -> Option<i64> {
         self.scores.iter().find(|(p, _)| *p == plugin).map(|(_, w)| *w)
     }
+}
+
+/// ImageLocality's node side (upstream `createImageExistenceMap` and `getNodeImageStates`):
+/// the sorted names some node lists, and per node its names with the size of the last entry
+/// listing each and the number of nodes listing it.
+/// What [`node_image_table`] returns: names, node images, per-node ranges.
+type NodeImageTable = (Vec<String>, Vec<NodeImage>, Vec<(u32, u32)>);
+
+fn node_image_table(state: &ClusterState) -> Result<NodeImageTable, EvalError> {
+    let mut spread: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut per_node: Vec<BTreeMap<&str, i64>> = Vec::with_capacity(state.nodes.len());
+    for node in &state.nodes {
+        let mut sizes: BTreeMap<&str, i64> = BTreeMap::new();
+        for image in &node.images {
+            for name in &image.names {
+                // The last entry listing a name wins.
+                sizes.insert(name.as_str(), image.size_bytes);
+            }
+        }
+        for name in sizes.keys() {
+            *spread.entry(name).or_insert(0) += 1;
+        }
+        per_node.push(sizes);
+    }
+    let names: Vec<String> = spread.keys().map(|n| (*n).to_string()).collect();
+    let mut images = Vec::new();
+    let mut ranges = Vec::with_capacity(per_node.len());
+    for sizes in &per_node {
+        let start = u32::try_from(images.len())
+            .map_err(|_| EncodeError::TooMany { what: "node images", count: images.len() })?;
+        for (name, &size) in sizes {
+            let image = names.binary_search_by(|n| n.as_str().cmp(name)).map_or(NONE, |i| i as u32);
+            let num_nodes = spread.get(name).copied().unwrap_or(0);
+            images.push(NodeImage { image, size, num_nodes });
+        }
+        ranges.push((start, sizes.len() as u32));
+    }
+    Ok((names, images, ranges))
 }
 
 /// A scored resource resolved to a column: cpu and memory use the non-zero requests for

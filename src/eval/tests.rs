@@ -569,3 +569,66 @@ fn balanced_allocation_skips_best_effort_classes() {
     assert_eq!(plane.skipped, vec![true]);
     assert_eq!(plane.normalized, vec![0], "a skipped plugin adds nothing");
 }
+
+#[test]
+fn image_locality_scores_match_the_plugin_cases() {
+    // Upstream's nodes: m1 lists gcr.io/40 (40 MiB, under three names), gcr.io/300 and
+    // gcr.io/2000; m2 lists gcr.io/250 and gcr.io/10.
+    let m1 = || {
+        NodeBuilder::new("m1")
+            .cpu(1000)
+            .image(&["gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"], 40 * MI)
+            .image(&["gcr.io/300:latest", "gcr.io/300:v1"], 300 * MI)
+            .image(&["gcr.io/2000:latest"], 2000 * MI)
+    };
+    let m2 = || {
+        NodeBuilder::new("m2")
+            .cpu(1000)
+            .image(&["gcr.io/250:latest"], 250 * MI)
+            .image(&["gcr.io/10:latest", "gcr.io/10:v1"], 10 * MI)
+    };
+    let pod =
+        |images: &[&str]| images.iter().fold(PodBuilder::new("d", "p"), |b, i| b.image(i)).obj();
+    // (case, pod images, extra empty node, raw scores per node)
+    let cases: &[(&str, &[&str], bool, &[i32])] = &[
+        (
+            "two images spread on two nodes prefer the larger",
+            &["gcr.io/40", "gcr.io/250"],
+            false,
+            &[0, 5],
+        ),
+        ("two images on one node prefer that node", &["gcr.io/40", "gcr.io/300"], false, &[7, 0]),
+        (
+            "sizes between the thresholds scale linearly",
+            &["gcr.io/2000", "gcr.io/10"],
+            false,
+            &[49, 0],
+        ),
+        ("a sum at the maximum scores 100", &["gcr.io/2000"], false, &[100, 0]),
+        (
+            "an image on one of three nodes counts a third (binary64 spread)",
+            &["gcr.io/2000", "gcr.io/10"],
+            true,
+            &[32, 0, 0],
+        ),
+        // gcr.io/300 on one of two nodes: 150 MiB → 100 · (150 − 23) / 977 = 12.
+        ("an untagged name matches the latest tag", &["gcr.io/300"], false, &[12, 0]),
+        ("no containers score 0", &[], false, &[0, 0]),
+        (
+            "an image no node lists counts as a container only",
+            &["nowhere:1", "gcr.io/2000"],
+            false,
+            &[49, 0],
+        ),
+    ];
+    for &(name, images, third, want) in cases {
+        let mut nodes = vec![m1().obj(), m2().obj()];
+        if third {
+            nodes.push(NodeBuilder::new("m3").cpu(1000).obj());
+        }
+        let state = cluster(nodes, vec![]);
+        let m = evaluate_checked(&profile(), &state, &[pod(images)]);
+        let plane = m.plane(PluginName::ImageLocality).expect("scored");
+        assert_eq!(plane.raw, want.to_vec(), "{name}");
+    }
+}

@@ -3,7 +3,7 @@
 //! evaluates (labels, taints, cordons, host ports, extended resources, node names, node
 //! affinity with every operator and `metadata.name` pins, `addedAffinity`, the three scoring
 //! strategies, disabled filters, ignored resource groups, BalancedAllocation over two or four
-//! resources).
+//! resources, container images with tags, digests and per-node sizes).
 
 #![allow(dead_code)]
 
@@ -54,6 +54,17 @@ const TAINTS: [(&str, &str, TaintEffect); 4] = [
     ("maint", "", TaintEffect::NoExecute),
 ];
 const GPU: &str = "nvidia.com/gpu";
+/// Node images as `(names, MiB)`; the same name may have different sizes on different nodes.
+const NODE_IMAGES: [(&[&str], i64); 5] = [
+    (&["nginx:latest", "nginx:1.27"], 150),
+    (&["nginx:latest"], 190),
+    (&["redis:7"], 40),
+    (&["registry.local:5000/app:latest", "app@sha256:abc"], 900),
+    (&["busybox:latest"], 3),
+];
+/// Pod images (normalized by ImageLocality: "nginx" becomes "nginx:latest").
+const POD_IMAGES: [&str; 6] =
+    ["nginx", "nginx:1.27", "redis:7", "registry.local:5000/app", "busybox", "absent:1"];
 const EXAMPLE_RES: &str = "example.com/foo";
 const HUGE: &str = "hugepages-2Mi";
 
@@ -75,6 +86,7 @@ struct NodeSpec {
     zone: Option<usize>,
     disk: Option<usize>,
     cores: Option<usize>,
+    images: u8,
     taints: u8,
     cordoned: bool,
     bound: Vec<PodSpec>,
@@ -90,6 +102,7 @@ struct PodSpec {
     huge: u8,
     ports: u8,
     tolerations: u8,
+    images: Vec<usize>,
     selector: Option<usize>,
     required: Option<Vec<TermSpec>>,
     preferred: Vec<(i32, TermSpec)>,
@@ -116,7 +129,12 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
     let required = if with_affinity { 0.35 } else { 0.01 };
     (
         (0u32..3000, 0u32..6000, any::<u32>(), 0u8..3, 0u8..2, 0u8..2),
-        (any::<u8>(), any::<u8>(), prop::option::weighted(0.2, 0usize..3)),
+        (
+            any::<u8>(),
+            any::<u8>(),
+            prop::option::weighted(0.2, 0usize..3),
+            prop::collection::vec(0usize..POD_IMAGES.len(), 0..3),
+        ),
         prop::option::weighted(required, prop::collection::vec(term_spec(), 0..3)),
         prop::collection::vec((0i32..101, term_spec()), 0..(1 + 3 * with_affinity as usize)),
         prop::option::weighted(0.05, 0usize..10),
@@ -125,7 +143,7 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
         .prop_map(
             |(
                 (cpu, mem_mib, jitter, gpu, example_res, huge),
-                (ports, tolerations, selector),
+                (ports, tolerations, selector, images),
                 required,
                 preferred,
                 node_name,
@@ -139,6 +157,7 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
                 huge,
                 ports,
                 tolerations,
+                images,
                 selector,
                 required,
                 preferred,
@@ -157,13 +176,14 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
             prop::option::of(0usize..3),
             any::<u8>(),
             prop::bool::weighted(0.1),
+            any::<u8>(),
         ),
         prop::collection::vec(pod_spec(false), 0..3),
     )
         .prop_map(
             |(
                 (cpu, mem_mib, jitter, pods, gpu, example_res, huge),
-                (zone, disk, cores, taints, cordoned),
+                (zone, disk, cores, taints, cordoned, images),
                 bound,
             )| {
                 NodeSpec {
@@ -177,6 +197,7 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
                     zone,
                     disk,
                     cores,
+                    images,
                     taints,
                     cordoned,
                     bound,
@@ -256,6 +277,9 @@ fn build_pod(name: &str, s: &PodSpec, exact: bool, num_nodes: usize) -> PodBuild
     if let Some(z) = s.selector {
         b = b.node_selector("zone", ZONES[z]);
     }
+    for &i in &s.images {
+        b = b.image(POD_IMAGES[i]);
+    }
     if let Some(terms) = &s.required {
         b = b.required_node_affinity(terms.iter().map(|t| term(t, num_nodes)).collect());
     }
@@ -306,6 +330,11 @@ fn build_scenario(
         }
         if s.cordoned {
             b = b.unschedulable();
+        }
+        for (k, (names, mib)) in NODE_IMAGES.iter().enumerate() {
+            if s.images & (1 << k) != 0 {
+                b = b.image(names, mib * MI);
+            }
         }
         built.push(b.obj());
         for (j, p) in s.bound.iter().enumerate() {

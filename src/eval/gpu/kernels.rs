@@ -60,6 +60,8 @@ pub enum Buf {
     FitSpecs,
     Shape,
     BalancedSpecs,
+    ClassImageIds,
+    NodeImages,
     // Cell planes (one tile each).
     CellFilter,
     FitInsufficient,
@@ -107,6 +109,8 @@ impl Buf {
             Buf::FitSpecs => "fit_specs",
             Buf::Shape => "shape",
             Buf::BalancedSpecs => "balanced_specs",
+            Buf::ClassImageIds => "class_image_ids",
+            Buf::NodeImages => "node_images",
             Buf::CellFilter => "cell_filter",
             Buf::FitInsufficient => "fit_insufficient",
             Buf::Total => "total",
@@ -159,7 +163,7 @@ use Buf::*;
 
 /// Every kernel, in dispatch order: the filter and raw-score kernels (one per plugin), then
 /// feasibility, then normalization.
-pub const KERNELS: [Kernel; 9] = [
+pub const KERNELS: [Kernel; 10] = [
     Kernel {
         name: "node_unschedulable",
         libs: &[],
@@ -241,6 +245,12 @@ pub const KERNELS: [Kernel; 9] = [
         libs: &[F64_WGSL],
         body: include_str!("../../../shaders/balanced_allocation.wgsl"),
         bindings: &[Params, NodeAllocatable, NodeRequested, ClassRequests, BalancedSpecs, Raw],
+    },
+    Kernel {
+        name: "image_locality",
+        libs: &[F64_WGSL],
+        body: include_str!("../../../shaders/image_locality.wgsl"),
+        bindings: &[Params, EvalClasses, EvalNodes, ClassImageIds, NodeImages, Raw],
     },
     Kernel {
         name: "feasibility",

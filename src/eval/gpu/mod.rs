@@ -504,6 +504,8 @@ impl GpuContext {
             FitSpecs: &eval.fit_specs,
             Shape: &eval.shape,
             BalancedSpecs: &eval.balanced_specs,
+            ClassImageIds: &eval.class_image_ids,
+            NodeImages: &eval.node_images,
         );
 
         // Planes.

@@ -103,12 +103,12 @@ pub struct EvalClass {
     pub restrict_count: u32,
     /// Bit `k`: the PreScore of score plane `k`'s plugin skips the class.
     pub score_skip: u32,
+    /// Start of the class's container images in `class_image_ids`.
+    pub image_start: u32,
+    /// Number of containers (images).
+    pub image_count: u32,
     /// Padding.
     pub _pad0: u32,
-    /// Padding.
-    pub _pad1: u32,
-    /// Padding.
-    pub _pad2: u32,
 }
 
 /// Per node: the profile's `addedAffinity`.
@@ -119,10 +119,24 @@ pub struct EvalNode {
     pub flags: u32,
     /// Weights of the matching preferred `addedAffinity` terms.
     pub added_score: i32,
-    /// Padding.
-    pub _pad0: u32,
-    /// Padding.
-    pub _pad1: u32,
+    /// Start of the node's images in `node_images`.
+    pub image_start: u32,
+    /// Number of the node's images.
+    pub image_count: u32,
+}
+
+/// One image name a node lists ([`crate::eval::NodeImage`]).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct EvalNodeImage {
+    /// Image name id.
+    pub image: u32,
+    /// Low 32 bits of the size in bytes (`i64`).
+    pub size_lo: u32,
+    /// High 32 bits of the size.
+    pub size_hi: u32,
+    /// Number of nodes listing the name.
+    pub num_nodes: u32,
 }
 
 /// One resource NodeResourcesFit scores.
@@ -156,6 +170,7 @@ pub struct EvalShapePoint {
 const _: () = assert!(size_of::<EvalParams>() == 176);
 const _: () = assert!(size_of::<EvalClass>() == 32);
 const _: () = assert!(size_of::<EvalNode>() == 16);
+const _: () = assert!(size_of::<EvalNodeImage>() == 16);
 const _: () = assert!(size_of::<EvalFitSpec>() == 16);
 const _: () = assert!(size_of::<EvalShapePoint>() == 16);
 
@@ -191,16 +206,23 @@ struct EvalClass {
     restrict_start: u32,
     restrict_count: u32,
     score_skip: u32,
+    image_start: u32,
+    image_count: u32,
     _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 struct EvalNode {
     flags: u32,
     added_score: i32,
-    _pad0: u32,
-    _pad1: u32,
+    image_start: u32,
+    image_count: u32,
+}
+
+struct EvalNodeImage {
+    image: u32,
+    size_lo: u32,
+    size_hi: u32,
+    num_nodes: u32,
 }
 
 struct EvalFitSpec {
@@ -225,6 +247,7 @@ pub fn plane_constant(plugin: ScorePlugin) -> &'static str {
         ScorePlugin::NodeAffinity => "PLANE_NODE_AFFINITY",
         ScorePlugin::NodeResourcesFit => "PLANE_NODE_RESOURCES_FIT",
         ScorePlugin::BalancedAllocation => "PLANE_BALANCED_ALLOCATION",
+        ScorePlugin::ImageLocality => "PLANE_IMAGE_LOCALITY",
     }
 }
 
@@ -313,6 +336,10 @@ pub struct EvalBuffers {
     pub shape: Vec<EvalShapePoint>,
     /// NodeResourcesBalancedAllocation's resources.
     pub balanced_specs: Vec<EvalFitSpec>,
+    /// ImageLocality: the classes' container image ids, concatenated.
+    pub class_image_ids: Vec<u32>,
+    /// ImageLocality: the nodes' images, concatenated.
+    pub node_images: Vec<EvalNodeImage>,
 }
 
 /// The eval buffers of a [`Prepared`].
@@ -320,24 +347,28 @@ pub fn eval_buffers(p: &Prepared<'_>) -> EvalBuffers {
     let classes = (0..p.num_classes)
         .map(|c| {
             let (restrict_start, restrict_count) = p.class_restrict.range(c);
+            let (image_start, image_count) = p.class_images.range(c);
             EvalClass {
                 flags: p.class_flags[c],
                 node_name: p.class_node_name[c],
                 restrict_start,
                 restrict_count,
                 score_skip: p.class_score_skip[c],
+                image_start,
+                image_count,
                 _pad0: 0,
-                _pad1: 0,
-                _pad2: 0,
             }
         })
         .collect();
     let nodes = (0..p.num_nodes)
-        .map(|n| EvalNode {
-            flags: p.node_flags[n],
-            added_score: p.node_added_score[n],
-            _pad0: 0,
-            _pad1: 0,
+        .map(|n| {
+            let (image_start, image_count) = p.node_image_ranges.get(n).copied().unwrap_or((0, 0));
+            EvalNode {
+                flags: p.node_flags[n],
+                added_score: p.node_added_score[n],
+                image_start,
+                image_count,
+            }
         })
         .collect();
     let spec = |s: &crate::eval::FitSpec| EvalFitSpec {
@@ -361,5 +392,16 @@ pub fn eval_buffers(p: &Prepared<'_>) -> EvalBuffers {
         fit_specs,
         shape,
         balanced_specs,
+        class_image_ids: p.class_images.ids.clone(),
+        node_images: p
+            .node_images
+            .iter()
+            .map(|e| EvalNodeImage {
+                image: e.image,
+                size_lo: e.size as u32,
+                size_hi: (e.size >> 32) as u32,
+                num_nodes: e.num_nodes,
+            })
+            .collect(),
     }
 }
