@@ -35,6 +35,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let c = cell.local_class;
         atomicAdd(&feasible_count[c], 1u);
         for (var k = 0u; k < NUM_SCORE_PLANES; k++) {
+            // PodTopologySpread's raw scores need the feasible nodes: reduced by its own kernel.
+            if k == PLANE_POD_TOPOLOGY_SPREAD {
+                continue;
+            }
             let v = raw[plane_cell(k, cell.index)];
             atomicMax(&row_max[plane_class(k, c)], v);
             atomicMin(&row_min[plane_class(k, c)], v);

@@ -1,13 +1,14 @@
 // After feasibility: the normalized score of each plane (TaintToleration: reversed
-// DefaultNormalizeScore; NodeAffinity: DefaultNormalizeScore; NodeResourcesFit and
-// NodeResourcesBalancedAllocation: as they are), the weighted total of the cell, and the best
+// DefaultNormalizeScore; NodeAffinity: DefaultNormalizeScore; PodTopologySpread: its reversed
+// min/max normalization; NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality: as
+// they are), the weighted total of the cell, and the best
 // total of each class. Infeasible cells, planes the profile does not score and planes whose
 // PreScore skipped the class get 0. Upstream counterpart (v1.35): RunScorePlugins and the
 // plugins' NormalizeScore. CPU twin: eval::cpu::normalize_score.
 
 @group(0) @binding(1) var<storage, read> eval_classes: array<EvalClass>;
 @group(0) @binding(2) var<storage, read> cell_filter: array<u32>;
-@group(0) @binding(3) var<storage, read> raw: array<i32>;
+@group(0) @binding(3) var<storage, read_write> raw: array<i32>;
 @group(0) @binding(4) var<storage, read> row_max: array<i32>;
 @group(0) @binding(5) var<storage, read> row_min: array<i32>;
 @group(0) @binding(6) var<storage, read_write> norm: array<i32>;
@@ -29,6 +30,19 @@ fn default_normalize(raw_score: i32, max_raw: i32, reverse: bool) -> i32 {
     return v;
 }
 
+// PodTopologySpread's NormalizeScore: 0 for an ignored node, 100 for all when the maximum is 0,
+// else 100 · (max + min − raw) / max in int64 (vec2<u32>, f64.wgsl's integer helpers).
+fn pod_topology_spread_normalize(r: i32, max_raw: i32, min_raw: i32) -> i32 {
+    if r == bitcast<i32>(PTS_IGNORED_BITS) {
+        return 0;
+    }
+    if max_raw == 0 {
+        return i32(MAX_NODE_SCORE);
+    }
+    let x = i64_from_i32(max_raw + min_raw - r);
+    return i32(i64_div(u64_mul_u32(x, MAX_NODE_SCORE), i64_from_i32(max_raw)).x);
+}
+
 // The normalized score of plane k for a feasible cell.
 fn normalized(k: u32, i: u32, c: u32) -> i32 {
     let r = raw[plane_cell(k, i)];
@@ -40,8 +54,9 @@ fn normalized(k: u32, i: u32, c: u32) -> i32 {
     if k == PLANE_NODE_AFFINITY {
         return default_normalize(r, max_raw, false);
     }
-    // Planes normalized by their minimum come with the plugins that need it.
-    _ = min_raw;
+    if k == PLANE_POD_TOPOLOGY_SPREAD {
+        return pod_topology_spread_normalize(r, max_raw, min_raw);
+    }
     return r;
 }
 
@@ -69,4 +84,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         atomicMax(&best_total[c], sum);
     }
     total[i] = sum;
+    // An ignored node's sentinel becomes the 0 upstream's Score gives it.
+    let pts = plane_cell(PLANE_POD_TOPOLOGY_SPREAD, i);
+    if raw[pts] == bitcast<i32>(PTS_IGNORED_BITS) {
+        raw[pts] = 0;
+    }
 }

@@ -18,8 +18,8 @@ use kplace::eval::gpu::{GpuContext, GpuOptions};
 use kplace::eval::testing::{matrix_profile, round_to_units};
 use kplace::eval::{Backend, Evaluator, Prepared, cpu};
 use kplace::framework::profile::Profile;
-use kplace::model::testing::{GI, NodeBuilder, PodBuilder, cluster};
-use kplace::model::{ClusterState, Pod, TaintEffect};
+use kplace::model::testing::{GI, MI, NodeBuilder, PodBuilder, cluster, spread_constraint};
+use kplace::model::{ClusterState, LabelSelector, Pod, TaintEffect, UnsatisfiableAction};
 use proptest::prelude::*;
 
 /// One device for the whole test binary (tests take turns).
@@ -101,17 +101,61 @@ fn nodes(n: usize) -> Vec<kplace::model::Node> {
             if i % 13 == 5 {
                 b = b.taint("gpu", "yes", TaintEffect::NoSchedule);
             }
+            if i % 4 == 1 {
+                b = b.image(&["nginx:latest"], (100 + i as i64) * MI);
+            }
             b.obj()
         })
         .collect()
 }
 
+/// Pods labelled `app=web` bound to every third node (two on every ninth).
+fn bound(n: usize) -> Vec<Pod> {
+    (0..n)
+        .filter(|i| i % 3 == 0)
+        .flat_map(|i| {
+            let copies = if i % 9 == 0 { 2 } else { 1 };
+            (0..copies).map(move |k| {
+                PodBuilder::new("d", &format!("web-{i}-{k}"))
+                    .label("app", "web")
+                    .cpu(50)
+                    .node(&format!("n{i:04}"))
+                    .obj()
+            })
+        })
+        .collect()
+}
+
 fn pods() -> Vec<Pod> {
+    let web = || PodBuilder::new("d", "web").label("app", "web").cpu(100);
     vec![
-        PodBuilder::new("d", "small").cpu(100).memory(GI / 4).obj(),
+        PodBuilder::new("d", "small").cpu(100).memory(GI / 4).image("nginx").obj(),
         PodBuilder::new("d", "zonal").cpu(500).node_selector("zone", "b").obj(),
         PodBuilder::new("d", "huge").cpu(1_000_000).obj(),
         PodBuilder::new("d", "port").cpu(200).host_port("", "TCP", 8080).obj(),
+        web()
+            .spread(spread_constraint(
+                1,
+                "zone",
+                UnsatisfiableAction::DoNotSchedule,
+                &[("app", "web")],
+            ))
+            .obj(),
+        web()
+            .spread(spread_constraint(
+                1,
+                "kubernetes.io/hostname",
+                UnsatisfiableAction::ScheduleAnyway,
+                &[("app", "web")],
+            ))
+            .spread(spread_constraint(
+                2,
+                "zone",
+                UnsatisfiableAction::ScheduleAnyway,
+                &[("app", "web")],
+            ))
+            .obj(),
+        web().default_spread_selector(LabelSelector::from_match_labels([("app", "web")])).obj(),
     ]
 }
 
@@ -120,13 +164,13 @@ fn degenerate_shapes_evaluate_identically_on_the_gpu() {
     let Some(mut ctx) = gpu() else { return };
     let cases: Vec<(&str, ClusterState, Vec<Pod>)> = vec![
         ("no nodes", cluster(vec![], vec![]), pods()),
-        ("no pending pods", cluster(nodes(5), vec![]), vec![]),
-        ("one node", cluster(nodes(1), vec![]), pods()),
-        ("a class nothing fits", cluster(nodes(3), vec![]), vec![pods()[2].clone()]),
-        ("63 nodes, one short of a workgroup", cluster(nodes(63), vec![]), pods()),
-        ("65 nodes, one past a workgroup", cluster(nodes(65), vec![]), pods()),
-        ("150 nodes, three tiles of 64", cluster(nodes(150), vec![]), pods()),
-        ("129 nodes, one node in the last tile", cluster(nodes(129), vec![]), pods()),
+        ("no pending pods", cluster(nodes(5), bound(5)), vec![]),
+        ("one node", cluster(nodes(1), bound(1)), pods()),
+        ("a class nothing fits", cluster(nodes(3), bound(3)), vec![pods()[2].clone()]),
+        ("63 nodes, one short of a workgroup", cluster(nodes(63), bound(63)), pods()),
+        ("65 nodes, one past a workgroup", cluster(nodes(65), bound(65)), pods()),
+        ("150 nodes, three tiles of 64", cluster(nodes(150), bound(150)), pods()),
+        ("129 nodes, one node in the last tile", cluster(nodes(129), bound(129)), pods()),
     ];
     for (name, state, pending) in cases {
         for options in [

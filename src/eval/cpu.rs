@@ -18,15 +18,20 @@ use super::prep::{
     STRATEGY_MOST_ALLOCATED, STRATEGY_REQUESTED_TO_CAPACITY_RATIO, ScorePlugin,
 };
 use super::softf64::{
-    F64_HUNDRED, F64_ONE, F64_TWO, F64_ZERO, V2, f64_abs, f64_add, f64_div, f64_from_i64,
-    f64_from_u32, f64_lt, f64_mul, f64_sqrt, f64_sub, f64_to_i64, i64_lt, u64_add, u64_divmod,
-    u64_mul_u32, u64_sub, v2,
+    F64_HUNDRED, F64_ONE, F64_TWO, F64_ZERO, V2, f64_abs, f64_add, f64_div, f64_from_i32,
+    f64_from_i64, f64_from_u32, f64_lt, f64_mul, f64_round, f64_sqrt, f64_sub, f64_to_i64, i64_lt,
+    u64_add, u64_divmod, u64_mul_u32, u64_sub, v2,
+};
+use super::topology::{
+    DOMAIN_ABSENT, DOMAIN_MASK, PTS_FILTER, PTS_REQUIRE_ALL, PTS_SCORE, TERM_HOSTNAME,
+    TERM_SELF_MATCH,
 };
 use super::{
     CELL_FEASIBLE, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED, CHECK_NODE_AFFINITY_POD,
     CHECK_NODE_NAME, CHECK_NODE_PORTS, CHECK_NODE_RESOURCES_FIT, CHECK_NODE_UNSCHEDULABLE,
-    CHECK_PREFILTER_ABSENT, CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT,
-    FIT_UNRESOLVABLE, Matrix, RawResults,
+    CHECK_POD_TOPOLOGY_SPREAD_LABEL, CHECK_POD_TOPOLOGY_SPREAD_SKEW, CHECK_PREFILTER_ABSENT,
+    CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT, FIT_UNRESOLVABLE,
+    Matrix, RawResults,
 };
 use crate::encode::dict::RESOURCE_PODS;
 use crate::encode::gpu_types::PORT_WILDCARD_IP;
@@ -53,6 +58,7 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             word |= node_ports(p, c, n);
             let (bits, insufficient, raw_fit) = node_resources_fit(p, c, n);
             word |= bits;
+            word |= pod_topology_spread(p, c, n);
             r.filter[i] = word;
             r.fit_insufficient[i] = insufficient;
             r.raw[ScorePlugin::TaintToleration.index()][i] = raw_tt;
@@ -69,6 +75,9 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             if r.filter[i] & CELL_FEASIBLE != 0 {
                 r.feasible_count[c] += 1;
                 for k in 0..NUM_SCORE_PLANES {
+                    if k == PTS_PLANE {
+                        continue;
+                    }
                     let v = r.raw[k][i];
                     r.row_max[k][c] = r.row_max[k][c].max(v);
                     r.row_min[k][c] = r.row_min[k][c].min(v);
@@ -77,12 +86,19 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
         }
     }
     for c in 0..nc {
+        pod_topology_spread_score(p, c, &mut r);
+    }
+    for c in 0..nc {
         let row_max: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_max[k][c]);
         let row_min: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_min[k][c]);
         for n in 0..nn {
             let i = c * nn + n;
             let raw: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.raw[k][i]);
             let (normalized, total) = normalize_score(p, c, r.filter[i], &raw, &row_max, &row_min);
+            // An ignored node's sentinel becomes the 0 upstream's Score gives it.
+            if r.raw[PTS_PLANE][i] == PTS_IGNORED {
+                r.raw[PTS_PLANE][i] = 0;
+            }
             for (plane, v) in r.normalized.iter_mut().zip(normalized) {
                 plane[i] = v;
             }
@@ -400,6 +416,121 @@ fn image_priority(sum: V2, containers: u32) -> i32 {
     q.x as i32
 }
 
+/// The PodTopologySpread score plane.
+const PTS_PLANE: usize = ScorePlugin::PodTopologySpread as usize;
+
+/// The raw PodTopologySpread score of a node the plugin ignores (it lacks a required key),
+/// until normalization turns it into the 0 upstream gives it (upstream's `invalidScore`).
+pub const PTS_IGNORED: i32 = i32::MIN;
+
+/// `pod_topology_spread.wgsl`: the filter bit of the first failing `DoNotSchedule` constraint,
+/// in order: the node lacks its key ([`CHECK_POD_TOPOLOGY_SPREAD_LABEL`]), or the matching pods
+/// of the node's domain, plus the pod itself if it matches, exceed the global minimum by more
+/// than `maxSkew` ([`CHECK_POD_TOPOLOGY_SPREAD_SKEW`]).
+pub fn pod_topology_spread(p: &Prepared<'_>, c: usize, n: usize) -> u32 {
+    let topo = &p.topology;
+    let Some(class) = topo.classes.get(c) else { return 0 };
+    if class.pts_flags & PTS_FILTER == 0 {
+        return 0;
+    }
+    for term in topo.terms(class.pts_filter) {
+        let domain = topo.node_domain(n, term.key);
+        if domain & DOMAIN_ABSENT != 0 {
+            return CHECK_POD_TOPOLOGY_SPREAD_LABEL;
+        }
+        let self_match = i32::from(term.flags & TERM_SELF_MATCH != 0);
+        let skew = topo.lookup(term, domain).wrapping_add(self_match).wrapping_sub(term.min_match);
+        if skew > term.skew {
+            return CHECK_POD_TOPOLOGY_SPREAD_SKEW;
+        }
+    }
+    0
+}
+
+/// Whether PodTopologySpread's scoring ignores the node for the class (keys are required and
+/// the node lacks one).
+pub fn pod_topology_spread_ignored(p: &Prepared<'_>, c: usize, n: usize) -> bool {
+    let topo = &p.topology;
+    let Some(class) = topo.classes.get(c) else { return false };
+    class.pts_flags & PTS_REQUIRE_ALL != 0
+        && topo
+            .terms(class.pts_score)
+            .iter()
+            .any(|t| topo.node_domain(n, t.key) & DOMAIN_ABSENT != 0)
+}
+
+/// `pod_topology_spread_domains.wgsl`, `pod_topology_spread_weights.wgsl` and
+/// `pod_topology_spread_score.wgsl` for one class row: the number of scored (feasible, not
+/// ignored) nodes and of the domains they span per constraint give the weights
+/// `ln(size + 2)`; each node's raw score is `round(Σ cnt · weight + (maxSkew − 1))` in binary64
+/// over the constraints whose key it has ([`PTS_IGNORED`] for ignored nodes); the row maximum
+/// (from 0, as upstream) and minimum are taken over the scored nodes.
+pub(crate) fn pod_topology_spread_score(p: &Prepared<'_>, c: usize, r: &mut RawResults) {
+    let (topo, nn) = (&p.topology, p.num_nodes);
+    let Some(class) = topo.classes.get(c) else { return };
+    if class.pts_flags & PTS_SCORE == 0 {
+        return;
+    }
+    let terms = topo.terms(class.pts_score);
+    let mut scored = 0usize;
+    let mut domains: Vec<std::collections::BTreeSet<u32>> = vec![Default::default(); terms.len()];
+    for n in 0..nn {
+        if r.filter[c * nn + n] & CELL_FEASIBLE == 0 || pod_topology_spread_ignored(p, c, n) {
+            continue;
+        }
+        scored += 1;
+        for (t, set) in terms.iter().zip(&mut domains) {
+            if t.flags & TERM_HOSTNAME == 0 {
+                set.insert(topo.node_domain(n, t.key) & DOMAIN_MASK);
+            }
+        }
+    }
+    let weights: Vec<V2> = terms
+        .iter()
+        .zip(&domains)
+        .map(|(t, set)| {
+            let size = if t.flags & TERM_HOSTNAME != 0 { scored } else { set.len() };
+            V2::from_u64(topo.pts_weight_table.get(size).copied().unwrap_or(0))
+        })
+        .collect();
+    for n in 0..nn {
+        let i = c * nn + n;
+        if pod_topology_spread_ignored(p, c, n) {
+            r.raw[PTS_PLANE][i] = PTS_IGNORED;
+            continue;
+        }
+        let mut score = F64_ZERO;
+        for (t, &weight) in terms.iter().zip(&weights) {
+            let domain = topo.node_domain(n, t.key);
+            if domain & DOMAIN_ABSENT != 0 {
+                continue;
+            }
+            let at = if t.flags & TERM_HOSTNAME != 0 { n as u32 } else { domain };
+            let cnt = f64_from_i32(topo.lookup(t, at));
+            score = f64_add(score, f64_add(f64_mul(cnt, weight), f64_from_i32(t.skew)));
+        }
+        let raw = f64_to_i64(f64_round(score)).x as i32;
+        r.raw[PTS_PLANE][i] = raw;
+        if r.filter[i] & CELL_FEASIBLE != 0 {
+            r.row_max[PTS_PLANE][c] = r.row_max[PTS_PLANE][c].max(raw);
+            r.row_min[PTS_PLANE][c] = r.row_min[PTS_PLANE][c].min(raw);
+        }
+    }
+}
+
+/// PodTopologySpread's NormalizeScore for one scored node: 100 for every node when the row
+/// maximum is 0, else `100 · (max + min − raw) / max` (`int64`, truncating).
+pub fn pod_topology_spread_normalize(raw: i32, row_max: i32, row_min: i32) -> i32 {
+    if raw == PTS_IGNORED {
+        return 0;
+    }
+    if row_max == 0 {
+        return MAX_NODE_SCORE as i32;
+    }
+    let x = i64::from(row_max.wrapping_add(row_min).wrapping_sub(raw));
+    (i64::from(MAX_NODE_SCORE) * x / i64::from(row_max)) as i32
+}
+
 /// `feasibility.wgsl`: keeps the enabled failed checks, records the first in profile order
 /// (`1 + bit index`) and sets [`CELL_FEASIBLE`] when none failed.
 pub fn feasibility(p: &Prepared<'_>, word: u32) -> u32 {
@@ -433,7 +564,7 @@ pub fn normalize_score(
     word: u32,
     raw: &[i32; NUM_SCORE_PLANES],
     row_max: &[i32; NUM_SCORE_PLANES],
-    _row_min: &[i32; NUM_SCORE_PLANES],
+    row_min: &[i32; NUM_SCORE_PLANES],
 ) -> ([i32; NUM_SCORE_PLANES], i32) {
     let mut normalized = [0i32; NUM_SCORE_PLANES];
     if word & CELL_FEASIBLE == 0 {
@@ -451,6 +582,9 @@ pub fn normalize_score(
             ScorePlugin::NodeResourcesFit
             | ScorePlugin::BalancedAllocation
             | ScorePlugin::ImageLocality => raw[k],
+            ScorePlugin::PodTopologySpread => {
+                pod_topology_spread_normalize(raw[k], row_max[k], row_min[k])
+            }
         };
         normalized[k] = v;
         // Prepared bounds the weights so that this fits i32 when scores are in 0–100.

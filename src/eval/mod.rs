@@ -15,17 +15,23 @@
 //!
 //! Filters: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (the profile's
 //! `addedAffinity`, `nodeSelector`, required terms, and PreFilter's `metadata.name`
-//! restriction and term conflict), NodePorts, NodeResourcesFit. Scores: TaintToleration,
-//! NodeAffinity (preferred terms and `addedAffinity`), NodeResourcesFit (LeastAllocated,
-//! MostAllocated and RequestedToCapacityRatio — all integer arithmetic),
-//! NodeResourcesBalancedAllocation and ImageLocality (upstream's `float64` arithmetic, computed
-//! with the software binary64 of [`softf64`] / `shaders/f64.wgsl`, so CPU, GPU and the
-//! framework agree bit for bit).
+//! restriction and term conflict), NodePorts, NodeResourcesFit, PodTopologySpread
+//! (`DoNotSchedule`, with `minDomains` and the node inclusion policies). Scores:
+//! TaintToleration, NodeAffinity (preferred terms and `addedAffinity`), NodeResourcesFit
+//! (LeastAllocated, MostAllocated and RequestedToCapacityRatio — all integer arithmetic),
+//! NodeResourcesBalancedAllocation, ImageLocality and PodTopologySpread (`ScheduleAnyway`, own
+//! or default constraints). The last three compute upstream's `float64` steps with the
+//! software binary64 of [`softf64`] / `shaders/f64.wgsl`, so CPU, GPU and the framework agree
+//! bit for bit.
 //!
-//! Not yet evaluated here ([`NOT_YET_IN_MATRIX`]): InterPodAffinity and PodTopologySpread. A
-//! profile that enables them still evaluates; [`Matrix::not_evaluated`] lists
-//! them, and their verdicts and scores are simply absent from the matrix (the framework runtime
-//! is the only evaluator for them for now).
+//! PodTopologySpread's per-domain counts come from the plugin's own PreFilter and PreScore run
+//! on each class's representative ([`topology`]); what depends on the feasible nodes (the
+//! ignored nodes, the domains the scored nodes span, hence the weights) is computed per class
+//! row after feasibility, on the device for the GPU.
+//!
+//! Not yet evaluated here ([`NOT_YET_IN_MATRIX`]): InterPodAffinity. A profile that enables it
+//! still evaluates; [`Matrix::not_evaluated`] lists it, and its verdicts and scores are simply
+//! absent from the matrix (the framework runtime is the only evaluator for it for now).
 //!
 //! # Units, and how the CPU matrix, the GPU and the exact framework relate
 //!
@@ -46,9 +52,10 @@
 //! generated clusters with inexact amounts, equality of every check's verdict and every raw
 //! score except NodeResourcesFit's on flagged cells ([`testing::Agreement`]).
 //!
-//! Normalization (TaintToleration, NodeAffinity) runs over *every* feasible node of a class row,
-//! as `Framework::score` does when given all feasible nodes; kube-scheduler itself normalizes
-//! over the nodes it sampled (`percentageOfNodesToScore`), which the batch solver does not.
+//! Normalization (TaintToleration, NodeAffinity, PodTopologySpread) and PodTopologySpread's
+//! weights run over *every* feasible node of a class row, as `Framework::score` does when given
+//! all feasible nodes; kube-scheduler itself scores the nodes it sampled
+//! (`percentageOfNodesToScore`), which the batch solver does not.
 //!
 //! # Cell layout
 //!
@@ -63,7 +70,8 @@
 //!
 //! Every enabled check is evaluated on every cell (upstream stops at the first failure; the
 //! first failure is recorded separately), so a solver can tell "only resources are missing"
-//! from "never fits". The NodeResourcesFit word ([`Matrix::fit_insufficient`]) has bit `j` set
+//! from "never fits". Within PodTopologySpread, whose constraints are checked in order and
+//! whose two reasons belong to the first failing constraint, only that constraint's bit is set. The NodeResourcesFit word ([`Matrix::fit_insufficient`]) has bit `j` set
 //! for each resource column `j` the node lacks (the `pods` column for "Too many pods") and
 //! [`FIT_UNRESOLVABLE`] when some request exceeds the node's allocatable outright.
 
@@ -72,6 +80,7 @@ pub mod gpu;
 pub mod prep;
 pub mod softf64;
 pub mod testing;
+pub mod topology;
 
 use std::fmt;
 use std::str::FromStr;
@@ -90,6 +99,7 @@ use crate::plugins::node_ports::{ERR_REASON as NODE_PORTS_REASON, NodePorts};
 use crate::plugins::node_unschedulable::{ERR_REASON_UNSCHEDULABLE, NodeUnschedulable};
 use crate::plugins::noderesources::Fit;
 use crate::plugins::noderesources::fit::{ERR_REASON_TOO_MANY_PODS, insufficient_reason};
+use crate::plugins::podtopologyspread as pts;
 use crate::plugins::taint_toleration::{ERR_REASON_UNTOLERATED, TaintToleration};
 
 /// Check bit: a PreFilter plugin (NodeAffinity: "pod affinity terms conflict") rejected the
@@ -112,6 +122,12 @@ pub const CHECK_NODE_AFFINITY_POD: u32 = 1 << 6;
 pub const CHECK_NODE_PORTS: u32 = 1 << 7;
 /// Check bit: NodeResourcesFit.
 pub const CHECK_NODE_RESOURCES_FIT: u32 = 1 << 8;
+/// Check bit: PodTopologySpread, the node lacks the key of the first failing constraint
+/// (`UnschedulableAndUnresolvable`). A cell has at most one of the two PodTopologySpread bits:
+/// the reason of the first failing constraint, as upstream reports it.
+pub const CHECK_POD_TOPOLOGY_SPREAD_LABEL: u32 = 1 << 9;
+/// Check bit: PodTopologySpread, the first failing constraint's skew exceeds `maxSkew`.
+pub const CHECK_POD_TOPOLOGY_SPREAD_SKEW: u32 = 1 << 10;
 /// Mask of the check bits of a cell's filter word.
 pub const CHECK_MASK: u32 = 0xFFFF;
 /// Shift of the first-failure field of a cell's filter word (1 + check bit index, 0 if none).
@@ -129,8 +145,7 @@ pub const MAX_FIT_COLUMNS: usize = 31;
 /// Plugins kplace evaluates on the CPU (framework runtime) but not yet as matrices: their
 /// upstream arithmetic is partly `float64` (BalancedAllocation, ImageLocality's spread factor,
 /// InterPodAffinity's normalization, PodTopologySpread's weights) or needs per-domain pod counts.
-pub const NOT_YET_IN_MATRIX: [PluginName; 2] =
-    [PluginName::InterPodAffinity, PluginName::PodTopologySpread];
+pub const NOT_YET_IN_MATRIX: [PluginName; 1] = [PluginName::InterPodAffinity];
 
 /// One filter check, in the order of its bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -153,11 +168,15 @@ pub enum Check {
     NodePorts,
     /// [`CHECK_NODE_RESOURCES_FIT`].
     NodeResourcesFit,
+    /// [`CHECK_POD_TOPOLOGY_SPREAD_LABEL`].
+    PodTopologySpreadLabel,
+    /// [`CHECK_POD_TOPOLOGY_SPREAD_SKEW`].
+    PodTopologySpreadSkew,
 }
 
 impl Check {
     /// Every check, by bit index.
-    pub const ALL: [Check; 9] = [
+    pub const ALL: [Check; 11] = [
         Check::PreFilterRejected,
         Check::PreFilterAbsent,
         Check::NodeUnschedulable,
@@ -167,6 +186,8 @@ impl Check {
         Check::NodeAffinityPod,
         Check::NodePorts,
         Check::NodeResourcesFit,
+        Check::PodTopologySpreadLabel,
+        Check::PodTopologySpreadSkew,
     ];
 
     /// The bit index of the check in a cell's filter word.
@@ -194,6 +215,9 @@ impl Check {
             PluginName::NodeAffinity => &[Check::NodeAffinityEnforced, Check::NodeAffinityPod],
             PluginName::NodePorts => &[Check::NodePorts],
             PluginName::NodeResourcesFit => &[Check::NodeResourcesFit],
+            PluginName::PodTopologySpread => {
+                &[Check::PodTopologySpreadLabel, Check::PodTopologySpreadSkew]
+            }
             _ => &[],
         }
     }
@@ -294,9 +318,12 @@ pub struct ScorePlane {
     pub weight: i64,
     /// Per class: PreScore returned `Skip` (the plugin contributes nothing to that class).
     pub skipped: Vec<bool>,
-    /// Per class: the largest raw score over the feasible nodes (`i32::MIN` when none).
+    /// Per class: the largest raw score over the feasible nodes (`i32::MIN` when none). For
+    /// PodTopologySpread: over the feasible nodes it does not ignore, and at least 0 (upstream
+    /// starts its maximum at 0).
     pub row_max: Vec<i32>,
-    /// Per class: the smallest raw score over the feasible nodes (`i32::MAX` when none).
+    /// Per class: the smallest raw score over the feasible nodes (`i32::MAX` when none); for
+    /// PodTopologySpread over the feasible nodes it does not ignore.
     pub row_min: Vec<i32>,
     /// `C × N` raw scores (every cell, feasible or not).
     pub raw: Vec<i32>,
@@ -404,6 +431,12 @@ impl Matrix {
             Check::NodeResourcesFit => {
                 let word = self.fit_insufficient.get(self.cell(class, node)).copied().unwrap_or(0);
                 self.fit_status(word)
+            }
+            Check::PodTopologySpreadLabel => {
+                unresolvable(pts::NAME, pts::ERR_REASON_NODE_LABEL_NOT_MATCH)
+            }
+            Check::PodTopologySpreadSkew => {
+                Status::unschedulable(pts::ERR_REASON_CONSTRAINTS_NOT_MATCH).with_plugin(pts::NAME)
             }
         }
     }
@@ -570,15 +603,17 @@ pub(crate) struct RawResults {
 }
 
 impl RawResults {
-    /// Zeroed cells; maxima at `i32::MIN`, minima at `i32::MAX`.
+    /// Zeroed cells; maxima at `i32::MIN` (PodTopologySpread's at 0, where upstream starts
+    /// its maximum), minima at `i32::MAX`.
     pub fn new(classes: usize, cells: usize) -> Self {
+        let pts = ScorePlugin::PodTopologySpread.index();
         RawResults {
             filter: vec![0; cells],
             fit_insufficient: vec![0; cells],
             raw: std::array::from_fn(|_| vec![0; cells]),
             normalized: std::array::from_fn(|_| vec![0; cells]),
             total: vec![0; cells],
-            row_max: std::array::from_fn(|_| vec![i32::MIN; classes]),
+            row_max: std::array::from_fn(|k| vec![if k == pts { 0 } else { i32::MIN }; classes]),
             row_min: std::array::from_fn(|_| vec![i32::MAX; classes]),
             feasible_count: vec![0; classes],
             best_total: vec![i32::MIN; classes],

@@ -28,6 +28,7 @@ use crate::plugins::noderesources::resource_allocation::{
 use crate::plugins::noderesources::{BalancedAllocation, Fit};
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
 
+use super::topology::{self, PTS_SCORE, Topology};
 use super::{Check, EvalError, MAX_FIT_COLUMNS, NOT_YET_IN_MATRIX};
 
 /// Class flag: PreFilter rejected the class on every node.
@@ -72,7 +73,7 @@ pub const STRATEGY_REQUESTED_TO_CAPACITY_RATIO: u32 = 2;
 pub const MAX_WEIGHT_SUM: i64 = i32::MAX as i64 / 100;
 
 /// The number of score planes (one per [`ScorePlugin`]).
-pub const NUM_SCORE_PLANES: usize = 5;
+pub const NUM_SCORE_PLANES: usize = 6;
 
 /// A score plugin the matrix evaluates; its discriminant is its plane index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -89,6 +90,9 @@ pub enum ScorePlugin {
     /// ImageLocality: sizes of the class's images on the node, scaled by their spread
     /// (binary64), no normalization.
     ImageLocality,
+    /// PodTopologySpread: matching pods around the node weighted by `ln(domains + 2)`
+    /// (binary64, rounded), reversed normalization over the nodes not ignored.
+    PodTopologySpread,
 }
 
 impl ScorePlugin {
@@ -99,6 +103,7 @@ impl ScorePlugin {
         ScorePlugin::NodeResourcesFit,
         ScorePlugin::BalancedAllocation,
         ScorePlugin::ImageLocality,
+        ScorePlugin::PodTopologySpread,
     ];
 
     /// The plugin's plane index.
@@ -114,6 +119,7 @@ impl ScorePlugin {
             ScorePlugin::NodeResourcesFit => PluginName::NodeResourcesFit,
             ScorePlugin::BalancedAllocation => PluginName::NodeResourcesBalancedAllocation,
             ScorePlugin::ImageLocality => PluginName::ImageLocality,
+            ScorePlugin::PodTopologySpread => PluginName::PodTopologySpread,
         }
     }
 
@@ -206,6 +212,8 @@ pub struct Prepared<'a> {
     pub node_images: Vec<NodeImage>,
     /// ImageLocality, per node: `(start, count)` of its images in [`Prepared::node_images`].
     pub node_image_ranges: Vec<(u32, u32)>,
+    /// PodTopologySpread's (and InterPodAffinity's) per-domain count tables.
+    pub topology: Topology,
     /// Enabled plugins the matrix does not evaluate.
     pub not_evaluated: Vec<(PluginName, ExtensionPoint)>,
 }
@@ -440,6 +448,15 @@ impl<'a> Prepared<'a> {
             }
         }
 
+        let reps: Vec<&Pod> =
+            enc.classes.classes.iter().filter_map(|c| pending.get(c.representative)).collect();
+        let topology = topology::prepare(profile, state, &reps)?;
+        for (ci, class) in topology.classes.iter().enumerate() {
+            if class.pts_flags & PTS_SCORE == 0 {
+                class_score_skip[ci] |= ScorePlugin::PodTopologySpread.bit();
+            }
+        }
+
         Ok(Prepared {
             enc,
             num_nodes,
@@ -465,6 +482,7 @@ impl<'a> Prepared<'a> {
             class_images,
             node_images,
             node_image_ranges,
+            topology,
             not_evaluated,
         })
     }

@@ -238,8 +238,12 @@ pub fn framework_mismatches(
                 compare_scores(&fw, pod, state, m, c, &feasible, &who, &mut report);
             }
             Agreement::UnitIndependent => {
+                // Raw scores of every node, except PodTopologySpread's: its weights depend on
+                // the scored nodes, so it is compared over the matrix's feasible nodes.
                 let all: Vec<usize> = (0..m.num_nodes).collect();
-                compare_raw_scores(&fw, pod, state, enc, m, c, &all, &who, &mut report);
+                compare_raw_scores(&fw, pod, state, enc, m, c, &all, false, &who, &mut report);
+                let feasible = m.feasible_nodes(c);
+                compare_raw_scores(&fw, pod, state, enc, m, c, &feasible, true, &who, &mut report);
             }
         }
     }
@@ -310,6 +314,7 @@ fn compare_raw_scores(
     m: &Matrix,
     c: usize,
     nodes: &[usize],
+    spread_only: bool,
     who: &str,
     report: &mut impl FnMut(String),
 ) {
@@ -323,7 +328,9 @@ fn compare_raw_scores(
     for ns in &scores {
         let i = m.cell(c, ns.node);
         for ps in &ns.plugins {
-            if unit_dependent(ps.plugin) && inexact(enc, c, ns.node) {
+            if unit_dependent(ps.plugin) && inexact(enc, c, ns.node)
+                || spread_only != (ps.plugin == PluginName::PodTopologySpread)
+            {
                 continue;
             }
             let Some(plane) = m.plane(ps.plugin) else { continue };

@@ -632,3 +632,103 @@ fn image_locality_scores_match_the_plugin_cases() {
         assert_eq!(plane.raw, want.to_vec(), "{name}");
     }
 }
+
+/// `count` pods labelled `foo` bound to `node`.
+fn foo_pods(node: &str, count: usize) -> Vec<Pod> {
+    (0..count)
+        .map(|i| PodBuilder::new("d", &format!("{node}-{i}")).label("foo", "").node(node).obj())
+        .collect()
+}
+
+#[test]
+fn pod_topology_spread_filters_with_the_first_failing_constraint() {
+    use crate::model::UnsatisfiableAction::DoNotSchedule;
+    use crate::model::testing::spread_constraint;
+    // node-a, node-b in zone1, node-x, node-y in zone2, each labelled node=<name>; node-z has
+    // no `node` label. foo pods spread 2/1/0/3 over a/b/x/y.
+    let mut nodes: Vec<_> = ["node-a", "node-b", "node-x", "node-y"]
+        .iter()
+        .map(|n| {
+            let zone = if *n < "node-x" { "zone1" } else { "zone2" };
+            NodeBuilder::new(n).label("zone", zone).label("node", n).obj()
+        })
+        .collect();
+    nodes.push(NodeBuilder::new("node-z").label("zone", "zone2").obj());
+    let existing = [foo_pods("node-a", 2), foo_pods("node-b", 1), foo_pods("node-y", 3)].concat();
+    let state = cluster(nodes, existing);
+    let pod = |skew: i32, key: &str| {
+        PodBuilder::new("d", "p")
+            .label("foo", "")
+            .spread(spread_constraint(skew, key, DoNotSchedule, &[("foo", "")]))
+            .obj()
+    };
+    let label = Some(Check::PodTopologySpreadLabel);
+    let skew = Some(Check::PodTopologySpreadSkew);
+    // (case, pod, first failure per node a, b, x, y, z)
+    let cases = [
+        (
+            "maxSkew 1 over nodes leaves only the empty node",
+            pod(1, "node"),
+            [skew, skew, None, skew, label],
+        ),
+        (
+            "maxSkew 2 over nodes also admits node-b",
+            pod(2, "node"),
+            [skew, None, None, skew, label],
+        ),
+        (
+            "zones count 3 and 3, so every zoned node fits",
+            pod(1, "zone"),
+            [None, None, None, None, None],
+        ),
+    ];
+    for (name, pod, want) in cases {
+        let m = evaluate_checked(&profile(), &state, &[pod]);
+        let got: Vec<Option<Check>> = (0..5).map(|n| m.first_failure(0, n)).collect();
+        assert_eq!(got, want.to_vec(), "{name}");
+    }
+}
+
+#[test]
+fn pod_topology_spread_scores_spread_pods_as_upstream() {
+    use crate::model::UnsatisfiableAction::ScheduleAnyway;
+    use crate::model::testing::spread_constraint;
+    let hosts =
+        |names: &[&str]| names.iter().map(|n| NodeBuilder::new(n).obj()).collect::<Vec<_>>();
+    let existing =
+        || [foo_pods("node-a", 2), foo_pods("node-b", 1), foo_pods("node-d", 3)].concat();
+    let pod = |skew: i32| {
+        PodBuilder::new("d", "p")
+            .label("foo", "")
+            .spread(spread_constraint(
+                skew,
+                "kubernetes.io/hostname",
+                ScheduleAnyway,
+                &[("foo", "")],
+            ))
+            .obj()
+    };
+    // Upstream's "2/1/0/3" cases: w = ln(4 + 2); maxSkew 1: raw 4, 2, 0, 5 → 20, 60, 100, 0;
+    // maxSkew 2: raw 5, 3, 1, 6 → 33, 66, 100, 16.
+    let cases = [
+        ("maxSkew 1", pod(1), vec![4, 2, 0, 5], vec![20, 60, 100, 0]),
+        ("maxSkew 2 waters the differences down", pod(2), vec![5, 3, 1, 6], vec![33, 66, 100, 16]),
+    ];
+    for (name, pod, raw, normalized) in cases {
+        let state = cluster(hosts(&["node-a", "node-b", "node-c", "node-d"]), existing());
+        let m = evaluate_checked(&profile(), &state, &[pod]);
+        let plane = m.plane(PluginName::PodTopologySpread).expect("scored");
+        assert_eq!((plane.raw.clone(), plane.normalized.clone()), (raw, normalized), "{name}");
+    }
+    // A node without the hostname label is ignored (raw and normalized 0), and the weight
+    // counts the three others: w = ln(3 + 2).
+    let mut nodes = hosts(&["node-a", "node-c", "node-d"]);
+    let mut b = NodeBuilder::new("node-b").obj();
+    b.labels.clear();
+    nodes.push(b);
+    let state = cluster(nodes, existing());
+    let m = evaluate_checked(&profile(), &state, &[pod(1)]);
+    let plane = m.plane(PluginName::PodTopologySpread).expect("scored");
+    let b = state.node_index("node-b").unwrap();
+    assert_eq!((plane.raw[b], plane.normalized[b]), (0, 0), "the ignored node");
+}

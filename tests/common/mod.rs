@@ -3,7 +3,9 @@
 //! evaluates (labels, taints, cordons, host ports, extended resources, node names, node
 //! affinity with every operator and `metadata.name` pins, `addedAffinity`, the three scoring
 //! strategies, disabled filters, ignored resource groups, BalancedAllocation over two or four
-//! resources, container images with tags, digests and per-node sizes).
+//! resources, container images with tags, digests and per-node sizes, pod labels in two
+//! namespaces, topology spread constraints of both actions over keys some nodes lack, with
+//! `minDomains`, both node inclusion policies, system and listed default constraints).
 
 #![allow(dead_code)]
 
@@ -11,13 +13,14 @@ use std::path::PathBuf;
 
 use kplace::eval::testing::matrix_profile;
 use kplace::framework::args::{
-    ResourceSpec, ScoringStrategy, ScoringStrategyType, UtilizationShapePoint,
+    ResourceSpec, ScoringStrategy, ScoringStrategyType, SpreadDefaultingType, UtilizationShapePoint,
 };
 use kplace::framework::profile::{PluginName, Profile};
-use kplace::model::testing::{MI, NodeBuilder, PodBuilder, cluster, node_term};
+use kplace::model::testing::{MI, NodeBuilder, PodBuilder, cluster, node_term, spread_constraint};
 use kplace::model::{
-    ClusterState, MatchOp, NodeAffinity, NodeSelector, NodeSelectorTerm, Pod,
-    PreferredSchedulingTerm, Requirement, TaintEffect, TolerationOperator,
+    ClusterState, InclusionPolicy, LabelSelector, MatchOp, NodeAffinity, NodeSelector,
+    NodeSelectorTerm, Pod, PreferredSchedulingTerm, Requirement, TaintEffect, TolerationOperator,
+    TopologySpreadConstraint, UnsatisfiableAction,
 };
 use kplace::snapshot::{self, BuildOptions, Cluster};
 use proptest::prelude::*;
@@ -66,6 +69,13 @@ const NODE_IMAGES: [(&[&str], i64); 5] = [
 const POD_IMAGES: [&str; 6] =
     ["nginx", "nginx:1.27", "redis:7", "registry.local:5000/app", "busybox", "absent:1"];
 const EXAMPLE_RES: &str = "example.com/foo";
+/// Namespaces of pods (the first is the common one).
+const NAMESPACES: [&str; 2] = ["d", "e"];
+/// Topology keys of spread constraints and affinity terms; not every node has `rack` or the
+/// well-known zone label.
+const TOPO_KEYS: [&str; 4] =
+    ["zone", "kubernetes.io/hostname", "rack", "topology.kubernetes.io/zone"];
+const RACKS: [&str; 3] = ["r1", "r2", "r3"];
 const HUGE: &str = "hugepages-2Mi";
 
 /// Memory in bytes: whole MiB when `exact`, else sometimes a few bytes off.
@@ -89,7 +99,92 @@ struct NodeSpec {
     images: u8,
     taints: u8,
     cordoned: bool,
+    rack: Option<usize>,
+    std_zone: bool,
     bound: Vec<PodSpec>,
+}
+
+/// A pod's labels, namespace and inter-pod constraints.
+#[derive(Debug, Clone)]
+struct InterPodSpec {
+    namespace: usize,
+    /// Bits 0–1: `app` (none, web, db, cache); bit 2: `tier=front`; bit 3: `team=a`.
+    labels: u8,
+    spread: Vec<SpreadSpec>,
+    default_selector: bool,
+}
+
+#[derive(Debug, Clone)]
+struct SpreadSpec {
+    key: usize,
+    max_skew: i32,
+    do_not_schedule: bool,
+    selector: usize,
+    min_domains: Option<i32>,
+    honor_affinity: bool,
+    honor_taints: bool,
+}
+
+/// Label selectors of spread constraints and affinity terms: `app=web`, `app=db`, `tier`
+/// exists, empty (everything; counts nothing in spreading), absent (nothing).
+fn selector(i: usize) -> Option<LabelSelector> {
+    match i {
+        0 => Some(LabelSelector::from_match_labels([("app", "web")])),
+        1 => Some(LabelSelector::from_match_labels([("app", "db")])),
+        2 => Some(LabelSelector {
+            requirements: vec![Requirement::new("tier", MatchOp::Exists, &[])],
+        }),
+        3 => Some(LabelSelector::default()),
+        _ => None,
+    }
+}
+
+fn spread_spec() -> impl Strategy<Value = SpreadSpec> {
+    (
+        0usize..TOPO_KEYS.len(),
+        1i32..4,
+        any::<bool>(),
+        prop::sample::select(vec![0usize, 0, 1, 2, 3, 4]),
+        prop::option::weighted(0.3, 1i32..5),
+        any::<bool>(),
+        prop::bool::weighted(0.3),
+    )
+        .prop_map(
+            |(
+                key,
+                max_skew,
+                do_not_schedule,
+                selector,
+                min_domains,
+                honor_affinity,
+                honor_taints,
+            )| {
+                SpreadSpec {
+                    key,
+                    max_skew,
+                    do_not_schedule,
+                    selector,
+                    min_domains,
+                    honor_affinity,
+                    honor_taints,
+                }
+            },
+        )
+}
+
+fn interpod_spec(constraints: bool) -> impl Strategy<Value = InterPodSpec> {
+    (
+        prop::sample::select(vec![0usize, 0, 0, 1]),
+        any::<u8>(),
+        prop::collection::vec(spread_spec(), 0..(1 + 2 * constraints as usize)),
+        prop::bool::weighted(0.5),
+    )
+        .prop_map(|(namespace, labels, spread, default_selector)| InterPodSpec {
+            namespace,
+            labels,
+            spread,
+            default_selector,
+        })
 }
 
 #[derive(Debug, Clone)]
@@ -108,6 +203,7 @@ struct PodSpec {
     preferred: Vec<(i32, TermSpec)>,
     node_name: Option<usize>,
     copies: u8,
+    interpod: InterPodSpec,
 }
 
 #[derive(Debug, Clone)]
@@ -139,6 +235,7 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
         prop::collection::vec((0i32..101, term_spec()), 0..(1 + 3 * with_affinity as usize)),
         prop::option::weighted(0.05, 0usize..10),
         1u8..3,
+        interpod_spec(with_affinity),
     )
         .prop_map(
             |(
@@ -148,6 +245,7 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
                 preferred,
                 node_name,
                 copies,
+                interpod,
             )| PodSpec {
                 cpu: cpu / 100 * 100,
                 mem_mib,
@@ -163,6 +261,7 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
                 preferred,
                 node_name,
                 copies,
+                interpod,
             },
         )
 }
@@ -177,13 +276,15 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
             any::<u8>(),
             prop::bool::weighted(0.1),
             any::<u8>(),
+            prop::option::weighted(0.7, 0usize..RACKS.len()),
+            prop::bool::weighted(0.6),
         ),
         prop::collection::vec(pod_spec(false), 0..3),
     )
         .prop_map(
             |(
                 (cpu, mem_mib, jitter, pods, gpu, example_res, huge),
-                (zone, disk, cores, taints, cordoned, images),
+                (zone, disk, cores, taints, cordoned, images, rack, std_zone),
                 bound,
             )| {
                 NodeSpec {
@@ -200,6 +301,8 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
                     images,
                     taints,
                     cordoned,
+                    rack,
+                    std_zone,
                     bound,
                 }
             },
@@ -238,8 +341,50 @@ fn term(spec: &TermSpec, num_nodes: usize) -> NodeSelectorTerm {
 }
 
 fn build_pod(name: &str, s: &PodSpec, exact: bool, num_nodes: usize) -> PodBuilder {
-    let mut b =
-        PodBuilder::new("d", name).cpu(i64::from(s.cpu)).memory(memory(s.mem_mib, s.jitter, exact));
+    let ip = &s.interpod;
+    let mut b = PodBuilder::new(NAMESPACES[ip.namespace], name);
+    // One pod in eight is best effort (no cpu or memory request).
+    if !s.jitter.is_multiple_of(8) {
+        b = b.cpu(i64::from(s.cpu)).memory(memory(s.mem_mib, s.jitter, exact));
+    }
+    let app = ["", "web", "db", "cache"][usize::from(ip.labels & 3)];
+    if !app.is_empty() {
+        b = b.label("app", app);
+    }
+    if ip.labels & 4 != 0 {
+        b = b.label("tier", "front");
+    }
+    if ip.labels & 8 != 0 {
+        b = b.label("team", "a");
+    }
+    for c in &ip.spread {
+        b = b.spread(TopologySpreadConstraint {
+            max_skew: c.max_skew,
+            topology_key: TOPO_KEYS[c.key].to_string(),
+            when_unsatisfiable: if c.do_not_schedule {
+                UnsatisfiableAction::DoNotSchedule
+            } else {
+                UnsatisfiableAction::ScheduleAnyway
+            },
+            label_selector: selector(c.selector),
+            min_domains: if c.do_not_schedule { c.min_domains } else { None },
+            node_affinity_policy: if c.honor_affinity {
+                InclusionPolicy::Honor
+            } else {
+                InclusionPolicy::Ignore
+            },
+            node_taints_policy: if c.honor_taints {
+                InclusionPolicy::Honor
+            } else {
+                InclusionPolicy::Ignore
+            },
+            match_label_keys: Vec::new(),
+        });
+    }
+    if ip.default_selector && !app.is_empty() {
+        // What the API server derives from the pod's owning service or controller.
+        b = b.default_spread_selector(LabelSelector::from_match_labels([("app", app)]));
+    }
     if s.gpu > 0 {
         b = b.scalar(GPU, i64::from(s.gpu));
     }
@@ -316,6 +461,12 @@ fn build_scenario(
         }
         if let Some(z) = s.zone {
             b = b.label("zone", ZONES[z]);
+            if s.std_zone {
+                b = b.label("topology.kubernetes.io/zone", ZONES[z]);
+            }
+        }
+        if let Some(r) = s.rack {
+            b = b.label("rack", RACKS[r]);
         }
         if let Some(d) = s.disk {
             b = b.label("disk", DISKS[d]);
@@ -408,6 +559,16 @@ fn build_scenario(
     }
     if no_ports {
         profile.plugins.filter.retain(|p| *p != PluginName::NodePorts);
+    }
+    if (strategy / 6) % 2 == 1 {
+        // Cluster-level default constraints instead of the system defaults.
+        let spread = &mut profile.args.pod_topology_spread;
+        spread.defaulting_type = SpreadDefaultingType::List;
+        let mut zone = spread_constraint(2, "zone", UnsatisfiableAction::ScheduleAnyway, &[]);
+        zone.label_selector = None;
+        let mut rack = spread_constraint(1, "rack", UnsatisfiableAction::DoNotSchedule, &[]);
+        rack.label_selector = None;
+        spread.default_constraints = vec![zone, rack];
     }
     Scenario { profile, state, pending: pods }
 }

@@ -21,6 +21,9 @@ pub const F64_WGSL: &str = include_str!("../../../shaders/f64.wgsl");
 /// `shaders/f64_selftest.wgsl`: a kernel running every operation of [`F64_WGSL`] on input pairs
 /// (the device test of the library).
 pub const F64_SELFTEST_WGSL: &str = include_str!("../../../shaders/f64_selftest.wgsl");
+/// `shaders/topology.wgsl`: lookups in the inter-pod count tables (a library; the kernels that
+/// use it bind `node_domains` and `topo_entries`).
+pub const TOPOLOGY_WGSL: &str = include_str!("../../../shaders/topology.wgsl");
 /// Results per input of the self-test kernel.
 pub const F64_SELFTEST_RESULTS: usize = 10;
 
@@ -62,6 +65,14 @@ pub enum Buf {
     BalancedSpecs,
     ClassImageIds,
     NodeImages,
+    EvalTopoClasses,
+    TopoTerms,
+    TopoEntries,
+    NodeDomains,
+    PtsWeightTable,
+    // Scratch: PodTopologySpread's domain bitmaps (every class) and weights (every term).
+    PtsDomainBits,
+    PtsWeights,
     // Cell planes (one tile each).
     CellFilter,
     FitInsufficient,
@@ -74,6 +85,7 @@ pub enum Buf {
     RowMin,
     FeasibleCount,
     BestTotal,
+    PtsScored,
 }
 
 impl Buf {
@@ -111,6 +123,14 @@ impl Buf {
             Buf::BalancedSpecs => "balanced_specs",
             Buf::ClassImageIds => "class_image_ids",
             Buf::NodeImages => "node_images",
+            Buf::EvalTopoClasses => "eval_topo_classes",
+            Buf::TopoTerms => "topo_terms",
+            Buf::TopoEntries => "topo_entries",
+            Buf::NodeDomains => "node_domains",
+            Buf::PtsWeightTable => "pts_weight_table",
+            Buf::PtsDomainBits => "pts_domain_bits",
+            Buf::PtsWeights => "pts_weights",
+            Buf::PtsScored => "pts_scored",
             Buf::CellFilter => "cell_filter",
             Buf::FitInsufficient => "fit_insufficient",
             Buf::Total => "total",
@@ -139,7 +159,7 @@ impl Buf {
     pub fn class_planes(self) -> u64 {
         match self {
             Buf::RowMax | Buf::RowMin => NUM_SCORE_PLANES as u64,
-            Buf::FeasibleCount | Buf::BestTotal => 1,
+            Buf::FeasibleCount | Buf::BestTotal | Buf::PtsScored => 1,
             _ => 0,
         }
     }
@@ -154,6 +174,9 @@ pub struct Kernel {
     pub body: &'static str,
     /// The libraries prepended to the body (e.g. [`F64_WGSL`]).
     pub libs: &'static [&'static str],
+    /// Dispatched once per class chunk, one workgroup per class (`gid.y` the class within the
+    /// chunk), instead of once per tile over its cells.
+    pub per_class: bool,
     /// The buffer at each binding of group 0.
     pub bindings: &'static [Buf],
 }
@@ -163,22 +186,25 @@ use Buf::*;
 
 /// Every kernel, in dispatch order: the filter and raw-score kernels (one per plugin), then
 /// feasibility, then normalization.
-pub const KERNELS: [Kernel; 10] = [
+pub const KERNELS: [Kernel; 14] = [
     Kernel {
         name: "node_unschedulable",
         libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_unschedulable.wgsl"),
         bindings: &[Params, Nodes, Classes, CellFilter],
     },
     Kernel {
         name: "node_name",
         libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_name.wgsl"),
         bindings: &[Params, EvalClasses, CellFilter],
     },
     Kernel {
         name: "taint_toleration",
         libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/taint_toleration.wgsl"),
         bindings: &[
             Params,
@@ -194,6 +220,7 @@ pub const KERNELS: [Kernel; 10] = [
     Kernel {
         name: "node_affinity",
         libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_affinity.wgsl"),
         bindings: &[
             Params,
@@ -217,12 +244,14 @@ pub const KERNELS: [Kernel; 10] = [
     Kernel {
         name: "node_ports",
         libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_ports.wgsl"),
         bindings: &[Params, Nodes, Classes, NodePortIds, ClassPortIds, HostPorts, CellFilter],
     },
     Kernel {
         name: "node_resources_fit",
         libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_resources_fit.wgsl"),
         bindings: &[
             Params,
@@ -243,24 +272,83 @@ pub const KERNELS: [Kernel; 10] = [
     Kernel {
         name: "balanced_allocation",
         libs: &[F64_WGSL],
+        per_class: false,
         body: include_str!("../../../shaders/balanced_allocation.wgsl"),
         bindings: &[Params, NodeAllocatable, NodeRequested, ClassRequests, BalancedSpecs, Raw],
     },
     Kernel {
         name: "image_locality",
         libs: &[F64_WGSL],
+        per_class: false,
         body: include_str!("../../../shaders/image_locality.wgsl"),
         bindings: &[Params, EvalClasses, EvalNodes, ClassImageIds, NodeImages, Raw],
     },
     Kernel {
+        name: "pod_topology_spread",
+        libs: &[TOPOLOGY_WGSL],
+        per_class: false,
+        body: include_str!("../../../shaders/pod_topology_spread.wgsl"),
+        bindings: &[Params, EvalTopoClasses, TopoTerms, TopoEntries, NodeDomains, CellFilter],
+    },
+    Kernel {
         name: "feasibility",
         libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/feasibility.wgsl"),
         bindings: &[Params, CellFilter, Raw, RowMax, RowMin, FeasibleCount],
     },
     Kernel {
-        name: "normalize_score",
+        name: "pod_topology_spread_domains",
         libs: &[],
+        per_class: false,
+        body: include_str!("../../../shaders/pod_topology_spread_domains.wgsl"),
+        bindings: &[
+            Params,
+            EvalTopoClasses,
+            TopoTerms,
+            NodeDomains,
+            CellFilter,
+            PtsScored,
+            PtsDomainBits,
+        ],
+    },
+    Kernel {
+        name: "pod_topology_spread_weights",
+        libs: &[],
+        per_class: true,
+        body: include_str!("../../../shaders/pod_topology_spread_weights.wgsl"),
+        bindings: &[
+            Params,
+            EvalTopoClasses,
+            TopoTerms,
+            PtsScored,
+            PtsDomainBits,
+            PtsWeightTable,
+            PtsWeights,
+        ],
+    },
+    Kernel {
+        name: "pod_topology_spread_score",
+        libs: &[F64_WGSL, TOPOLOGY_WGSL],
+        per_class: false,
+        body: include_str!("../../../shaders/pod_topology_spread_score.wgsl"),
+        bindings: &[
+            Params,
+            EvalTopoClasses,
+            TopoTerms,
+            TopoEntries,
+            NodeDomains,
+            CellFilter,
+            PtsWeights,
+            Raw,
+            RowMax,
+            RowMin,
+        ],
+    },
+    Kernel {
+        name: "normalize_score",
+        libs: &[F64_WGSL],
+        per_class: false,
         body: include_str!("../../../shaders/normalize_score.wgsl"),
         bindings: &[Params, EvalClasses, CellFilter, Raw, RowMax, RowMin, Norm, Total, BestTotal],
     },

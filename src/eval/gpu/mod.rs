@@ -41,7 +41,7 @@ use thiserror::Error;
 
 use self::kernels::{Buf, KERNELS, kernel_source, max_storage_buffers};
 use self::types::{EvalParams, MAX_CHECKS, WORKGROUP_SIZE, eval_buffers};
-use super::{Matrix, NUM_SCORE_PLANES, Prepared, RawResults};
+use super::{Matrix, NUM_SCORE_PLANES, Prepared, RawResults, ScorePlugin};
 use crate::encode::gpu_types::nonempty;
 
 /// Why the GPU path failed.
@@ -506,7 +506,32 @@ impl GpuContext {
             BalancedSpecs: &eval.balanced_specs,
             ClassImageIds: &eval.class_image_ids,
             NodeImages: &eval.node_images,
+            EvalTopoClasses: &eval.topo_classes,
+            TopoTerms: &eval.topo_terms,
+            TopoEntries: &eval.topo_entries,
+            NodeDomains: &eval.node_domains,
+            PtsWeightTable: &eval.pts_weight_table,
         );
+
+        // Scratch: PodTopologySpread's domain bitmaps (cleared once: each class only touches
+        // its own words) and weights, and its per-class scored-node counts.
+        let scratch_usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let binding_limit = self.device.limits().max_storage_buffer_binding_size;
+        let bitmap_bytes = u64::from(p.topology.bitmap_words.max(1)) * 4;
+        if bitmap_bytes > binding_limit {
+            return Err(GpuError::TooLarge(format!(
+                "PodTopologySpread domain bitmaps need {bitmap_bytes} bytes, a storage binding \
+                 holds {binding_limit}"
+            )));
+        }
+        let bits = self.buffer(Slot::Bound(Buf::PtsDomainBits), bitmap_bytes, scratch_usage);
+        bound.insert(Buf::PtsDomainBits, bits);
+        let weights_bytes = (p.topology.terms.len().max(1) * 8) as u64;
+        let weights_buf = self.buffer(Slot::Bound(Buf::PtsWeights), weights_bytes, scratch_usage);
+        bound.insert(Buf::PtsWeights, weights_buf);
+        let scored =
+            self.buffer(Slot::Bound(Buf::PtsScored), u64::from(chunk_classes) * 4, scratch_usage);
+        bound.insert(Buf::PtsScored, scored);
 
         // Planes.
         let cells = u64::from(chunk_classes) * u64::from(tile_stride);
@@ -608,7 +633,7 @@ impl GpuContext {
                     num_shape: p.shape.len() as u32,
                     score_mask,
                     num_balanced_specs: p.balanced_specs.len() as u32,
-                    _pad0: 0,
+                    num_topology_keys: p.topology.num_keys() as u32,
                     _pad1: 0,
                     _pad2: 0,
                     _pad3: 0,
@@ -621,23 +646,38 @@ impl GpuContext {
             self.queue.write_buffer(&params_buf, 0, &slots);
             let min = vec![i32::MIN; chunk_classes as usize];
             let row_min = vec![i32::MAX; NUM_SCORE_PLANES * chunk_classes as usize];
-            let row_max = vec![i32::MIN; NUM_SCORE_PLANES * chunk_classes as usize];
+            let mut row_max = vec![i32::MIN; NUM_SCORE_PLANES * chunk_classes as usize];
+            // PodTopologySpread's maximum starts at 0, as upstream's.
+            let pts = ScorePlugin::PodTopologySpread.index() * chunk_classes as usize;
+            for m in &mut row_max[pts..pts + chunk_classes as usize] {
+                *m = 0;
+            }
             self.queue.write_buffer(&bound[&Buf::RowMax], 0, cast_slice(&row_max));
             self.queue.write_buffer(&bound[&Buf::RowMin], 0, cast_slice(&row_min));
             self.queue.write_buffer(&bound[&Buf::BestTotal], 0, cast_slice(&min));
             let zero = vec![0u32; chunk_classes as usize];
             self.queue.write_buffer(&bound[&Buf::FeasibleCount], 0, cast_slice(&zero));
+            self.queue.write_buffer(&bound[&Buf::PtsScored], 0, cast_slice(&zero));
 
             let mut encoder = self
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("eval") });
             encoder.clear_buffer(&bound[&Buf::CellFilter], 0, None);
+            if chunk == 0 {
+                encoder.clear_buffer(&bound[&Buf::PtsDomainBits], 0, None);
+            }
             for (k, kernel) in KERNELS.iter().enumerate() {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some(kernel.name),
                     timestamp_writes: None,
                 });
                 pass.set_pipeline(&self.pipelines[k]);
+                if kernel.per_class {
+                    // Tile 0's parameters carry the chunk's classes.
+                    pass.set_bind_group(0, &groups[k][0], &[]);
+                    pass.dispatch_workgroups(1, class_len, 1);
+                    continue;
+                }
                 for t in 0..tiles {
                     let tile_len = tile_stride.min(nn as u32 - t * tile_stride);
                     pass.set_bind_group(0, &groups[k][t as usize], &[]);

@@ -19,6 +19,7 @@ use crate::encode::tensors::{
     REQ_FIELD, REQ_NEGATE, TERM_NEVER_MATCHES,
 };
 use crate::encode::units::MAX_NODE_SCORE;
+use crate::eval::cpu::PTS_IGNORED;
 use crate::eval::prep::{
     CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_NODE_AFFINITY_SCORE_SKIP,
     CLASS_REJECTED, CLASS_RESTRICTED, FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER,
@@ -26,11 +27,15 @@ use crate::eval::prep::{
     STRATEGY_LEAST_ALLOCATED, STRATEGY_MOST_ALLOCATED, STRATEGY_REQUESTED_TO_CAPACITY_RATIO,
     ScorePlugin,
 };
+use crate::eval::topology::{
+    DOMAIN_ABSENT, DOMAIN_MASK, PTS_FILTER, PTS_REQUIRE_ALL, PTS_SCORE, TERM_HOSTNAME,
+    TERM_SELF_MATCH,
+};
 use crate::eval::{
     CELL_FEASIBLE, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED, CHECK_NODE_AFFINITY_POD,
     CHECK_NODE_NAME, CHECK_NODE_PORTS, CHECK_NODE_RESOURCES_FIT, CHECK_NODE_UNSCHEDULABLE,
-    CHECK_PREFILTER_ABSENT, CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT,
-    FIT_UNRESOLVABLE,
+    CHECK_POD_TOPOLOGY_SPREAD_LABEL, CHECK_POD_TOPOLOGY_SPREAD_SKEW, CHECK_PREFILTER_ABSENT,
+    CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT, FIT_UNRESOLVABLE,
 };
 
 /// Threads per workgroup along the node axis (`@workgroup_size(64)` in every kernel).
@@ -75,8 +80,8 @@ pub struct EvalParams {
     pub score_mask: u32,
     /// Number of NodeResourcesBalancedAllocation resources.
     pub num_balanced_specs: u32,
-    /// Padding.
-    pub _pad0: u32,
+    /// Number of topology key slots (columns of `node_domains`).
+    pub num_topology_keys: u32,
     /// Padding.
     pub _pad1: u32,
     /// Padding.
@@ -125,6 +130,46 @@ pub struct EvalNode {
     pub image_count: u32,
 }
 
+/// Per class: the ranges of its inter-pod terms ([`crate::eval::topology::TopoClass`]).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct EvalTopoClass {
+    /// `PTS_*` flags.
+    pub pts_flags: u32,
+    /// First PodTopologySpread filter term.
+    pub pts_filter_start: u32,
+    /// Number of PodTopologySpread filter terms.
+    pub pts_filter_count: u32,
+    /// First PodTopologySpread scoring term.
+    pub pts_score_start: u32,
+    /// Number of PodTopologySpread scoring terms.
+    pub pts_score_count: u32,
+    /// Padding.
+    pub _pad: [u32; 11],
+}
+
+/// One inter-pod term ([`crate::eval::topology::TopoTerm`]).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct EvalTopoTerm {
+    /// Topology key slot.
+    pub key: u32,
+    /// First entry in `topo_entries`.
+    pub entry_start: u32,
+    /// Number of entries.
+    pub entry_count: u32,
+    /// `TERM_*` flags.
+    pub flags: u32,
+    /// `maxSkew` (filter) or `maxSkew − 1` (score).
+    pub skew: i32,
+    /// The global minimum (filter).
+    pub min_match: i32,
+    /// First word of the domain bitmap (score).
+    pub bitmap_start: u32,
+    /// Words of the domain bitmap (score).
+    pub bitmap_words: u32,
+}
+
 /// One image name a node lists ([`crate::eval::NodeImage`]).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
@@ -171,6 +216,8 @@ const _: () = assert!(size_of::<EvalParams>() == 176);
 const _: () = assert!(size_of::<EvalClass>() == 32);
 const _: () = assert!(size_of::<EvalNode>() == 16);
 const _: () = assert!(size_of::<EvalNodeImage>() == 16);
+const _: () = assert!(size_of::<EvalTopoClass>() == 64);
+const _: () = assert!(size_of::<EvalTopoTerm>() == 32);
 const _: () = assert!(size_of::<EvalFitSpec>() == 16);
 const _: () = assert!(size_of::<EvalShapePoint>() == 16);
 
@@ -192,7 +239,7 @@ pub const EVAL_WGSL_TYPES: &str = r"struct EvalParams {
     num_shape: u32,
     score_mask: u32,
     num_balanced_specs: u32,
-    _pad0: u32,
+    num_topology_keys: u32,
     _pad1: u32,
     _pad2: u32,
     _pad3: u32,
@@ -225,6 +272,26 @@ struct EvalNodeImage {
     num_nodes: u32,
 }
 
+struct EvalTopoClass {
+    pts_flags: u32,
+    pts_filter_start: u32,
+    pts_filter_count: u32,
+    pts_score_start: u32,
+    pts_score_count: u32,
+    _pad: array<u32, 11>,
+}
+
+struct EvalTopoTerm {
+    key: u32,
+    entry_start: u32,
+    entry_count: u32,
+    flags: u32,
+    skew: i32,
+    min_match: i32,
+    bitmap_start: u32,
+    bitmap_words: u32,
+}
+
 struct EvalFitSpec {
     column: u32,
     kind: u32,
@@ -248,6 +315,7 @@ pub fn plane_constant(plugin: ScorePlugin) -> &'static str {
         ScorePlugin::NodeResourcesFit => "PLANE_NODE_RESOURCES_FIT",
         ScorePlugin::BalancedAllocation => "PLANE_BALANCED_ALLOCATION",
         ScorePlugin::ImageLocality => "PLANE_IMAGE_LOCALITY",
+        ScorePlugin::PodTopologySpread => "PLANE_POD_TOPOLOGY_SPREAD",
     }
 }
 
@@ -297,6 +365,16 @@ pub fn wgsl_constants() -> Vec<(&'static str, u32)> {
         ("STRATEGY_MOST_ALLOCATED", STRATEGY_MOST_ALLOCATED),
         ("STRATEGY_REQUESTED_TO_CAPACITY_RATIO", STRATEGY_REQUESTED_TO_CAPACITY_RATIO),
         ("NUM_SCORE_PLANES", NUM_SCORE_PLANES as u32),
+        ("CHECK_POD_TOPOLOGY_SPREAD_LABEL", CHECK_POD_TOPOLOGY_SPREAD_LABEL),
+        ("CHECK_POD_TOPOLOGY_SPREAD_SKEW", CHECK_POD_TOPOLOGY_SPREAD_SKEW),
+        ("DOMAIN_ABSENT", DOMAIN_ABSENT),
+        ("DOMAIN_MASK", DOMAIN_MASK),
+        ("PTS_FILTER", PTS_FILTER),
+        ("PTS_SCORE", PTS_SCORE),
+        ("PTS_REQUIRE_ALL", PTS_REQUIRE_ALL),
+        ("TERM_HOSTNAME", TERM_HOSTNAME),
+        ("TERM_SELF_MATCH", TERM_SELF_MATCH),
+        ("PTS_IGNORED_BITS", PTS_IGNORED as u32),
     ];
     out.extend(ScorePlugin::ALL.iter().map(|&p| (plane_constant(p), p.index() as u32)));
     out
@@ -340,6 +418,16 @@ pub struct EvalBuffers {
     pub class_image_ids: Vec<u32>,
     /// ImageLocality: the nodes' images, concatenated.
     pub node_images: Vec<EvalNodeImage>,
+    /// Per class: inter-pod term ranges.
+    pub topo_classes: Vec<EvalTopoClass>,
+    /// Inter-pod terms.
+    pub topo_terms: Vec<EvalTopoTerm>,
+    /// `(domain or node index, count as i32 bits)` entries of the terms.
+    pub topo_entries: Vec<[u32; 2]>,
+    /// `N × K` domain ids.
+    pub node_domains: Vec<u32>,
+    /// PodTopologySpread's weight per domain count, as binary64 bits `[low, high]`.
+    pub pts_weight_table: Vec<[u32; 2]>,
 }
 
 /// The eval buffers of a [`Prepared`].
@@ -392,6 +480,42 @@ pub fn eval_buffers(p: &Prepared<'_>) -> EvalBuffers {
         fit_specs,
         shape,
         balanced_specs,
+        topo_classes: p
+            .topology
+            .classes
+            .iter()
+            .map(|c| EvalTopoClass {
+                pts_flags: c.pts_flags,
+                pts_filter_start: c.pts_filter.0,
+                pts_filter_count: c.pts_filter.1,
+                pts_score_start: c.pts_score.0,
+                pts_score_count: c.pts_score.1,
+                _pad: [0; 11],
+            })
+            .collect(),
+        topo_terms: p
+            .topology
+            .terms
+            .iter()
+            .map(|t| EvalTopoTerm {
+                key: t.key,
+                entry_start: t.entry_start,
+                entry_count: t.entry_count,
+                flags: t.flags,
+                skew: t.skew,
+                min_match: t.min_match,
+                bitmap_start: t.bitmap_start,
+                bitmap_words: t.bitmap_words,
+            })
+            .collect(),
+        topo_entries: p.topology.entries.iter().map(|&(d, v)| [d, v as u32]).collect(),
+        node_domains: p.topology.node_domains.clone(),
+        pts_weight_table: p
+            .topology
+            .pts_weight_table
+            .iter()
+            .map(|&w| [w as u32, (w >> 32) as u32])
+            .collect(),
         class_image_ids: p.class_images.ids.clone(),
         node_images: p
             .node_images
