@@ -1,6 +1,6 @@
 // After feasibility: the normalized score of each plane (TaintToleration: reversed
 // DefaultNormalizeScore; NodeAffinity: DefaultNormalizeScore; PodTopologySpread: its reversed
-// min/max normalization; NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality: as
+// min/max normalization; InterPodAffinity: its min/max normalization in binary64; NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality: as
 // they are), the weighted total of the cell, and the best
 // total of each class. Infeasible cells, planes the profile does not score and planes whose
 // PreScore skipped the class get 0. Upstream counterpart (v1.35): RunScorePlugins and the
@@ -43,6 +43,17 @@ fn pod_topology_spread_normalize(r: i32, max_raw: i32, min_raw: i32) -> i32 {
     return i32(i64_div(u64_mul_u32(x, MAX_NODE_SCORE), i64_from_i32(max_raw)).x);
 }
 
+// InterPodAffinity's NormalizeScore: int64(100 · (float64(raw − min) / float64(max − min))) in
+// binary64 (f64.wgsl), 0 when every feasible node scores the same.
+fn inter_pod_affinity_normalize(r: i32, max_raw: i32, min_raw: i32) -> i32 {
+    let diff = max_raw - min_raw;
+    if diff <= 0 {
+        return 0;
+    }
+    let fraction = f64_div(f64_from_i32(r - min_raw), f64_from_i32(diff));
+    return i32(f64_to_i64(f64_mul(F64_HUNDRED, fraction)).x);
+}
+
 // The normalized score of plane k for a feasible cell.
 fn normalized(k: u32, i: u32, c: u32) -> i32 {
     let r = raw[plane_cell(k, i)];
@@ -56,6 +67,9 @@ fn normalized(k: u32, i: u32, c: u32) -> i32 {
     }
     if k == PLANE_POD_TOPOLOGY_SPREAD {
         return pod_topology_spread_normalize(r, max_raw, min_raw);
+    }
+    if k == PLANE_INTER_POD_AFFINITY {
+        return inter_pod_affinity_normalize(r, max_raw, min_raw);
     }
     return r;
 }

@@ -196,7 +196,16 @@ struct EvalTopoClass {
     pts_filter_count: u32,
     pts_score_start: u32,
     pts_score_count: u32,
-    _pad: array<u32, 11>,
+    ipa_flags: u32,
+    ipa_affinity_start: u32,
+    ipa_affinity_count: u32,
+    ipa_anti_start: u32,
+    ipa_anti_count: u32,
+    ipa_existing_start: u32,
+    ipa_existing_count: u32,
+    ipa_score_start: u32,
+    ipa_score_count: u32,
+    _pad: array<u32, 2>,
 }
 
 struct EvalTopoTerm {
@@ -266,7 +275,7 @@ const FIT_KIND_OTHER: u32 = 3u;
 const STRATEGY_LEAST_ALLOCATED: u32 = 0u;
 const STRATEGY_MOST_ALLOCATED: u32 = 1u;
 const STRATEGY_REQUESTED_TO_CAPACITY_RATIO: u32 = 2u;
-const NUM_SCORE_PLANES: u32 = 6u;
+const NUM_SCORE_PLANES: u32 = 7u;
 const CHECK_POD_TOPOLOGY_SPREAD_LABEL: u32 = 512u;
 const CHECK_POD_TOPOLOGY_SPREAD_SKEW: u32 = 1024u;
 const DOMAIN_ABSENT: u32 = 2147483648u;
@@ -277,9 +286,16 @@ const PTS_REQUIRE_ALL: u32 = 4u;
 const TERM_HOSTNAME: u32 = 1u;
 const TERM_SELF_MATCH: u32 = 2u;
 const PTS_IGNORED_BITS: u32 = 2147483648u;
+const CHECK_INTER_POD_AFFINITY: u32 = 2048u;
+const CHECK_INTER_POD_ANTI_AFFINITY: u32 = 4096u;
+const CHECK_INTER_POD_EXISTING_ANTI_AFFINITY: u32 = 8192u;
+const IPA_FILTER: u32 = 1u;
+const IPA_AFFINITY_FALLBACK: u32 = 2u;
+const IPA_SCORE: u32 = 4u;
 const PLANE_TAINT_TOLERATION: u32 = 0u;
 const PLANE_NODE_AFFINITY: u32 = 1u;
 const PLANE_NODE_RESOURCES_FIT: u32 = 2u;
 const PLANE_BALANCED_ALLOCATION: u32 = 3u;
 const PLANE_IMAGE_LOCALITY: u32 = 4u;
 const PLANE_POD_TOPOLOGY_SPREAD: u32 = 5u;
+const PLANE_INTER_POD_AFFINITY: u32 = 6u;

@@ -130,6 +130,7 @@ fn generated_clusters_exercise_every_check_and_score_plugin() {
         PluginName::NodeResourcesBalancedAllocation,
         PluginName::ImageLocality,
         PluginName::PodTopologySpread,
+        PluginName::InterPodAffinity,
     ] {
         assert!(varied.contains(&plugin), "{plugin:?} never scores two feasible cells apart");
     }
@@ -137,6 +138,7 @@ fn generated_clusters_exercise_every_check_and_score_plugin() {
         PluginName::NodeAffinity,
         PluginName::NodeResourcesBalancedAllocation,
         PluginName::PodTopologySpread,
+        PluginName::InterPodAffinity,
     ] {
         assert!(skipped.contains(&plugin), "{plugin:?} never skips a class");
     }

@@ -1,7 +1,8 @@
 //! The GPU matrix equals the CPU matrix bit for bit: on the demo fixture, on degenerate shapes
 //! (no nodes, one node, no classes, a class nothing fits, node counts that are not a multiple of
 //! the workgroup size, more nodes than one tile, more classes than one chunk) and on generated
-//! clusters, with default and forced small tiles.
+//! clusters, with default and forced small tiles, every plugin of the default profile included;
+//! and the software binary64 library computes on the device exactly as native `f64`.
 //!
 //! These tests need a Vulkan adapter (Mesa's lavapipe is enough:
 //! `apt-get install mesa-vulkan-drivers libvulkan1`). Without one they print a notice and pass,
@@ -18,7 +19,9 @@ use kplace::eval::gpu::{GpuContext, GpuOptions};
 use kplace::eval::testing::{matrix_profile, round_to_units};
 use kplace::eval::{Backend, Evaluator, Prepared, cpu};
 use kplace::framework::profile::Profile;
-use kplace::model::testing::{GI, MI, NodeBuilder, PodBuilder, cluster, spread_constraint};
+use kplace::model::testing::{
+    GI, MI, NodeBuilder, PodBuilder, affinity_term, cluster, spread_constraint,
+};
 use kplace::model::{ClusterState, LabelSelector, Pod, TaintEffect, UnsatisfiableAction};
 use proptest::prelude::*;
 
@@ -156,6 +159,10 @@ fn pods() -> Vec<Pod> {
             ))
             .obj(),
         web().default_spread_selector(LabelSelector::from_match_labels([("app", "web")])).obj(),
+        web()
+            .pod_anti_affinity(affinity_term("kubernetes.io/hostname", &[("app", "web")]))
+            .preferred_pod_affinity(7, affinity_term("zone", &[("app", "web")]))
+            .obj(),
     ]
 }
 

@@ -3,12 +3,15 @@
 //! Input: [`Prepared`] (the encoded arrays plus the profile's plans). Output: a [`Matrix`].
 //! Upstream counterpart (v1.35): the plugins' `Filter`/`Score`/`NormalizeScore` in
 //! `pkg/scheduler/framework/plugins/{nodeunschedulable,nodename,tainttoleration,nodeaffinity,
-//! nodeports,noderesources}/`, re-expressed on encoded ids and units.
+//! nodeports,noderesources,imagelocality,podtopologyspread,interpodaffinity}/`, re-expressed on
+//! encoded ids and units and on the count tables of [`super::topology`]; `float64` steps use the
+//! software binary64 of [`super::softf64`], the same functions as `shaders/f64.wgsl`.
 //!
 //! Each function here has a kernel of the same name in `shaders/<name>.wgsl` and mirrors it line
 //! by line, with the same integer types: `u32` amounts, `i32` scores, wrapping where WGSL wraps.
 //! [`evaluate`] runs them cell by cell in the order the GPU dispatches them: every filter and
-//! raw-score kernel, then [`feasibility`] (the filter word, row maxima, feasible counts), then
+//! raw-score kernel, then [`feasibility`] (the filter word, row maxima and minima, feasible
+//! counts), then PodTopologySpread's scoring (which needs the feasible nodes), then
 //! [`normalize_score`] (normalized scores, totals, best totals).
 
 use super::prep::{
@@ -23,15 +26,16 @@ use super::softf64::{
     u64_add, u64_divmod, u64_mul_u32, u64_sub, v2,
 };
 use super::topology::{
-    DOMAIN_ABSENT, DOMAIN_MASK, PTS_FILTER, PTS_REQUIRE_ALL, PTS_SCORE, TERM_HOSTNAME,
-    TERM_SELF_MATCH,
+    DOMAIN_ABSENT, DOMAIN_MASK, IPA_AFFINITY_FALLBACK, IPA_FILTER, IPA_SCORE, PTS_FILTER,
+    PTS_REQUIRE_ALL, PTS_SCORE, TERM_HOSTNAME, TERM_SELF_MATCH, TopoTerm,
 };
 use super::{
-    CELL_FEASIBLE, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED, CHECK_NODE_AFFINITY_POD,
-    CHECK_NODE_NAME, CHECK_NODE_PORTS, CHECK_NODE_RESOURCES_FIT, CHECK_NODE_UNSCHEDULABLE,
-    CHECK_POD_TOPOLOGY_SPREAD_LABEL, CHECK_POD_TOPOLOGY_SPREAD_SKEW, CHECK_PREFILTER_ABSENT,
-    CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT, FIT_UNRESOLVABLE,
-    Matrix, RawResults,
+    CELL_FEASIBLE, CHECK_INTER_POD_AFFINITY, CHECK_INTER_POD_ANTI_AFFINITY,
+    CHECK_INTER_POD_EXISTING_ANTI_AFFINITY, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED,
+    CHECK_NODE_AFFINITY_POD, CHECK_NODE_NAME, CHECK_NODE_PORTS, CHECK_NODE_RESOURCES_FIT,
+    CHECK_NODE_UNSCHEDULABLE, CHECK_POD_TOPOLOGY_SPREAD_LABEL, CHECK_POD_TOPOLOGY_SPREAD_SKEW,
+    CHECK_PREFILTER_ABSENT, CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT,
+    FIT_UNRESOLVABLE, Matrix, RawResults,
 };
 use crate::encode::dict::RESOURCE_PODS;
 use crate::encode::gpu_types::PORT_WILDCARD_IP;
@@ -59,7 +63,10 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             let (bits, insufficient, raw_fit) = node_resources_fit(p, c, n);
             word |= bits;
             word |= pod_topology_spread(p, c, n);
+            let (bits, raw_ipa) = inter_pod_affinity(p, c, n);
+            word |= bits;
             r.filter[i] = word;
+            r.raw[ScorePlugin::InterPodAffinity.index()][i] = raw_ipa;
             r.fit_insufficient[i] = insufficient;
             r.raw[ScorePlugin::TaintToleration.index()][i] = raw_tt;
             r.raw[ScorePlugin::NodeAffinity.index()][i] = raw_na;
@@ -531,6 +538,67 @@ pub fn pod_topology_spread_normalize(raw: i32, row_max: i32, row_min: i32) -> i3
     (i64::from(MAX_NODE_SCORE) * x / i64::from(row_max)) as i32
 }
 
+/// `inter_pod_affinity.wgsl`: InterPodAffinity's filter bits, each checked on its own (the
+/// pod's required affinity [`CHECK_INTER_POD_AFFINITY`], its required anti-affinity
+/// [`CHECK_INTER_POD_ANTI_AFFINITY`], existing pods' required anti-affinity
+/// [`CHECK_INTER_POD_EXISTING_ANTI_AFFINITY`]), and its raw score: the summed weights of the
+/// node's domains.
+pub fn inter_pod_affinity(p: &Prepared<'_>, c: usize, n: usize) -> (u32, i32) {
+    let topo = &p.topology;
+    let Some(class) = topo.classes.get(c) else { return (0, 0) };
+    let mut bits = 0u32;
+    if class.ipa_flags & IPA_FILTER != 0 {
+        let mut missing_key = false;
+        let mut pods_exist = true;
+        for term in topo.terms(class.ipa_affinity) {
+            let domain = topo.node_domain(n, term.key);
+            if domain & DOMAIN_ABSENT != 0 {
+                missing_key = true;
+                break;
+            }
+            if topo.lookup(term, domain) <= 0 {
+                pods_exist = false;
+            }
+        }
+        let fallback = class.ipa_flags & IPA_AFFINITY_FALLBACK != 0;
+        if missing_key || !(pods_exist || fallback) {
+            bits |= CHECK_INTER_POD_AFFINITY;
+        }
+        let present = |term: &TopoTerm| {
+            let domain = topo.node_domain(n, term.key);
+            domain & DOMAIN_ABSENT == 0 && topo.lookup(term, domain) > 0
+        };
+        if topo.terms(class.ipa_anti_affinity).iter().any(present) {
+            bits |= CHECK_INTER_POD_ANTI_AFFINITY;
+        }
+        if topo.terms(class.ipa_existing).iter().any(present) {
+            bits |= CHECK_INTER_POD_EXISTING_ANTI_AFFINITY;
+        }
+    }
+    let mut score = 0i32;
+    if class.ipa_flags & IPA_SCORE != 0 {
+        for term in topo.terms(class.ipa_score) {
+            let domain = topo.node_domain(n, term.key);
+            if domain & DOMAIN_ABSENT == 0 {
+                score = score.wrapping_add(topo.lookup(term, domain));
+            }
+        }
+    }
+    (bits, score)
+}
+
+/// InterPodAffinity's NormalizeScore for one feasible node:
+/// `int64(100 · (float64(raw − min) / float64(max − min)))` in binary64, 0 when every feasible
+/// node scores the same.
+pub fn inter_pod_affinity_normalize(raw: i32, row_max: i32, row_min: i32) -> i32 {
+    let diff = row_max.wrapping_sub(row_min);
+    if diff <= 0 {
+        return 0;
+    }
+    let fraction = f64_div(f64_from_i32(raw.wrapping_sub(row_min)), f64_from_i32(diff));
+    f64_to_i64(f64_mul(F64_HUNDRED, fraction)).x as i32
+}
+
 /// `feasibility.wgsl`: keeps the enabled failed checks, records the first in profile order
 /// (`1 + bit index`) and sets [`CELL_FEASIBLE`] when none failed.
 pub fn feasibility(p: &Prepared<'_>, word: u32) -> u32 {
@@ -584,6 +652,9 @@ pub fn normalize_score(
             | ScorePlugin::ImageLocality => raw[k],
             ScorePlugin::PodTopologySpread => {
                 pod_topology_spread_normalize(raw[k], row_max[k], row_min[k])
+            }
+            ScorePlugin::InterPodAffinity => {
+                inter_pod_affinity_normalize(raw[k], row_max[k], row_min[k])
             }
         };
         normalized[k] = v;

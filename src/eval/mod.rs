@@ -13,25 +13,28 @@
 //!
 //! # What is evaluated
 //!
+//! Every plugin kplace evaluates ([`PluginName::evaluated`]); [`NOT_YET_IN_MATRIX`] is empty.
+//!
 //! Filters: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (the profile's
 //! `addedAffinity`, `nodeSelector`, required terms, and PreFilter's `metadata.name`
 //! restriction and term conflict), NodePorts, NodeResourcesFit, PodTopologySpread
-//! (`DoNotSchedule`, with `minDomains` and the node inclusion policies). Scores:
+//! (`DoNotSchedule`, with `minDomains` and the node inclusion policies) and InterPodAffinity
+//! (required affinity and anti-affinity, and existing pods' required anti-affinity). Scores:
 //! TaintToleration, NodeAffinity (preferred terms and `addedAffinity`), NodeResourcesFit
 //! (LeastAllocated, MostAllocated and RequestedToCapacityRatio — all integer arithmetic),
-//! NodeResourcesBalancedAllocation, ImageLocality and PodTopologySpread (`ScheduleAnyway`, own
-//! or default constraints). The last three compute upstream's `float64` steps with the
-//! software binary64 of [`softf64`] / `shaders/f64.wgsl`, so CPU, GPU and the framework agree
+//! NodeResourcesBalancedAllocation, ImageLocality, PodTopologySpread (`ScheduleAnyway`, own or
+//! default constraints) and InterPodAffinity (preferred terms, existing pods' terms). Where
+//! upstream computes in `float64` (BalancedAllocation's fractions and standard deviation,
+//! ImageLocality's spread, PodTopologySpread's weighted sums and rounding, InterPodAffinity's
+//! normalization) both evaluators use the software binary64 of [`softf64`] /
+//! `shaders/f64.wgsl`, in upstream's order of operations, so CPU, GPU and the framework agree
 //! bit for bit.
 //!
-//! PodTopologySpread's per-domain counts come from the plugin's own PreFilter and PreScore run
-//! on each class's representative ([`topology`]); what depends on the feasible nodes (the
-//! ignored nodes, the domains the scored nodes span, hence the weights) is computed per class
-//! row after feasibility, on the device for the GPU.
-//!
-//! Not yet evaluated here ([`NOT_YET_IN_MATRIX`]): InterPodAffinity. A profile that enables it
-//! still evaluates; [`Matrix::not_evaluated`] lists it, and its verdicts and scores are simply
-//! absent from the matrix (the framework runtime is the only evaluator for it for now).
+//! The inter-pod plugins' per-domain counts come from the plugins' own PreFilter and PreScore
+//! run on each class's representative ([`topology`]), dictionary coded by domain; the kernels
+//! look a node's domain up. What depends on the feasible nodes (PodTopologySpread's ignored
+//! nodes, the domains the scored nodes span, hence its weights; both plugins' row minima and
+//! maxima) is computed per class row after feasibility, on the device for the GPU.
 //!
 //! # Units, and how the CPU matrix, the GPU and the exact framework relate
 //!
@@ -93,6 +96,7 @@ use crate::encode::Encoded;
 use crate::framework::profile::{ExtensionPoint, PluginName, Profile};
 use crate::framework::{Code, MAX_NODE_SCORE, MIN_NODE_SCORE, Status};
 use crate::model::{ClusterState, Pod};
+use crate::plugins::interpodaffinity as ipa;
 use crate::plugins::node_affinity::{ERR_REASON_ENFORCED, ERR_REASON_POD, NodeAffinity};
 use crate::plugins::node_name::{ERR_REASON as NODE_NAME_REASON, NodeName};
 use crate::plugins::node_ports::{ERR_REASON as NODE_PORTS_REASON, NodePorts};
@@ -128,6 +132,13 @@ pub const CHECK_NODE_RESOURCES_FIT: u32 = 1 << 8;
 pub const CHECK_POD_TOPOLOGY_SPREAD_LABEL: u32 = 1 << 9;
 /// Check bit: PodTopologySpread, the first failing constraint's skew exceeds `maxSkew`.
 pub const CHECK_POD_TOPOLOGY_SPREAD_SKEW: u32 = 1 << 10;
+/// Check bit: InterPodAffinity, the pod's required affinity is not satisfied
+/// (`UnschedulableAndUnresolvable`).
+pub const CHECK_INTER_POD_AFFINITY: u32 = 1 << 11;
+/// Check bit: InterPodAffinity, the pod's required anti-affinity is not satisfied.
+pub const CHECK_INTER_POD_ANTI_AFFINITY: u32 = 1 << 12;
+/// Check bit: InterPodAffinity, an existing pod's required anti-affinity rejects the pod.
+pub const CHECK_INTER_POD_EXISTING_ANTI_AFFINITY: u32 = 1 << 13;
 /// Mask of the check bits of a cell's filter word.
 pub const CHECK_MASK: u32 = 0xFFFF;
 /// Shift of the first-failure field of a cell's filter word (1 + check bit index, 0 if none).
@@ -142,10 +153,10 @@ pub const FIT_UNRESOLVABLE: u32 = 1 << 31;
 /// The most resource columns the NodeResourcesFit word can name (bits 0–30).
 pub const MAX_FIT_COLUMNS: usize = 31;
 
-/// Plugins kplace evaluates on the CPU (framework runtime) but not yet as matrices: their
-/// upstream arithmetic is partly `float64` (BalancedAllocation, ImageLocality's spread factor,
-/// InterPodAffinity's normalization, PodTopologySpread's weights) or needs per-domain pod counts.
-pub const NOT_YET_IN_MATRIX: [PluginName; 1] = [PluginName::InterPodAffinity];
+/// Plugins kplace evaluates on the CPU (framework runtime) but not as matrices: none since the
+/// `float64` plugins and the inter-pod plugins joined the matrix. Kept (empty) so that callers
+/// and [`Matrix::not_evaluated`] keep their meaning should a plugin be added to kplace first.
+pub const NOT_YET_IN_MATRIX: [PluginName; 0] = [];
 
 /// One filter check, in the order of its bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -172,11 +183,17 @@ pub enum Check {
     PodTopologySpreadLabel,
     /// [`CHECK_POD_TOPOLOGY_SPREAD_SKEW`].
     PodTopologySpreadSkew,
+    /// [`CHECK_INTER_POD_AFFINITY`].
+    InterPodAffinity,
+    /// [`CHECK_INTER_POD_ANTI_AFFINITY`].
+    InterPodAntiAffinity,
+    /// [`CHECK_INTER_POD_EXISTING_ANTI_AFFINITY`].
+    InterPodExistingAntiAffinity,
 }
 
 impl Check {
     /// Every check, by bit index.
-    pub const ALL: [Check; 11] = [
+    pub const ALL: [Check; 14] = [
         Check::PreFilterRejected,
         Check::PreFilterAbsent,
         Check::NodeUnschedulable,
@@ -188,6 +205,9 @@ impl Check {
         Check::NodeResourcesFit,
         Check::PodTopologySpreadLabel,
         Check::PodTopologySpreadSkew,
+        Check::InterPodAffinity,
+        Check::InterPodAntiAffinity,
+        Check::InterPodExistingAntiAffinity,
     ];
 
     /// The bit index of the check in a cell's filter word.
@@ -218,6 +238,11 @@ impl Check {
             PluginName::PodTopologySpread => {
                 &[Check::PodTopologySpreadLabel, Check::PodTopologySpreadSkew]
             }
+            PluginName::InterPodAffinity => &[
+                Check::InterPodAffinity,
+                Check::InterPodAntiAffinity,
+                Check::InterPodExistingAntiAffinity,
+            ],
             _ => &[],
         }
     }
@@ -437,6 +462,17 @@ impl Matrix {
             }
             Check::PodTopologySpreadSkew => {
                 Status::unschedulable(pts::ERR_REASON_CONSTRAINTS_NOT_MATCH).with_plugin(pts::NAME)
+            }
+            Check::InterPodAffinity => {
+                unresolvable(ipa::NAME, ipa::ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+            }
+            Check::InterPodAntiAffinity => {
+                Status::unschedulable(ipa::ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+                    .with_plugin(ipa::NAME)
+            }
+            Check::InterPodExistingAntiAffinity => {
+                Status::unschedulable(ipa::ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+                    .with_plugin(ipa::NAME)
             }
         }
     }

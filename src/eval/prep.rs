@@ -28,7 +28,7 @@ use crate::plugins::noderesources::resource_allocation::{
 use crate::plugins::noderesources::{BalancedAllocation, Fit};
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
 
-use super::topology::{self, PTS_SCORE, Topology};
+use super::topology::{self, IPA_SCORE, PTS_SCORE, Topology};
 use super::{Check, EvalError, MAX_FIT_COLUMNS, NOT_YET_IN_MATRIX};
 
 /// Class flag: PreFilter rejected the class on every node.
@@ -73,7 +73,7 @@ pub const STRATEGY_REQUESTED_TO_CAPACITY_RATIO: u32 = 2;
 pub const MAX_WEIGHT_SUM: i64 = i32::MAX as i64 / 100;
 
 /// The number of score planes (one per [`ScorePlugin`]).
-pub const NUM_SCORE_PLANES: usize = 6;
+pub const NUM_SCORE_PLANES: usize = 7;
 
 /// A score plugin the matrix evaluates; its discriminant is its plane index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -93,6 +93,9 @@ pub enum ScorePlugin {
     /// PodTopologySpread: matching pods around the node weighted by `ln(domains + 2)`
     /// (binary64, rounded), reversed normalization over the nodes not ignored.
     PodTopologySpread,
+    /// InterPodAffinity: summed weights of the node's topology domains, min/max normalization
+    /// (binary64).
+    InterPodAffinity,
 }
 
 impl ScorePlugin {
@@ -104,6 +107,7 @@ impl ScorePlugin {
         ScorePlugin::BalancedAllocation,
         ScorePlugin::ImageLocality,
         ScorePlugin::PodTopologySpread,
+        ScorePlugin::InterPodAffinity,
     ];
 
     /// The plugin's plane index.
@@ -120,6 +124,7 @@ impl ScorePlugin {
             ScorePlugin::BalancedAllocation => PluginName::NodeResourcesBalancedAllocation,
             ScorePlugin::ImageLocality => PluginName::ImageLocality,
             ScorePlugin::PodTopologySpread => PluginName::PodTopologySpread,
+            ScorePlugin::InterPodAffinity => PluginName::InterPodAffinity,
         }
     }
 
@@ -454,6 +459,9 @@ impl<'a> Prepared<'a> {
         for (ci, class) in topology.classes.iter().enumerate() {
             if class.pts_flags & PTS_SCORE == 0 {
                 class_score_skip[ci] |= ScorePlugin::PodTopologySpread.bit();
+            }
+            if class.ipa_flags & IPA_SCORE == 0 {
+                class_score_skip[ci] |= ScorePlugin::InterPodAffinity.bit();
             }
         }
 

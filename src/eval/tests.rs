@@ -450,17 +450,20 @@ fn an_invalid_preferred_term_is_a_score_error_of_its_class() {
 }
 
 #[test]
-fn plugins_not_yet_in_the_matrix_are_listed() {
+fn every_evaluated_plugin_of_the_default_profile_is_in_the_matrix() {
+    assert!(NOT_YET_IN_MATRIX.is_empty());
     let state = cluster(vec![NodeBuilder::new("a").obj()], vec![]);
     let pending = vec![PodBuilder::new("d", "p").obj()];
     let enc = encode(&state, &pending).unwrap();
     let m = evaluate_cpu(&Profile::default_profile(), &state, &pending, &enc).unwrap();
-    let listed: Vec<PluginName> = m.not_evaluated.iter().map(|(p, _)| *p).collect();
-    for p in NOT_YET_IN_MATRIX {
-        assert!(listed.contains(&p), "{p} is listed");
+    assert!(m.not_evaluated.is_empty());
+    let scored: Vec<PluginName> = m.scores.iter().map(|p| p.plugin).collect();
+    for plugin in ScorePlugin::ALL {
+        assert!(scored.contains(&plugin.plugin()), "{} scores in the matrix", plugin.plugin());
     }
-    let reduced = evaluate_cpu(&profile(), &state, &pending, &enc).unwrap();
-    assert!(reduced.not_evaluated.is_empty());
+    for check in [Check::PodTopologySpreadSkew, Check::InterPodExistingAntiAffinity] {
+        assert!(m.check_order.contains(&check), "{check:?} is checked");
+    }
 }
 
 #[test]
@@ -731,4 +734,91 @@ fn pod_topology_spread_scores_spread_pods_as_upstream() {
     let plane = m.plane(PluginName::PodTopologySpread).expect("scored");
     let b = state.node_index("node-b").unwrap();
     assert_eq!((plane.raw[b], plane.normalized[b]), (0, 0), "the ignored node");
+}
+
+#[test]
+fn inter_pod_affinity_filters_each_rule_with_its_reason() {
+    use crate::model::testing::affinity_term;
+    // n1, n2 in zone a, n3 in zone b, n4 without a zone. A db pod runs on n1; a green pod with
+    // required anti-affinity to green pods (per host) runs on n3.
+    let nodes = vec![
+        NodeBuilder::new("n1").label("zone", "a").obj(),
+        NodeBuilder::new("n2").label("zone", "a").obj(),
+        NodeBuilder::new("n3").label("zone", "b").obj(),
+        NodeBuilder::new("n4").obj(),
+    ];
+    let existing = vec![
+        PodBuilder::new("d", "db").label("app", "db").node("n1").obj(),
+        PodBuilder::new("d", "green")
+            .label("color", "green")
+            .pod_anti_affinity(affinity_term("kubernetes.io/hostname", &[("color", "green")]))
+            .node("n3")
+            .obj(),
+    ];
+    let state = cluster(nodes, existing);
+    let affinity = Some(Check::InterPodAffinity);
+    let anti = Some(Check::InterPodAntiAffinity);
+    let existing_anti = Some(Check::InterPodExistingAntiAffinity);
+    // (case, pod, first failure on n1..n4)
+    let cases = [
+        (
+            "required affinity to db pods per zone admits the db pod's zone only",
+            PodBuilder::new("d", "p").pod_affinity(affinity_term("zone", &[("app", "db")])).obj(),
+            [None, None, affinity, affinity],
+        ),
+        (
+            "required anti-affinity to db pods per zone rejects the db pod's zone",
+            PodBuilder::new("d", "p")
+                .pod_anti_affinity(affinity_term("zone", &[("app", "db")]))
+                .obj(),
+            [anti, anti, None, None],
+        ),
+        (
+            "an existing pod's anti-affinity rejects a green pod on its host",
+            PodBuilder::new("d", "p").label("color", "green").obj(),
+            [None, None, existing_anti, None],
+        ),
+        (
+            "the first of a self-affine group may go to any node with the key",
+            PodBuilder::new("d", "p")
+                .label("app", "cache")
+                .pod_affinity(affinity_term("zone", &[("app", "cache")]))
+                .obj(),
+            [None, None, None, affinity],
+        ),
+    ];
+    for (name, pod, want) in cases {
+        let m = evaluate_checked(&profile(), &state, &[pod]);
+        let got: Vec<Option<Check>> = (0..4).map(|n| m.first_failure(0, n)).collect();
+        assert_eq!(got, want.to_vec(), "{name}");
+    }
+}
+
+#[test]
+fn inter_pod_affinity_normalizes_in_binary64_as_upstream() {
+    use crate::model::testing::affinity_term;
+    // Preferred affinity of weight 100 to web pods and 29 to db pods, per zone: zone a (a web
+    // pod) scores 100, zone b (a db pod) 29, zone c 0. 100 · (29 / 100) is 28.999999999999996 in
+    // binary64, so upstream normalizes 29 to 28, not to the 29 of integer arithmetic.
+    let nodes = vec![
+        NodeBuilder::new("n1").label("zone", "a").obj(),
+        NodeBuilder::new("n2").label("zone", "b").obj(),
+        NodeBuilder::new("n3").label("zone", "c").obj(),
+    ];
+    let existing = vec![
+        PodBuilder::new("d", "web").label("app", "web").node("n1").obj(),
+        PodBuilder::new("d", "db").label("app", "db").node("n2").obj(),
+    ];
+    let state = cluster(nodes, existing);
+    let pod = PodBuilder::new("d", "p")
+        .preferred_pod_affinity(100, affinity_term("zone", &[("app", "web")]))
+        .preferred_pod_affinity(29, affinity_term("zone", &[("app", "db")]))
+        .obj();
+    let m = evaluate_checked(&profile(), &state, &[pod]);
+    let plane = m.plane(PluginName::InterPodAffinity).expect("scored");
+    assert_eq!(plane.raw, vec![100, 29, 0]);
+    assert_eq!(plane.normalized, vec![100, 28, 0]);
+    // A pod without preferred terms that no existing pod's terms select is skipped.
+    let m = evaluate_checked(&profile(), &state, &[PodBuilder::new("d", "q").obj()]);
+    assert_eq!(m.plane(PluginName::InterPodAffinity).unwrap().skipped, vec![true]);
 }

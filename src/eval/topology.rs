@@ -35,6 +35,20 @@
 //! nodes — which nodes are ignored, how many domains the scored nodes span, hence the weight
 //! `ln(domains + 2)` — is computed by the evaluators per class row; the weights come from
 //! [`Topology::pts_weight_table`] (Go's `math.Log`, computed here in `f64`, used as bits).
+//!
+//! # InterPodAffinity
+//!
+//! Filter (from `InterPodAffinity::pre_filter`): the required affinity terms, in order, each
+//! with the counts of existing pods matching all of them per domain of its key (a node lacking
+//! a key fails; so does a domain without such pods, unless [`IPA_AFFINITY_FALLBACK`]); the
+//! required anti-affinity terms with the counts of existing pods matching each (a node whose
+//! domain counts one fails); and per topology key the existing pods whose required
+//! anti-affinity selects the pod (a node in such a domain fails).
+//!
+//! Score (from `InterPodAffinity::pre_score`, which looks at every node regardless of the
+//! feasible ones): per topology key the summed weights per domain; a node's raw score is the sum
+//! over the keys it has. The normalization (min/max over the feasible nodes, binary64) is the
+//! evaluators'.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -42,6 +56,7 @@ use std::sync::Arc;
 use crate::framework::Code;
 use crate::framework::profile::{PluginName, Profile};
 use crate::model::{ClusterState, LabelSelector, Pod};
+use crate::plugins::interpodaffinity::{InterPodAffinity, TopologyCounts};
 use crate::plugins::podtopologyspread::{
     LABEL_HOSTNAME, PodTopologySpread, topology_normalizing_weight,
 };
@@ -60,6 +75,15 @@ pub const PTS_SCORE: u32 = 1 << 1;
 /// Class flag: a scored node lacking some constraint's key is ignored (scores 0); unset only
 /// for system default constraints.
 pub const PTS_REQUIRE_ALL: u32 = 1 << 2;
+
+/// Class flag: InterPodAffinity filters the class (its PreFilter did not skip).
+pub const IPA_FILTER: u32 = 1 << 0;
+/// Class flag: no existing pod matches the required affinity terms anywhere and the pod matches
+/// them itself, so they are satisfied on every node that has their keys (the first pod of a
+/// self-affine group).
+pub const IPA_AFFINITY_FALLBACK: u32 = 1 << 1;
+/// Class flag: InterPodAffinity scores the class (its PreScore did not skip).
+pub const IPA_SCORE: u32 = 1 << 2;
 
 /// Term flag: a PodTopologySpread scoring constraint over `kubernetes.io/hostname`: entries
 /// are keyed by node index and the domain count is the number of scored nodes.
@@ -103,6 +127,19 @@ pub struct TopoClass {
     pub pts_filter: (u32, u32),
     /// `(start, count)` of the PodTopologySpread scoring terms.
     pub pts_score: (u32, u32),
+    /// `IPA_*` flags.
+    pub ipa_flags: u32,
+    /// InterPodAffinity: one term per required affinity term, in order, counting the existing
+    /// pods that match *all* of them per domain of its key.
+    pub ipa_affinity: (u32, u32),
+    /// InterPodAffinity: one term per required anti-affinity term, in order, counting the
+    /// existing pods that match it per domain of its key.
+    pub ipa_anti_affinity: (u32, u32),
+    /// InterPodAffinity: one term per topology key of existing pods' required anti-affinity
+    /// terms that select the pod, counting those pods per domain.
+    pub ipa_existing: (u32, u32),
+    /// InterPodAffinity scoring: one term per topology key, the summed weights per domain.
+    pub ipa_score: (u32, u32),
 }
 
 /// The host tables of the inter-pod plugins (see the module documentation).
@@ -180,6 +217,86 @@ struct RawClass {
     pts_flags: u32,
     pts_filter: Vec<RawTerm>,
     pts_score: Vec<RawTerm>,
+    ipa_flags: u32,
+    ipa_affinity: Vec<RawTerm>,
+    ipa_anti_affinity: Vec<RawTerm>,
+    ipa_existing: Vec<RawTerm>,
+    ipa_score: Vec<RawTerm>,
+}
+
+impl RawClass {
+    fn terms(&self) -> impl Iterator<Item = &RawTerm> {
+        self.pts_filter
+            .iter()
+            .chain(&self.pts_score)
+            .chain(&self.ipa_affinity)
+            .chain(&self.ipa_anti_affinity)
+            .chain(&self.ipa_existing)
+            .chain(&self.ipa_score)
+    }
+}
+
+/// A term counting per value of `key`.
+fn value_term(key: &str, counts: BTreeMap<String, i64>) -> RawTerm {
+    RawTerm {
+        key: key.to_string(),
+        counts: Counts::ByValue(counts),
+        flags: 0,
+        skew: 0,
+        min_match: 0,
+    }
+}
+
+/// The counts of one key of InterPodAffinity's `(key, value) → count` tables.
+fn counts_of(counts: &TopologyCounts, key: &str) -> BTreeMap<String, i64> {
+    counts.iter().filter(|(k, _, _)| *k == key).map(|(_, v, c)| (v.to_string(), c)).collect()
+}
+
+/// InterPodAffinity's filter terms of one class (into `class`).
+fn ipa_filter_terms(ipa: &InterPodAffinity, pod: &Pod, state: &ClusterState, class: &mut RawClass) {
+    let Ok(pre) = ipa.pre_filter(pod, state) else { return };
+    class.ipa_flags |= IPA_FILTER;
+    if pre.affinity_counts.is_empty() && pre.pod_matches_own_affinity_terms {
+        class.ipa_flags |= IPA_AFFINITY_FALLBACK;
+    }
+    class.ipa_affinity = pre
+        .required_affinity_terms
+        .iter()
+        .map(|t| value_term(&t.topology_key, counts_of(&pre.affinity_counts, &t.topology_key)))
+        .collect();
+    class.ipa_anti_affinity = pre
+        .required_anti_affinity_terms
+        .iter()
+        .map(|t| value_term(&t.topology_key, counts_of(&pre.anti_affinity_counts, &t.topology_key)))
+        .collect();
+    let keys: BTreeSet<&str> =
+        pre.existing_anti_affinity_counts.iter().map(|(k, _, _)| k).collect();
+    class.ipa_existing = keys
+        .into_iter()
+        .map(|k| value_term(k, counts_of(&pre.existing_anti_affinity_counts, k)))
+        .collect();
+}
+
+/// InterPodAffinity's scoring terms of one class (into `class`); the summed weights of a class
+/// are bounded so that a node's sum and the differences the normalization divides fit `i32`.
+fn ipa_score_terms(
+    ipa: &InterPodAffinity,
+    pod: &Pod,
+    state: &ClusterState,
+    class: &mut RawClass,
+) -> Result<(), EvalError> {
+    let Ok(pre) = ipa.pre_score(pod, state, &[]) else { return Ok(()) };
+    class.ipa_flags |= IPA_SCORE;
+    let mut bound = 0i64;
+    for (key, values) in &pre.topology_score {
+        bound =
+            bound.saturating_add(values.values().map(|v| v.saturating_abs()).max().unwrap_or(0));
+        class.ipa_score.push(value_term(key, values.clone()));
+    }
+    if bound >= MAX_TABLE_VALUE {
+        return Err(too_large(format!("InterPodAffinity weights of pod {}", pod.key()), bound));
+    }
+    Ok(())
 }
 
 fn too_large(what: String, value: i64) -> EvalError {
@@ -299,6 +416,9 @@ pub fn prepare(
     let pts = PodTopologySpread::new(profile.args.pod_topology_spread.clone());
     let pts_filters = profile.plugins.filter.contains(&PluginName::PodTopologySpread);
     let pts_scores = profile.plugins.score.iter().any(|(p, _)| *p == PluginName::PodTopologySpread);
+    let ipa = InterPodAffinity::new(profile.args.inter_pod_affinity.clone());
+    let ipa_filters = profile.plugins.filter.contains(&PluginName::InterPodAffinity);
+    let ipa_scores = profile.plugins.score.iter().any(|(p, _)| *p == PluginName::InterPodAffinity);
 
     let mut raw = Vec::with_capacity(pods.len());
     for pod in pods {
@@ -314,13 +434,19 @@ pub fn prepare(
             }
             class.pts_score = terms;
         }
+        if ipa_filters {
+            ipa_filter_terms(&ipa, pod, state, &mut class);
+        }
+        if ipa_scores {
+            ipa_score_terms(&ipa, pod, state, &mut class)?;
+        }
         raw.push(class);
     }
 
     // The domain dictionary of every key in use.
     let keys: Vec<String> = raw
         .iter()
-        .flat_map(|c| c.pts_filter.iter().chain(&c.pts_score))
+        .flat_map(RawClass::terms)
         .map(|t| t.key.clone())
         .collect::<BTreeSet<_>>()
         .into_iter()
@@ -354,7 +480,20 @@ pub fn prepare(
     for (ci, class) in raw.iter().enumerate() {
         let pts_filter = encode_terms(&mut topo, &class.pts_filter, false, ci)?;
         let pts_score = encode_terms(&mut topo, &class.pts_score, true, ci)?;
-        topo.classes.push(TopoClass { pts_flags: class.pts_flags, pts_filter, pts_score });
+        let ipa_affinity = encode_terms(&mut topo, &class.ipa_affinity, false, ci)?;
+        let ipa_anti_affinity = encode_terms(&mut topo, &class.ipa_anti_affinity, false, ci)?;
+        let ipa_existing = encode_terms(&mut topo, &class.ipa_existing, false, ci)?;
+        let ipa_score = encode_terms(&mut topo, &class.ipa_score, false, ci)?;
+        topo.classes.push(TopoClass {
+            pts_flags: class.pts_flags,
+            pts_filter,
+            pts_score,
+            ipa_flags: class.ipa_flags,
+            ipa_affinity,
+            ipa_anti_affinity,
+            ipa_existing,
+            ipa_score,
+        });
     }
     Ok(topo)
 }

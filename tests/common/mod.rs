@@ -5,7 +5,9 @@
 //! strategies, disabled filters, ignored resource groups, BalancedAllocation over two or four
 //! resources, container images with tags, digests and per-node sizes, pod labels in two
 //! namespaces, topology spread constraints of both actions over keys some nodes lack, with
-//! `minDomains`, both node inclusion policies, system and listed default constraints).
+//! `minDomains`, both node inclusion policies, system and listed default constraints, required
+//! and preferred pod affinity and anti-affinity of pending and bound pods with namespace lists
+//! and selectors, InterPodAffinity's arguments).
 
 #![allow(dead_code)]
 
@@ -19,8 +21,8 @@ use kplace::framework::profile::{PluginName, Profile};
 use kplace::model::testing::{MI, NodeBuilder, PodBuilder, cluster, node_term, spread_constraint};
 use kplace::model::{
     ClusterState, InclusionPolicy, LabelSelector, MatchOp, NodeAffinity, NodeSelector,
-    NodeSelectorTerm, Pod, PreferredSchedulingTerm, Requirement, TaintEffect, TolerationOperator,
-    TopologySpreadConstraint, UnsatisfiableAction,
+    NodeSelectorTerm, Pod, PodAffinityTerm, PreferredSchedulingTerm, Requirement, TaintEffect,
+    TolerationOperator, TopologySpreadConstraint, UnsatisfiableAction,
 };
 use kplace::snapshot::{self, BuildOptions, Cluster};
 use proptest::prelude::*;
@@ -112,6 +114,53 @@ struct InterPodSpec {
     labels: u8,
     spread: Vec<SpreadSpec>,
     default_selector: bool,
+    affinity: Vec<AffinitySpec>,
+}
+
+/// A pod (anti-)affinity term: `kind` 0 required affinity, 1 required anti-affinity, 2
+/// preferred affinity, 3 preferred anti-affinity; `namespaces` 0 the pod's own, 1 listed `e`,
+/// 2 a namespace selector `team=a`, 3 an empty namespace selector (all namespaces).
+#[derive(Debug, Clone)]
+struct AffinitySpec {
+    kind: u8,
+    weight: i32,
+    key: usize,
+    selector: usize,
+    namespaces: u8,
+}
+
+fn affinity_spec() -> impl Strategy<Value = AffinitySpec> {
+    (
+        prop::sample::select(vec![0u8, 1, 1, 2, 2, 3]),
+        1i32..101,
+        prop::sample::select(vec![0usize, 0, 1, 1, 2, 3]),
+        prop::sample::select(vec![0usize, 0, 1, 2, 3, 4]),
+        prop::sample::select(vec![0u8, 0, 0, 1, 2, 3]),
+    )
+        .prop_map(|(kind, weight, key, selector, namespaces)| AffinitySpec {
+            kind,
+            weight,
+            key,
+            selector,
+            namespaces,
+        })
+}
+
+fn affinity_term(a: &AffinitySpec) -> PodAffinityTerm {
+    let (namespaces, namespace_selector) = match a.namespaces {
+        1 => (vec!["e".to_string()], None),
+        2 => (Vec::new(), Some(LabelSelector::from_match_labels([("team", "a")]))),
+        3 => (Vec::new(), Some(LabelSelector::default())),
+        _ => (Vec::new(), None),
+    };
+    PodAffinityTerm {
+        label_selector: selector(a.selector),
+        namespaces,
+        namespace_selector,
+        topology_key: TOPO_KEYS[a.key].to_string(),
+        match_label_keys: Vec::new(),
+        mismatch_label_keys: Vec::new(),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -178,12 +227,15 @@ fn interpod_spec(constraints: bool) -> impl Strategy<Value = InterPodSpec> {
         any::<u8>(),
         prop::collection::vec(spread_spec(), 0..(1 + 2 * constraints as usize)),
         prop::bool::weighted(0.5),
+        // Bound pods carry terms too: their anti-affinity filters, their terms score.
+        prop::collection::vec(affinity_spec(), 0..(2 + constraints as usize)),
     )
-        .prop_map(|(namespace, labels, spread, default_selector)| InterPodSpec {
+        .prop_map(|(namespace, labels, spread, default_selector, affinity)| InterPodSpec {
             namespace,
             labels,
             spread,
             default_selector,
+            affinity,
         })
 }
 
@@ -381,6 +433,15 @@ fn build_pod(name: &str, s: &PodSpec, exact: bool, num_nodes: usize) -> PodBuild
             match_label_keys: Vec::new(),
         });
     }
+    for a in &ip.affinity {
+        let term = affinity_term(a);
+        b = match a.kind {
+            0 => b.pod_affinity(term),
+            1 => b.pod_anti_affinity(term),
+            2 => b.preferred_pod_affinity(a.weight, term),
+            _ => b.preferred_pod_anti_affinity(a.weight, term),
+        };
+    }
     if ip.default_selector && !app.is_empty() {
         // What the API server derives from the pod's owning service or controller.
         b = b.default_spread_selector(LabelSelector::from_match_labels([("app", app)]));
@@ -492,7 +553,13 @@ fn build_scenario(
             bound.push(build_pod(&format!("b{i}-{j}"), p, exact, n).node(&name).obj());
         }
     }
-    let state = cluster(built, bound);
+    let mut state = cluster(built, bound);
+    // Namespace labels for namespace selectors; pods of `e` are not selected by `team=a`.
+    for (ns, team) in [("d", "a"), ("e", "b")] {
+        state
+            .namespace_labels
+            .insert(ns.to_string(), [("team".to_string(), team.to_string())].into());
+    }
     let mut pods = Vec::new();
     for (i, s) in pending.iter().enumerate() {
         for copy in 0..s.copies {
@@ -559,6 +626,14 @@ fn build_scenario(
     }
     if no_ports {
         profile.plugins.filter.retain(|p| *p != PluginName::NodePorts);
+    }
+    match (strategy / 12) % 3 {
+        1 => profile.args.inter_pod_affinity.hard_pod_affinity_weight = 0,
+        2 => {
+            profile.args.inter_pod_affinity.hard_pod_affinity_weight = 5;
+            profile.args.inter_pod_affinity.ignore_preferred_terms_of_existing_pods = true;
+        }
+        _ => {}
     }
     if (strategy / 6) % 2 == 1 {
         // Cluster-level default constraints instead of the system defaults.

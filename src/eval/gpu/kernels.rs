@@ -186,7 +186,7 @@ use Buf::*;
 
 /// Every kernel, in dispatch order: the filter and raw-score kernels (one per plugin), then
 /// feasibility, then normalization.
-pub const KERNELS: [Kernel; 14] = [
+pub const KERNELS: [Kernel; 15] = [
     Kernel {
         name: "node_unschedulable",
         libs: &[],
@@ -282,6 +282,13 @@ pub const KERNELS: [Kernel; 14] = [
         per_class: false,
         body: include_str!("../../../shaders/image_locality.wgsl"),
         bindings: &[Params, EvalClasses, EvalNodes, ClassImageIds, NodeImages, Raw],
+    },
+    Kernel {
+        name: "inter_pod_affinity",
+        libs: &[TOPOLOGY_WGSL],
+        per_class: false,
+        body: include_str!("../../../shaders/inter_pod_affinity.wgsl"),
+        bindings: &[Params, EvalTopoClasses, TopoTerms, TopoEntries, NodeDomains, CellFilter, Raw],
     },
     Kernel {
         name: "pod_topology_spread",

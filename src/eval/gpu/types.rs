@@ -28,14 +28,16 @@ use crate::eval::prep::{
     ScorePlugin,
 };
 use crate::eval::topology::{
-    DOMAIN_ABSENT, DOMAIN_MASK, PTS_FILTER, PTS_REQUIRE_ALL, PTS_SCORE, TERM_HOSTNAME,
-    TERM_SELF_MATCH,
+    DOMAIN_ABSENT, DOMAIN_MASK, IPA_AFFINITY_FALLBACK, IPA_FILTER, IPA_SCORE, PTS_FILTER,
+    PTS_REQUIRE_ALL, PTS_SCORE, TERM_HOSTNAME, TERM_SELF_MATCH,
 };
 use crate::eval::{
-    CELL_FEASIBLE, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED, CHECK_NODE_AFFINITY_POD,
-    CHECK_NODE_NAME, CHECK_NODE_PORTS, CHECK_NODE_RESOURCES_FIT, CHECK_NODE_UNSCHEDULABLE,
-    CHECK_POD_TOPOLOGY_SPREAD_LABEL, CHECK_POD_TOPOLOGY_SPREAD_SKEW, CHECK_PREFILTER_ABSENT,
-    CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT, FIT_UNRESOLVABLE,
+    CELL_FEASIBLE, CHECK_INTER_POD_AFFINITY, CHECK_INTER_POD_ANTI_AFFINITY,
+    CHECK_INTER_POD_EXISTING_ANTI_AFFINITY, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED,
+    CHECK_NODE_AFFINITY_POD, CHECK_NODE_NAME, CHECK_NODE_PORTS, CHECK_NODE_RESOURCES_FIT,
+    CHECK_NODE_UNSCHEDULABLE, CHECK_POD_TOPOLOGY_SPREAD_LABEL, CHECK_POD_TOPOLOGY_SPREAD_SKEW,
+    CHECK_PREFILTER_ABSENT, CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT,
+    FIT_UNRESOLVABLE,
 };
 
 /// Threads per workgroup along the node axis (`@workgroup_size(64)` in every kernel).
@@ -144,8 +146,26 @@ pub struct EvalTopoClass {
     pub pts_score_start: u32,
     /// Number of PodTopologySpread scoring terms.
     pub pts_score_count: u32,
+    /// `IPA_*` flags.
+    pub ipa_flags: u32,
+    /// First InterPodAffinity required affinity term.
+    pub ipa_affinity_start: u32,
+    /// Number of InterPodAffinity required affinity terms.
+    pub ipa_affinity_count: u32,
+    /// First InterPodAffinity required anti-affinity term.
+    pub ipa_anti_start: u32,
+    /// Number of InterPodAffinity required anti-affinity terms.
+    pub ipa_anti_count: u32,
+    /// First term of existing pods' anti-affinity.
+    pub ipa_existing_start: u32,
+    /// Number of terms of existing pods' anti-affinity.
+    pub ipa_existing_count: u32,
+    /// First InterPodAffinity scoring term.
+    pub ipa_score_start: u32,
+    /// Number of InterPodAffinity scoring terms.
+    pub ipa_score_count: u32,
     /// Padding.
-    pub _pad: [u32; 11],
+    pub _pad: [u32; 2],
 }
 
 /// One inter-pod term ([`crate::eval::topology::TopoTerm`]).
@@ -278,7 +298,16 @@ struct EvalTopoClass {
     pts_filter_count: u32,
     pts_score_start: u32,
     pts_score_count: u32,
-    _pad: array<u32, 11>,
+    ipa_flags: u32,
+    ipa_affinity_start: u32,
+    ipa_affinity_count: u32,
+    ipa_anti_start: u32,
+    ipa_anti_count: u32,
+    ipa_existing_start: u32,
+    ipa_existing_count: u32,
+    ipa_score_start: u32,
+    ipa_score_count: u32,
+    _pad: array<u32, 2>,
 }
 
 struct EvalTopoTerm {
@@ -316,6 +345,7 @@ pub fn plane_constant(plugin: ScorePlugin) -> &'static str {
         ScorePlugin::BalancedAllocation => "PLANE_BALANCED_ALLOCATION",
         ScorePlugin::ImageLocality => "PLANE_IMAGE_LOCALITY",
         ScorePlugin::PodTopologySpread => "PLANE_POD_TOPOLOGY_SPREAD",
+        ScorePlugin::InterPodAffinity => "PLANE_INTER_POD_AFFINITY",
     }
 }
 
@@ -375,6 +405,12 @@ pub fn wgsl_constants() -> Vec<(&'static str, u32)> {
         ("TERM_HOSTNAME", TERM_HOSTNAME),
         ("TERM_SELF_MATCH", TERM_SELF_MATCH),
         ("PTS_IGNORED_BITS", PTS_IGNORED as u32),
+        ("CHECK_INTER_POD_AFFINITY", CHECK_INTER_POD_AFFINITY),
+        ("CHECK_INTER_POD_ANTI_AFFINITY", CHECK_INTER_POD_ANTI_AFFINITY),
+        ("CHECK_INTER_POD_EXISTING_ANTI_AFFINITY", CHECK_INTER_POD_EXISTING_ANTI_AFFINITY),
+        ("IPA_FILTER", IPA_FILTER),
+        ("IPA_AFFINITY_FALLBACK", IPA_AFFINITY_FALLBACK),
+        ("IPA_SCORE", IPA_SCORE),
     ];
     out.extend(ScorePlugin::ALL.iter().map(|&p| (plane_constant(p), p.index() as u32)));
     out
@@ -490,7 +526,16 @@ pub fn eval_buffers(p: &Prepared<'_>) -> EvalBuffers {
                 pts_filter_count: c.pts_filter.1,
                 pts_score_start: c.pts_score.0,
                 pts_score_count: c.pts_score.1,
-                _pad: [0; 11],
+                ipa_flags: c.ipa_flags,
+                ipa_affinity_start: c.ipa_affinity.0,
+                ipa_affinity_count: c.ipa_affinity.1,
+                ipa_anti_start: c.ipa_anti_affinity.0,
+                ipa_anti_count: c.ipa_anti_affinity.1,
+                ipa_existing_start: c.ipa_existing.0,
+                ipa_existing_count: c.ipa_existing.1,
+                ipa_score_start: c.ipa_score.0,
+                ipa_score_count: c.ipa_score.1,
+                _pad: [0; 2],
             })
             .collect(),
         topo_terms: p
