@@ -559,3 +559,69 @@ fn encode_terms(
     }
     Ok((start, topo.terms.len() as u32 - start))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::UnsatisfiableAction::DoNotSchedule;
+    use crate::model::testing::{NodeBuilder, PodBuilder, cluster, spread_constraint};
+
+    fn zone_cluster() -> ClusterState {
+        let nodes = vec![
+            NodeBuilder::new("n1").label("zone", "b").obj(),
+            NodeBuilder::new("n2").label("zone", "a").obj(),
+            NodeBuilder::new("n3").obj(),
+        ];
+        let web = |name: &str, node: &str| {
+            PodBuilder::new("d", name).label("app", "web").node(node).obj()
+        };
+        cluster(nodes, vec![web("w1", "n1"), web("w2", "n1")])
+    }
+
+    #[test]
+    fn domains_are_coded_per_key_with_the_empty_value_first_and_absent_keys_flagged() {
+        let state = zone_cluster();
+        let pod = PodBuilder::new("d", "p")
+            .label("app", "web")
+            .spread(spread_constraint(1, "zone", DoNotSchedule, &[("app", "web")]))
+            .obj();
+        let topo = prepare(&Profile::default_profile(), &state, &[&pod]).unwrap();
+        assert_eq!(topo.keys, vec!["zone".to_string()]);
+        assert_eq!(topo.domains[0], vec!["".to_string(), "a".to_string(), "b".to_string()]);
+        assert_eq!(topo.node_domains, vec![2, 1, DOMAIN_ABSENT]);
+    }
+
+    #[test]
+    fn only_non_zero_counts_are_stored_and_lookups_default_to_zero() {
+        let state = zone_cluster();
+        let pod = PodBuilder::new("d", "p")
+            .label("app", "web")
+            .spread(spread_constraint(1, "zone", DoNotSchedule, &[("app", "web")]))
+            .obj();
+        let topo = prepare(&Profile::default_profile(), &state, &[&pod]).unwrap();
+        let class = topo.classes[0];
+        assert_ne!(class.pts_flags & PTS_FILTER, 0);
+        let term = topo.terms(class.pts_filter)[0];
+        // Zone b holds both web pods; zone a has none, so it has no entry.
+        assert_eq!(term.entry_count, 1);
+        assert_eq!(topo.lookup(&term, 2), 2, "zone b");
+        assert_eq!(topo.lookup(&term, 1), 0, "zone a");
+        // Two eligible domains, the smallest counts 0; the pod matches its own selector.
+        assert_eq!(term.min_match, 0);
+        assert_ne!(term.flags & TERM_SELF_MATCH, 0);
+    }
+
+    #[test]
+    fn a_profile_without_the_inter_pod_plugins_builds_no_terms() {
+        let state = zone_cluster();
+        let pod = PodBuilder::new("d", "p")
+            .spread(spread_constraint(1, "zone", DoNotSchedule, &[("app", "web")]))
+            .obj();
+        let mut profile = Profile::default_profile();
+        profile.plugins.filter.retain(|p| *p != PluginName::PodTopologySpread);
+        profile.plugins.score.retain(|(p, _)| *p != PluginName::PodTopologySpread);
+        let topo = prepare(&profile, &state, &[&pod]).unwrap();
+        assert!(topo.terms.is_empty() && topo.keys.is_empty());
+        assert_eq!(topo.classes[0], TopoClass::default());
+    }
+}
