@@ -521,7 +521,7 @@ fn encode_terms(
         };
         match &t.counts {
             Counts::ByValue(values) => {
-                let dict = &topo.domains[key as usize];
+                let dict = topo.domains.get(key as usize).map_or(&[][..], Vec::as_slice);
                 // Values come from node labels, so each has an id; the map is sorted like the
                 // dictionary, so ids ascend.
                 let mut coded: Vec<(u32, i64)> = values
@@ -543,7 +543,8 @@ fn encode_terms(
         let (mut bitmap_start, mut bitmap_words) = (0, 0);
         if bitmaps && t.flags & TERM_HOSTNAME == 0 {
             bitmap_start = topo.bitmap_words;
-            bitmap_words = topo.domains[key as usize].len().div_ceil(32) as u32;
+            bitmap_words =
+                topo.domains.get(key as usize).map_or(0, |d| d.len().div_ceil(32) as u32);
             topo.bitmap_words = topo.bitmap_words.saturating_add(bitmap_words);
         }
         topo.terms.push(TopoTerm {
