@@ -28,3 +28,19 @@ fn cell_of(gid: vec3<u32>) -> Cell {
     cell.index = gid.y * params.tile_stride + gid.x;
     return cell;
 }
+
+// The index of a cell in score plane `plane` of the tile's `raw` or `norm` binding (each holds
+// every score plane of the tile, one after the other).
+fn plane_cell(plane: u32, index: u32) -> u32 {
+    return plane * params.class_stride * params.tile_stride + index;
+}
+
+// The index of a class of the chunk in per-class plane `plane` of `row_max` or `row_min`.
+fn plane_class(plane: u32, local_class: u32) -> u32 {
+    return plane * params.class_stride + local_class;
+}
+
+// The weight of score plane `plane`.
+fn plane_weight(plane: u32) -> i32 {
+    return params.weights[plane / 4u][plane % 4u];
+}

@@ -1,16 +1,15 @@
 // After every filter kernel: keeps the enabled failed checks of a cell, records the first in
 // profile order (1 + bit index, in bits 16–23), sets CELL_FEASIBLE when none failed, and for
-// feasible cells counts them and takes the row maxima of the raw scores (what
-// DefaultNormalizeScore divides by). Upstream counterpart (v1.35): RunFilterPlugins' first
-// failure, and the max in helper.DefaultNormalizeScore. CPU twin: eval::cpu::feasibility and
-// the reduction loop of eval::cpu::evaluate.
+// feasible cells counts them and takes the row maxima and minima of the raw scores (what the
+// normalizations divide by). Upstream counterpart (v1.35): RunFilterPlugins' first failure, and
+// the max and min of the NormalizeScore functions. CPU twin: eval::cpu::feasibility and the
+// reduction loop of eval::cpu::evaluate.
 
 @group(0) @binding(1) var<storage, read_write> cell_filter: array<u32>;
-@group(0) @binding(2) var<storage, read> raw_taint: array<i32>;
-@group(0) @binding(3) var<storage, read> raw_affinity: array<i32>;
-@group(0) @binding(4) var<storage, read> raw_fit: array<i32>;
-@group(0) @binding(5) var<storage, read_write> row_max: array<atomic<i32>>;
-@group(0) @binding(6) var<storage, read_write> feasible_count: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read> raw: array<i32>;
+@group(0) @binding(3) var<storage, read_write> row_max: array<atomic<i32>>;
+@group(0) @binding(4) var<storage, read_write> row_min: array<atomic<i32>>;
+@group(0) @binding(5) var<storage, read_write> feasible_count: array<atomic<u32>>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -34,10 +33,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     cell_filter[cell.index] = failed | (first << FIRST_FAILURE_SHIFT) | feasible;
     if failed == 0u {
         let c = cell.local_class;
-        let stride = params.class_stride;
         atomicAdd(&feasible_count[c], 1u);
-        atomicMax(&row_max[c], raw_taint[cell.index]);
-        atomicMax(&row_max[stride + c], raw_affinity[cell.index]);
-        atomicMax(&row_max[2u * stride + c], raw_fit[cell.index]);
+        for (var k = 0u; k < NUM_SCORE_PLANES; k++) {
+            // PodTopologySpread's raw scores need the feasible nodes: reduced by its own kernel.
+            if k == PLANE_POD_TOPOLOGY_SPREAD {
+                continue;
+            }
+            let v = raw[plane_cell(k, cell.index)];
+            atomicMax(&row_max[plane_class(k, c)], v);
+            atomicMin(&row_min[plane_class(k, c)], v);
+        }
     }
 }

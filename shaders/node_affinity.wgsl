@@ -23,7 +23,7 @@
 @group(0) @binding(12) var<storage, read> class_required_term_ids: array<u32>;
 @group(0) @binding(13) var<storage, read> class_preferred_terms: array<GpuWeightedTerm>;
 @group(0) @binding(14) var<storage, read_write> cell_filter: array<u32>;
-@group(0) @binding(15) var<storage, read_write> raw_affinity: array<i32>;
+@group(0) @binding(15) var<storage, read_write> raw: array<i32>;
 
 // Whether the ascending requirement_sets[start .. start + count] contain x.
 fn set_contains(start: u32, count: u32, x: u32) -> bool {
@@ -148,5 +148,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     cell_filter[cell.index] |= bits;
-    raw_affinity[cell.index] = score;
+    raw[plane_cell(PLANE_NODE_AFFINITY, cell.index)] = score;
 }

@@ -18,7 +18,7 @@
 @group(0) @binding(9) var<storage, read> shape: array<EvalShapePoint>;
 @group(0) @binding(10) var<storage, read_write> cell_filter: array<u32>;
 @group(0) @binding(11) var<storage, read_write> fit_insufficient: array<u32>;
-@group(0) @binding(12) var<storage, read_write> raw_fit: array<i32>;
+@group(0) @binding(12) var<storage, read_write> raw: array<i32>;
 
 // RequestedToCapacityRatio's piecewise-linear function (BuildBrokenLinearFunction).
 fn broken_linear(u: i32) -> i32 {
@@ -125,14 +125,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             weight_sum += spec.weight;
         }
     }
-    var raw = 0;
+    var score = 0;
     if weight_sum != 0 {
         if params.fit_strategy != STRATEGY_REQUESTED_TO_CAPACITY_RATIO {
-            raw = node_score / weight_sum;
+            score = node_score / weight_sum;
         } else {
             // round(node_score / weight_sum), half away from zero, for non-negative integers.
-            raw = (2 * node_score + weight_sum) / (2 * weight_sum);
+            score = (2 * node_score + weight_sum) / (2 * weight_sum);
         }
     }
-    raw_fit[cell.index] = raw;
+    raw[plane_cell(PLANE_NODE_RESOURCES_FIT, cell.index)] = score;
 }

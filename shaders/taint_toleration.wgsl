@@ -9,7 +9,7 @@
 @group(0) @binding(4) var<storage, read> class_tolerated_taint_ids: array<u32>;
 @group(0) @binding(5) var<storage, read> taint_effects: array<u32>;
 @group(0) @binding(6) var<storage, read_write> cell_filter: array<u32>;
-@group(0) @binding(7) var<storage, read_write> raw_taint: array<i32>;
+@group(0) @binding(7) var<storage, read_write> raw: array<i32>;
 
 // Whether the ascending ids[start .. start + count] contain x.
 fn tolerated(start: u32, count: u32, x: u32) -> bool {
@@ -48,5 +48,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     cell_filter[cell.index] |= bits;
-    raw_taint[cell.index] = count;
+    raw[plane_cell(PLANE_TAINT_TOLERATION, cell.index)] = count;
 }

@@ -156,8 +156,12 @@ struct EvalParams {
     num_fit_specs: u32,
     num_shape: u32,
     score_mask: u32,
-    _pad: u32,
-    weights: vec4<i32>,
+    num_balanced_specs: u32,
+    num_topology_keys: u32,
+    _pad1: u32,
+    _pad2: u32,
+    _pad3: u32,
+    weights: array<vec4<i32>, 2>,
     check_order: array<vec4<u32>, 4>,
 }
 
@@ -166,13 +170,53 @@ struct EvalClass {
     node_name: u32,
     restrict_start: u32,
     restrict_count: u32,
+    score_skip: u32,
+    image_start: u32,
+    image_count: u32,
+    _pad0: u32,
 }
 
 struct EvalNode {
     flags: u32,
     added_score: i32,
-    _pad0: u32,
-    _pad1: u32,
+    image_start: u32,
+    image_count: u32,
+}
+
+struct EvalNodeImage {
+    image: u32,
+    size_lo: u32,
+    size_hi: u32,
+    num_nodes: u32,
+}
+
+struct EvalTopoClass {
+    pts_flags: u32,
+    pts_filter_start: u32,
+    pts_filter_count: u32,
+    pts_score_start: u32,
+    pts_score_count: u32,
+    ipa_flags: u32,
+    ipa_affinity_start: u32,
+    ipa_affinity_count: u32,
+    ipa_anti_start: u32,
+    ipa_anti_count: u32,
+    ipa_existing_start: u32,
+    ipa_existing_count: u32,
+    ipa_score_start: u32,
+    ipa_score_count: u32,
+    _pad: array<u32, 2>,
+}
+
+struct EvalTopoTerm {
+    key: u32,
+    entry_start: u32,
+    entry_count: u32,
+    flags: u32,
+    skew: i32,
+    min_match: i32,
+    bitmap_start: u32,
+    bitmap_words: u32,
 }
 
 struct EvalFitSpec {
@@ -231,3 +275,27 @@ const FIT_KIND_OTHER: u32 = 3u;
 const STRATEGY_LEAST_ALLOCATED: u32 = 0u;
 const STRATEGY_MOST_ALLOCATED: u32 = 1u;
 const STRATEGY_REQUESTED_TO_CAPACITY_RATIO: u32 = 2u;
+const NUM_SCORE_PLANES: u32 = 7u;
+const CHECK_POD_TOPOLOGY_SPREAD_LABEL: u32 = 512u;
+const CHECK_POD_TOPOLOGY_SPREAD_SKEW: u32 = 1024u;
+const DOMAIN_ABSENT: u32 = 2147483648u;
+const DOMAIN_MASK: u32 = 2147483647u;
+const PTS_FILTER: u32 = 1u;
+const PTS_SCORE: u32 = 2u;
+const PTS_REQUIRE_ALL: u32 = 4u;
+const TERM_HOSTNAME: u32 = 1u;
+const TERM_SELF_MATCH: u32 = 2u;
+const PTS_IGNORED_BITS: u32 = 2147483648u;
+const CHECK_INTER_POD_AFFINITY: u32 = 2048u;
+const CHECK_INTER_POD_ANTI_AFFINITY: u32 = 4096u;
+const CHECK_INTER_POD_EXISTING_ANTI_AFFINITY: u32 = 8192u;
+const IPA_FILTER: u32 = 1u;
+const IPA_AFFINITY_FALLBACK: u32 = 2u;
+const IPA_SCORE: u32 = 4u;
+const PLANE_TAINT_TOLERATION: u32 = 0u;
+const PLANE_NODE_AFFINITY: u32 = 1u;
+const PLANE_NODE_RESOURCES_FIT: u32 = 2u;
+const PLANE_BALANCED_ALLOCATION: u32 = 3u;
+const PLANE_IMAGE_LOCALITY: u32 = 4u;
+const PLANE_POD_TOPOLOGY_SPREAD: u32 = 5u;
+const PLANE_INTER_POD_AFFINITY: u32 = 6u;

@@ -1,7 +1,8 @@
 //! The GPU matrix equals the CPU matrix bit for bit: on the demo fixture, on degenerate shapes
 //! (no nodes, one node, no classes, a class nothing fits, node counts that are not a multiple of
 //! the workgroup size, more nodes than one tile, more classes than one chunk) and on generated
-//! clusters, with default and forced small tiles.
+//! clusters, with default and forced small tiles, every plugin of the default profile included;
+//! and the software binary64 library computes on the device exactly as native `f64`.
 //!
 //! These tests need a Vulkan adapter (Mesa's lavapipe is enough:
 //! `apt-get install mesa-vulkan-drivers libvulkan1`). Without one they print a notice and pass,
@@ -18,8 +19,10 @@ use kplace::eval::gpu::{GpuContext, GpuOptions};
 use kplace::eval::testing::{matrix_profile, round_to_units};
 use kplace::eval::{Backend, Evaluator, Prepared, cpu};
 use kplace::framework::profile::Profile;
-use kplace::model::testing::{GI, NodeBuilder, PodBuilder, cluster};
-use kplace::model::{ClusterState, Pod, TaintEffect};
+use kplace::model::testing::{
+    GI, MI, NodeBuilder, PodBuilder, affinity_term, cluster, spread_constraint,
+};
+use kplace::model::{ClusterState, LabelSelector, Pod, TaintEffect, UnsatisfiableAction};
 use proptest::prelude::*;
 
 /// One device for the whole test binary (tests take turns).
@@ -101,17 +104,65 @@ fn nodes(n: usize) -> Vec<kplace::model::Node> {
             if i % 13 == 5 {
                 b = b.taint("gpu", "yes", TaintEffect::NoSchedule);
             }
+            if i % 4 == 1 {
+                b = b.image(&["nginx:latest"], (100 + i as i64) * MI);
+            }
             b.obj()
         })
         .collect()
 }
 
+/// Pods labelled `app=web` bound to every third node (two on every ninth).
+fn bound(n: usize) -> Vec<Pod> {
+    (0..n)
+        .filter(|i| i % 3 == 0)
+        .flat_map(|i| {
+            let copies = if i % 9 == 0 { 2 } else { 1 };
+            (0..copies).map(move |k| {
+                PodBuilder::new("d", &format!("web-{i}-{k}"))
+                    .label("app", "web")
+                    .cpu(50)
+                    .node(&format!("n{i:04}"))
+                    .obj()
+            })
+        })
+        .collect()
+}
+
 fn pods() -> Vec<Pod> {
+    let web = || PodBuilder::new("d", "web").label("app", "web").cpu(100);
     vec![
-        PodBuilder::new("d", "small").cpu(100).memory(GI / 4).obj(),
+        PodBuilder::new("d", "small").cpu(100).memory(GI / 4).image("nginx").obj(),
         PodBuilder::new("d", "zonal").cpu(500).node_selector("zone", "b").obj(),
         PodBuilder::new("d", "huge").cpu(1_000_000).obj(),
         PodBuilder::new("d", "port").cpu(200).host_port("", "TCP", 8080).obj(),
+        web()
+            .spread(spread_constraint(
+                1,
+                "zone",
+                UnsatisfiableAction::DoNotSchedule,
+                &[("app", "web")],
+            ))
+            .obj(),
+        web()
+            .spread(spread_constraint(
+                1,
+                "kubernetes.io/hostname",
+                UnsatisfiableAction::ScheduleAnyway,
+                &[("app", "web")],
+            ))
+            .spread(spread_constraint(
+                2,
+                "zone",
+                UnsatisfiableAction::ScheduleAnyway,
+                &[("app", "web")],
+            ))
+            .obj(),
+        web().default_spread_selector(LabelSelector::from_match_labels([("app", "web")])).obj(),
+        web()
+            .pod_anti_affinity(affinity_term("kubernetes.io/hostname", &[("app", "web")]))
+            .preferred_pod_affinity(7, affinity_term("zone", &[("app", "web")]))
+            .obj(),
     ]
 }
 
@@ -120,13 +171,13 @@ fn degenerate_shapes_evaluate_identically_on_the_gpu() {
     let Some(mut ctx) = gpu() else { return };
     let cases: Vec<(&str, ClusterState, Vec<Pod>)> = vec![
         ("no nodes", cluster(vec![], vec![]), pods()),
-        ("no pending pods", cluster(nodes(5), vec![]), vec![]),
-        ("one node", cluster(nodes(1), vec![]), pods()),
-        ("a class nothing fits", cluster(nodes(3), vec![]), vec![pods()[2].clone()]),
-        ("63 nodes, one short of a workgroup", cluster(nodes(63), vec![]), pods()),
-        ("65 nodes, one past a workgroup", cluster(nodes(65), vec![]), pods()),
-        ("150 nodes, three tiles of 64", cluster(nodes(150), vec![]), pods()),
-        ("129 nodes, one node in the last tile", cluster(nodes(129), vec![]), pods()),
+        ("no pending pods", cluster(nodes(5), bound(5)), vec![]),
+        ("one node", cluster(nodes(1), bound(1)), pods()),
+        ("a class nothing fits", cluster(nodes(3), bound(3)), vec![pods()[2].clone()]),
+        ("63 nodes, one short of a workgroup", cluster(nodes(63), bound(63)), pods()),
+        ("65 nodes, one past a workgroup", cluster(nodes(65), bound(65)), pods()),
+        ("150 nodes, three tiles of 64", cluster(nodes(150), bound(150)), pods()),
+        ("129 nodes, one node in the last tile", cluster(nodes(129), bound(129)), pods()),
     ];
     for (name, state, pending) in cases {
         for options in [
@@ -208,6 +259,121 @@ fn demo_timing() {
         prepared.num_classes,
         prepared.num_nodes,
         ctx.adapter_description()
+    );
+}
+
+/// SplitMix64: a small deterministic generator for the binary64 inputs.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Binary64 inputs: every pair of special values, then random pairs mixing raw bit patterns,
+/// ratios of small integers, scaled integers and neighbours (a few ulps away) of all of these.
+fn binary64_inputs(random: usize) -> Vec<(u64, u64)> {
+    let special: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        f64::from_bits(1),
+        f64::from_bits(0x000F_FFFF_FFFF_FFFF),
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        -f64::MAX,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        1.0,
+        -1.0,
+        0.5,
+        2.5,
+        -2.5,
+        0.1,
+        0.68,
+        3.0,
+        100.0,
+        4503599627370495.5,
+        9.223372036854775e18,
+        -9.223372036854776e18,
+        1e-310,
+    ];
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for a in &special {
+        for b in &special {
+            out.push((a.to_bits(), b.to_bits()));
+        }
+    }
+    let mut state = 0x5EED_u64;
+    let value = |state: &mut u64| -> u64 {
+        let r = splitmix(state);
+        let v = match r % 4 {
+            0 => splitmix(state),
+            1 => {
+                let a = (splitmix(state) % 4000) as f64 - 2000.0;
+                let b = (splitmix(state) % 2000 + 1) as f64;
+                (a / b).to_bits()
+            }
+            2 => {
+                let m = splitmix(state) as i32;
+                let e = (splitmix(state) % 2200) as i32 - 1100;
+                (f64::from(m) * 2f64.powi(e)).to_bits()
+            }
+            _ => special[(splitmix(state) % special.len() as u64) as usize].to_bits(),
+        };
+        let ulps = (splitmix(state) % 7) as i64 - 3;
+        (v as i64).wrapping_add(ulps) as u64
+    };
+    for _ in 0..random {
+        let a = value(&mut state);
+        let b = value(&mut state);
+        out.push((a, b));
+    }
+    out
+}
+
+#[test]
+fn the_binary64_library_computes_on_the_gpu_exactly_as_native_f64() {
+    let Some(mut ctx) = gpu() else { return };
+    let inputs = binary64_inputs(6000);
+    let results = ctx.f64_selftest(&inputs).expect("the self-test kernel runs");
+    assert_eq!(results.len(), inputs.len());
+    let same = |got: u64, want: f64| {
+        (f64::from_bits(got).is_nan() && want.is_nan()) || got == want.to_bits()
+    };
+    let mut failures = Vec::new();
+    for (&(a_bits, b_bits), r) in inputs.iter().zip(&results) {
+        let (a, b) = (f64::from_bits(a_bits), f64::from_bits(b_bits));
+        let want = [
+            ("+", a + b),
+            ("-", a - b),
+            ("*", a * b),
+            ("/", a / b),
+            ("sqrt", a.sqrt()),
+            ("round", a.round()),
+            ("from_i64", a_bits as i64 as f64),
+            ("from_u64", a_bits as f64),
+        ];
+        let got = [r[0], r[1], r[2], r[3], r[4], r[5], r[7], r[8]];
+        for ((op, w), g) in want.iter().zip(got) {
+            if !same(g, *w) {
+                failures.push(format!("{op} {a:e} ({a_bits:#x}), {b:e} ({b_bits:#x}): {g:#x}"));
+            }
+        }
+        if r[6] as i64 != a as i64 {
+            failures.push(format!("{a:e} as i64: {}", r[6] as i64));
+        }
+        if (r[9] != 0) != (a < b) {
+            failures.push(format!("{a:e} < {b:e}: {}", r[9]));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} results differ from native f64, e.g.:\n{}",
+        failures.len(),
+        inputs.len() * 10,
+        failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
     );
 }
 

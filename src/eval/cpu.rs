@@ -3,23 +3,37 @@
 //! Input: [`Prepared`] (the encoded arrays plus the profile's plans). Output: a [`Matrix`].
 //! Upstream counterpart (v1.35): the plugins' `Filter`/`Score`/`NormalizeScore` in
 //! `pkg/scheduler/framework/plugins/{nodeunschedulable,nodename,tainttoleration,nodeaffinity,
-//! nodeports,noderesources}/`, re-expressed on encoded ids and units.
+//! nodeports,noderesources,imagelocality,podtopologyspread,interpodaffinity}/`, re-expressed on
+//! encoded ids and units and on the count tables of [`super::topology`]; `float64` steps use the
+//! software binary64 of [`super::softf64`], the same functions as `shaders/f64.wgsl`.
 //!
 //! Each function here has a kernel of the same name in `shaders/<name>.wgsl` and mirrors it line
 //! by line, with the same integer types: `u32` amounts, `i32` scores, wrapping where WGSL wraps.
 //! [`evaluate`] runs them cell by cell in the order the GPU dispatches them: every filter and
-//! raw-score kernel, then [`feasibility`] (the filter word, row maxima, feasible counts), then
+//! raw-score kernel, then [`feasibility`] (the filter word, row maxima and minima, feasible
+//! counts), then PodTopologySpread's scoring (which needs the feasible nodes), then
 //! [`normalize_score`] (normalized scores, totals, best totals).
 
 use super::prep::{
-    CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_NODE_AFFINITY_SCORE_SKIP,
-    CLASS_REJECTED, CLASS_RESTRICTED, FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER,
-    FIT_KIND_SCALAR, NODE_ADDED_AFFINITY_FAILS, Prepared, STRATEGY_LEAST_ALLOCATED,
+    CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_REJECTED, CLASS_RESTRICTED,
+    FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER, FIT_KIND_SCALAR, FitSpec,
+    NODE_ADDED_AFFINITY_FAILS, NUM_SCORE_PLANES, Prepared, STRATEGY_LEAST_ALLOCATED,
     STRATEGY_MOST_ALLOCATED, STRATEGY_REQUESTED_TO_CAPACITY_RATIO, ScorePlugin,
 };
+use super::softf64::{
+    F64_HUNDRED, F64_ONE, F64_TWO, F64_ZERO, V2, f64_abs, f64_add, f64_div, f64_from_i32,
+    f64_from_i64, f64_from_u32, f64_lt, f64_mul, f64_round, f64_sqrt, f64_sub, f64_to_i64, i64_lt,
+    u64_add, u64_divmod, u64_mul_u32, u64_sub, v2,
+};
+use super::topology::{
+    DOMAIN_ABSENT, DOMAIN_MASK, IPA_AFFINITY_FALLBACK, IPA_FILTER, IPA_SCORE, PTS_FILTER,
+    PTS_REQUIRE_ALL, PTS_SCORE, TERM_HOSTNAME, TERM_SELF_MATCH, TopoTerm,
+};
 use super::{
-    CELL_FEASIBLE, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED, CHECK_NODE_AFFINITY_POD,
-    CHECK_NODE_NAME, CHECK_NODE_PORTS, CHECK_NODE_RESOURCES_FIT, CHECK_NODE_UNSCHEDULABLE,
+    CELL_FEASIBLE, CHECK_INTER_POD_AFFINITY, CHECK_INTER_POD_ANTI_AFFINITY,
+    CHECK_INTER_POD_EXISTING_ANTI_AFFINITY, CHECK_MASK, CHECK_NODE_AFFINITY_ENFORCED,
+    CHECK_NODE_AFFINITY_POD, CHECK_NODE_NAME, CHECK_NODE_PORTS, CHECK_NODE_RESOURCES_FIT,
+    CHECK_NODE_UNSCHEDULABLE, CHECK_POD_TOPOLOGY_SPREAD_LABEL, CHECK_POD_TOPOLOGY_SPREAD_SKEW,
     CHECK_PREFILTER_ABSENT, CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT,
     FIT_UNRESOLVABLE, Matrix, RawResults,
 };
@@ -48,11 +62,17 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             word |= node_ports(p, c, n);
             let (bits, insufficient, raw_fit) = node_resources_fit(p, c, n);
             word |= bits;
+            word |= pod_topology_spread(p, c, n);
+            let (bits, raw_ipa) = inter_pod_affinity(p, c, n);
+            word |= bits;
             r.filter[i] = word;
+            r.raw[ScorePlugin::InterPodAffinity.index()][i] = raw_ipa;
             r.fit_insufficient[i] = insufficient;
             r.raw[ScorePlugin::TaintToleration.index()][i] = raw_tt;
             r.raw[ScorePlugin::NodeAffinity.index()][i] = raw_na;
             r.raw[ScorePlugin::NodeResourcesFit.index()][i] = raw_fit;
+            r.raw[ScorePlugin::BalancedAllocation.index()][i] = balanced_allocation(p, c, n);
+            r.raw[ScorePlugin::ImageLocality.index()][i] = image_locality(p, c, n);
         }
     }
     for c in 0..nc {
@@ -61,18 +81,31 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             r.filter[i] = feasibility(p, r.filter[i]);
             if r.filter[i] & CELL_FEASIBLE != 0 {
                 r.feasible_count[c] += 1;
-                for (plane, max) in r.raw.iter().zip(r.row_max.iter_mut()) {
-                    max[c] = max[c].max(plane[i]);
+                for k in 0..NUM_SCORE_PLANES {
+                    if k == PTS_PLANE {
+                        continue;
+                    }
+                    let v = r.raw[k][i];
+                    r.row_max[k][c] = r.row_max[k][c].max(v);
+                    r.row_min[k][c] = r.row_min[k][c].min(v);
                 }
             }
         }
     }
     for c in 0..nc {
+        pod_topology_spread_score(p, c, &mut r);
+    }
+    for c in 0..nc {
+        let row_max: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_max[k][c]);
+        let row_min: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_min[k][c]);
         for n in 0..nn {
             let i = c * nn + n;
-            let raw = [r.raw[0][i], r.raw[1][i], r.raw[2][i]];
-            let max = [r.row_max[0][c], r.row_max[1][c], r.row_max[2][c]];
-            let (normalized, total) = normalize_score(p, c, r.filter[i], raw, max);
+            let raw: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.raw[k][i]);
+            let (normalized, total) = normalize_score(p, c, r.filter[i], &raw, &row_max, &row_min);
+            // An ignored node's sentinel becomes the 0 upstream's Score gives it.
+            if r.raw[PTS_PLANE][i] == PTS_IGNORED {
+                r.raw[PTS_PLANE][i] = 0;
+            }
             for (plane, v) in r.normalized.iter_mut().zip(normalized) {
                 plane[i] = v;
             }
@@ -284,6 +317,288 @@ pub fn broken_linear(shape: &[(i32, i32)], u: i32) -> i32 {
     shape.last().map_or(0, |&(_, s)| s)
 }
 
+/// One fraction of `balanced_allocation.wgsl`: `min(requested / allocatable, 1)` of a scored
+/// resource, or `None` when the resource takes no part (no column, allocatable 0, or a scalar
+/// resource the class does not request).
+fn balanced_fraction(p: &Prepared<'_>, spec: &FitSpec, c: usize, n: usize) -> Option<V2> {
+    let t = &p.enc.tensors;
+    if spec.column == NONE {
+        return None;
+    }
+    let j = spec.column as usize;
+    let pod = if spec.kind == FIT_KIND_OTHER { 0 } else { t.class_requests[[c, j]] };
+    if spec.kind == FIT_KIND_SCALAR && pod == 0 {
+        return None;
+    }
+    let capacity = t.node_allocatable[[n, j]];
+    if capacity == 0 {
+        return None;
+    }
+    let requested = t.node_requested[[n, j]].wrapping_add(pod);
+    let mut f = f64_div(f64_from_u32(requested), f64_from_u32(capacity));
+    if f64_lt(F64_ONE, f) {
+        f = F64_ONE;
+    }
+    Some(f)
+}
+
+/// `balanced_allocation.wgsl`: NodeResourcesBalancedAllocation's raw score in binary64
+/// ([`crate::eval::softf64`]) with the operations of upstream's `balancedResourceScorer`, in its
+/// order (see [`crate::plugins::noderesources::balanced_allocation`]).
+pub fn balanced_allocation(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
+    let mut count = 0u32;
+    let mut total = F64_ZERO;
+    let mut first = F64_ZERO;
+    let mut second = F64_ZERO;
+    for spec in &p.balanced_specs {
+        let Some(f) = balanced_fraction(p, spec, c, n) else { continue };
+        total = f64_add(total, f);
+        if count == 0 {
+            first = f;
+        } else if count == 1 {
+            second = f;
+        }
+        count += 1;
+    }
+    let mut deviation = F64_ZERO;
+    if count == 2 {
+        deviation = f64_abs(f64_div(f64_sub(first, second), F64_TWO));
+    } else if count > 2 {
+        let mean = f64_div(total, f64_from_u32(count));
+        let mut sum = F64_ZERO;
+        for spec in &p.balanced_specs {
+            let Some(f) = balanced_fraction(p, spec, c, n) else { continue };
+            let d = f64_sub(f, mean);
+            sum = f64_add(sum, f64_mul(d, d));
+        }
+        deviation = f64_sqrt(f64_div(sum, f64_from_u32(count)));
+    }
+    let score = f64_to_i64(f64_mul(f64_sub(F64_ONE, deviation), F64_HUNDRED));
+    score.x as i32
+}
+
+/// Below this sum of image sizes ImageLocality scores 0 (upstream `minThreshold`, 23 MiB).
+const IMAGE_MIN_THRESHOLD: V2 = v2(23 << 20, 0);
+/// Per container, from this sum on ImageLocality scores 100 (`maxContainerThreshold`, 1000 MiB).
+const IMAGE_MAX_CONTAINER_THRESHOLD: u32 = 1000 << 20;
+
+/// `image_locality.wgsl`: ImageLocality's raw score — per container image the node lists, its
+/// size scaled by the fraction of nodes listing it (binary64, upstream `scaledImageScore`),
+/// summed in `int64` and mapped to 0–100 between the thresholds (upstream `calculatePriority`,
+/// `int64` arithmetic done with the 64-bit helpers of [`crate::eval::softf64`] as on the GPU).
+pub fn image_locality(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
+    let (start, count) = p.node_image_ranges.get(n).copied().unwrap_or((0, 0));
+    let images = p.node_images.get(start as usize..(start + count) as usize).unwrap_or(&[]);
+    let total_nodes = f64_from_u32(p.num_nodes as u32);
+    let containers = p.class_images.row(c);
+    let mut sum = v2(0, 0);
+    for &id in containers {
+        if id == NONE {
+            continue;
+        }
+        let Ok(k) = images.binary_search_by_key(&id, |e| e.image) else { continue };
+        let e = &images[k];
+        let spread = f64_div(f64_from_u32(e.num_nodes), total_nodes);
+        let scaled = f64_to_i64(f64_mul(f64_from_i64(V2::from_i64(e.size)), spread));
+        sum = u64_add(sum, scaled);
+    }
+    image_priority(sum, containers.len() as u32)
+}
+
+/// Upstream `calculatePriority` on a 64-bit sum (`image_locality.wgsl`'s `priority`).
+fn image_priority(sum: V2, containers: u32) -> i32 {
+    if containers == 0 {
+        // The sum is 0, clamped to the minimum: 100 · 0 / (0 − minimum) = 0.
+        return 0;
+    }
+    let max_threshold = u64_mul_u32(v2(IMAGE_MAX_CONTAINER_THRESHOLD, 0), containers);
+    let mut clamped = sum;
+    if i64_lt(clamped, IMAGE_MIN_THRESHOLD) {
+        clamped = IMAGE_MIN_THRESHOLD;
+    } else if i64_lt(max_threshold, clamped) {
+        clamped = max_threshold;
+    }
+    let numerator = u64_mul_u32(u64_sub(clamped, IMAGE_MIN_THRESHOLD), MAX_NODE_SCORE);
+    let (q, _) = u64_divmod(numerator, u64_sub(max_threshold, IMAGE_MIN_THRESHOLD));
+    q.x as i32
+}
+
+/// The PodTopologySpread score plane.
+const PTS_PLANE: usize = ScorePlugin::PodTopologySpread as usize;
+
+/// The raw PodTopologySpread score of a node the plugin ignores (it lacks a required key),
+/// until normalization turns it into the 0 upstream gives it (upstream's `invalidScore`).
+pub const PTS_IGNORED: i32 = i32::MIN;
+
+/// `pod_topology_spread.wgsl`: the filter bit of the first failing `DoNotSchedule` constraint,
+/// in order: the node lacks its key ([`CHECK_POD_TOPOLOGY_SPREAD_LABEL`]), or the matching pods
+/// of the node's domain, plus the pod itself if it matches, exceed the global minimum by more
+/// than `maxSkew` ([`CHECK_POD_TOPOLOGY_SPREAD_SKEW`]).
+pub fn pod_topology_spread(p: &Prepared<'_>, c: usize, n: usize) -> u32 {
+    let topo = &p.topology;
+    let Some(class) = topo.classes.get(c) else { return 0 };
+    if class.pts_flags & PTS_FILTER == 0 {
+        return 0;
+    }
+    for term in topo.terms(class.pts_filter) {
+        let domain = topo.node_domain(n, term.key);
+        if domain & DOMAIN_ABSENT != 0 {
+            return CHECK_POD_TOPOLOGY_SPREAD_LABEL;
+        }
+        let self_match = i32::from(term.flags & TERM_SELF_MATCH != 0);
+        let skew = topo.lookup(term, domain).wrapping_add(self_match).wrapping_sub(term.min_match);
+        if skew > term.skew {
+            return CHECK_POD_TOPOLOGY_SPREAD_SKEW;
+        }
+    }
+    0
+}
+
+/// Whether PodTopologySpread's scoring ignores the node for the class (keys are required and
+/// the node lacks one).
+pub fn pod_topology_spread_ignored(p: &Prepared<'_>, c: usize, n: usize) -> bool {
+    let topo = &p.topology;
+    let Some(class) = topo.classes.get(c) else { return false };
+    class.pts_flags & PTS_REQUIRE_ALL != 0
+        && topo
+            .terms(class.pts_score)
+            .iter()
+            .any(|t| topo.node_domain(n, t.key) & DOMAIN_ABSENT != 0)
+}
+
+/// `pod_topology_spread_domains.wgsl`, `pod_topology_spread_weights.wgsl` and
+/// `pod_topology_spread_score.wgsl` for one class row: the number of scored (feasible, not
+/// ignored) nodes and of the domains they span per constraint give the weights
+/// `ln(size + 2)`; each node's raw score is `round(Σ cnt · weight + (maxSkew − 1))` in binary64
+/// over the constraints whose key it has ([`PTS_IGNORED`] for ignored nodes); the row maximum
+/// (from 0, as upstream) and minimum are taken over the scored nodes.
+pub(crate) fn pod_topology_spread_score(p: &Prepared<'_>, c: usize, r: &mut RawResults) {
+    let (topo, nn) = (&p.topology, p.num_nodes);
+    let Some(class) = topo.classes.get(c) else { return };
+    if class.pts_flags & PTS_SCORE == 0 {
+        return;
+    }
+    let terms = topo.terms(class.pts_score);
+    let mut scored = 0usize;
+    let mut domains: Vec<std::collections::BTreeSet<u32>> = vec![Default::default(); terms.len()];
+    for n in 0..nn {
+        if r.filter[c * nn + n] & CELL_FEASIBLE == 0 || pod_topology_spread_ignored(p, c, n) {
+            continue;
+        }
+        scored += 1;
+        for (t, set) in terms.iter().zip(&mut domains) {
+            if t.flags & TERM_HOSTNAME == 0 {
+                set.insert(topo.node_domain(n, t.key) & DOMAIN_MASK);
+            }
+        }
+    }
+    let weights: Vec<V2> = terms
+        .iter()
+        .zip(&domains)
+        .map(|(t, set)| {
+            let size = if t.flags & TERM_HOSTNAME != 0 { scored } else { set.len() };
+            V2::from_u64(topo.pts_weight_table.get(size).copied().unwrap_or(0))
+        })
+        .collect();
+    for n in 0..nn {
+        let i = c * nn + n;
+        if pod_topology_spread_ignored(p, c, n) {
+            r.raw[PTS_PLANE][i] = PTS_IGNORED;
+            continue;
+        }
+        let mut score = F64_ZERO;
+        for (t, &weight) in terms.iter().zip(&weights) {
+            let domain = topo.node_domain(n, t.key);
+            if domain & DOMAIN_ABSENT != 0 {
+                continue;
+            }
+            let at = if t.flags & TERM_HOSTNAME != 0 { n as u32 } else { domain };
+            let cnt = f64_from_i32(topo.lookup(t, at));
+            score = f64_add(score, f64_add(f64_mul(cnt, weight), f64_from_i32(t.skew)));
+        }
+        let raw = f64_to_i64(f64_round(score)).x as i32;
+        r.raw[PTS_PLANE][i] = raw;
+        if r.filter[i] & CELL_FEASIBLE != 0 {
+            r.row_max[PTS_PLANE][c] = r.row_max[PTS_PLANE][c].max(raw);
+            r.row_min[PTS_PLANE][c] = r.row_min[PTS_PLANE][c].min(raw);
+        }
+    }
+}
+
+/// PodTopologySpread's NormalizeScore for one scored node: 100 for every node when the row
+/// maximum is 0, else `100 · (max + min − raw) / max` (`int64`, truncating).
+pub fn pod_topology_spread_normalize(raw: i32, row_max: i32, row_min: i32) -> i32 {
+    if raw == PTS_IGNORED {
+        return 0;
+    }
+    if row_max == 0 {
+        return MAX_NODE_SCORE as i32;
+    }
+    let x = i64::from(row_max.wrapping_add(row_min).wrapping_sub(raw));
+    (i64::from(MAX_NODE_SCORE) * x / i64::from(row_max)) as i32
+}
+
+/// `inter_pod_affinity.wgsl`: InterPodAffinity's filter bits, each checked on its own (the
+/// pod's required affinity [`CHECK_INTER_POD_AFFINITY`], its required anti-affinity
+/// [`CHECK_INTER_POD_ANTI_AFFINITY`], existing pods' required anti-affinity
+/// [`CHECK_INTER_POD_EXISTING_ANTI_AFFINITY`]), and its raw score: the summed weights of the
+/// node's domains.
+pub fn inter_pod_affinity(p: &Prepared<'_>, c: usize, n: usize) -> (u32, i32) {
+    let topo = &p.topology;
+    let Some(class) = topo.classes.get(c) else { return (0, 0) };
+    let mut bits = 0u32;
+    if class.ipa_flags & IPA_FILTER != 0 {
+        let mut missing_key = false;
+        let mut pods_exist = true;
+        for term in topo.terms(class.ipa_affinity) {
+            let domain = topo.node_domain(n, term.key);
+            if domain & DOMAIN_ABSENT != 0 {
+                missing_key = true;
+                break;
+            }
+            if topo.lookup(term, domain) <= 0 {
+                pods_exist = false;
+            }
+        }
+        let fallback = class.ipa_flags & IPA_AFFINITY_FALLBACK != 0;
+        if missing_key || !(pods_exist || fallback) {
+            bits |= CHECK_INTER_POD_AFFINITY;
+        }
+        let present = |term: &TopoTerm| {
+            let domain = topo.node_domain(n, term.key);
+            domain & DOMAIN_ABSENT == 0 && topo.lookup(term, domain) > 0
+        };
+        if topo.terms(class.ipa_anti_affinity).iter().any(present) {
+            bits |= CHECK_INTER_POD_ANTI_AFFINITY;
+        }
+        if topo.terms(class.ipa_existing).iter().any(present) {
+            bits |= CHECK_INTER_POD_EXISTING_ANTI_AFFINITY;
+        }
+    }
+    let mut score = 0i32;
+    if class.ipa_flags & IPA_SCORE != 0 {
+        for term in topo.terms(class.ipa_score) {
+            let domain = topo.node_domain(n, term.key);
+            if domain & DOMAIN_ABSENT == 0 {
+                score = score.wrapping_add(topo.lookup(term, domain));
+            }
+        }
+    }
+    (bits, score)
+}
+
+/// InterPodAffinity's NormalizeScore for one feasible node:
+/// `int64(100 · (float64(raw − min) / float64(max − min)))` in binary64, 0 when every feasible
+/// node scores the same.
+pub fn inter_pod_affinity_normalize(raw: i32, row_max: i32, row_min: i32) -> i32 {
+    let diff = row_max.wrapping_sub(row_min);
+    if diff <= 0 {
+        return 0;
+    }
+    let fraction = f64_div(f64_from_i32(raw.wrapping_sub(row_min)), f64_from_i32(diff));
+    f64_to_i64(f64_mul(F64_HUNDRED, fraction)).x as i32
+}
+
 /// `feasibility.wgsl`: keeps the enabled failed checks, records the first in profile order
 /// (`1 + bit index`) and sets [`CELL_FEASIBLE`] when none failed.
 pub fn feasibility(p: &Prepared<'_>, word: u32) -> u32 {
@@ -315,25 +630,32 @@ pub fn normalize_score(
     p: &Prepared<'_>,
     c: usize,
     word: u32,
-    raw: [i32; 3],
-    row_max: [i32; 3],
-) -> ([i32; 3], i32) {
-    let mut normalized = [0i32; 3];
+    raw: &[i32; NUM_SCORE_PLANES],
+    row_max: &[i32; NUM_SCORE_PLANES],
+    row_min: &[i32; NUM_SCORE_PLANES],
+) -> ([i32; NUM_SCORE_PLANES], i32) {
+    let mut normalized = [0i32; NUM_SCORE_PLANES];
     if word & CELL_FEASIBLE == 0 {
         return (normalized, 0);
     }
     let mut total = 0i32;
     for &(plugin, weight) in &p.scores {
+        if p.class_score_skip[c] & plugin.bit() != 0 {
+            continue;
+        }
         let k = plugin.index();
         let v = match plugin {
             ScorePlugin::TaintToleration => default_normalize(raw[k], row_max[k], true),
-            ScorePlugin::NodeAffinity => {
-                if p.class_flags[c] & CLASS_NODE_AFFINITY_SCORE_SKIP != 0 {
-                    continue;
-                }
-                default_normalize(raw[k], row_max[k], false)
+            ScorePlugin::NodeAffinity => default_normalize(raw[k], row_max[k], false),
+            ScorePlugin::NodeResourcesFit
+            | ScorePlugin::BalancedAllocation
+            | ScorePlugin::ImageLocality => raw[k],
+            ScorePlugin::PodTopologySpread => {
+                pod_topology_spread_normalize(raw[k], row_max[k], row_min[k])
             }
-            ScorePlugin::NodeResourcesFit => raw[k],
+            ScorePlugin::InterPodAffinity => {
+                inter_pod_affinity_normalize(raw[k], row_max[k], row_min[k])
+            }
         };
         normalized[k] = v;
         // Prepared bounds the weights so that this fits i32 when scores are in 0–100.

@@ -13,17 +13,28 @@
 //!
 //! # What is evaluated
 //!
+//! Every plugin kplace evaluates ([`PluginName::evaluated`]); [`NOT_YET_IN_MATRIX`] is empty.
+//!
 //! Filters: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (the profile's
 //! `addedAffinity`, `nodeSelector`, required terms, and PreFilter's `metadata.name`
-//! restriction and term conflict), NodePorts, NodeResourcesFit. Scores: TaintToleration,
-//! NodeAffinity (preferred terms and `addedAffinity`), NodeResourcesFit (LeastAllocated,
-//! MostAllocated and RequestedToCapacityRatio — all integer arithmetic).
+//! restriction and term conflict), NodePorts, NodeResourcesFit, PodTopologySpread
+//! (`DoNotSchedule`, with `minDomains` and the node inclusion policies) and InterPodAffinity
+//! (required affinity and anti-affinity, and existing pods' required anti-affinity). Scores:
+//! TaintToleration, NodeAffinity (preferred terms and `addedAffinity`), NodeResourcesFit
+//! (LeastAllocated, MostAllocated and RequestedToCapacityRatio — all integer arithmetic),
+//! NodeResourcesBalancedAllocation, ImageLocality, PodTopologySpread (`ScheduleAnyway`, own or
+//! default constraints) and InterPodAffinity (preferred terms, existing pods' terms). Where
+//! upstream computes in `float64` (BalancedAllocation's fractions and standard deviation,
+//! ImageLocality's spread, PodTopologySpread's weighted sums and rounding, InterPodAffinity's
+//! normalization) both evaluators use the software binary64 of [`softf64`] /
+//! `shaders/f64.wgsl`, in upstream's order of operations, so CPU, GPU and the framework agree
+//! bit for bit.
 //!
-//! Not yet evaluated here ([`NOT_YET_IN_MATRIX`]): InterPodAffinity, PodTopologySpread,
-//! NodeResourcesBalancedAllocation and ImageLocality — the plugins whose upstream arithmetic is
-//! (partly) `float64` or needs cluster-wide pod counts. A profile that enables them still
-//! evaluates; [`Matrix::not_evaluated`] lists them, and their verdicts and scores are simply
-//! absent from the matrix (the framework runtime is the only evaluator for them for now).
+//! The inter-pod plugins' per-domain counts come from the plugins' own PreFilter and PreScore
+//! run on each class's representative ([`topology`]), dictionary coded by domain; the kernels
+//! look a node's domain up. What depends on the feasible nodes (PodTopologySpread's ignored
+//! nodes, the domains the scored nodes span, hence its weights; both plugins' row minima and
+//! maxima) is computed per class row after feasibility, on the device for the GPU.
 //!
 //! # Units, and how the CPU matrix, the GPU and the exact framework relate
 //!
@@ -44,9 +55,10 @@
 //! generated clusters with inexact amounts, equality of every check's verdict and every raw
 //! score except NodeResourcesFit's on flagged cells ([`testing::Agreement`]).
 //!
-//! Normalization (TaintToleration, NodeAffinity) runs over *every* feasible node of a class row,
-//! as `Framework::score` does when given all feasible nodes; kube-scheduler itself normalizes
-//! over the nodes it sampled (`percentageOfNodesToScore`), which the batch solver does not.
+//! Normalization (TaintToleration, NodeAffinity, PodTopologySpread) and PodTopologySpread's
+//! weights run over *every* feasible node of a class row, as `Framework::score` does when given
+//! all feasible nodes; kube-scheduler itself scores the nodes it sampled
+//! (`percentageOfNodesToScore`), which the batch solver does not.
 //!
 //! # Cell layout
 //!
@@ -61,32 +73,37 @@
 //!
 //! Every enabled check is evaluated on every cell (upstream stops at the first failure; the
 //! first failure is recorded separately), so a solver can tell "only resources are missing"
-//! from "never fits". The NodeResourcesFit word ([`Matrix::fit_insufficient`]) has bit `j` set
+//! from "never fits". Within PodTopologySpread, whose constraints are checked in order and
+//! whose two reasons belong to the first failing constraint, only that constraint's bit is set. The NodeResourcesFit word ([`Matrix::fit_insufficient`]) has bit `j` set
 //! for each resource column `j` the node lacks (the `pods` column for "Too many pods") and
 //! [`FIT_UNRESOLVABLE`] when some request exceeds the node's allocatable outright.
 
 pub mod cpu;
 pub mod gpu;
 pub mod prep;
+pub mod softf64;
 pub mod testing;
+pub mod topology;
 
 use std::fmt;
 use std::str::FromStr;
 
 use thiserror::Error;
 
-pub use prep::{FitSpec, Prepared, ScorePlugin};
+pub use prep::{FitSpec, NUM_SCORE_PLANES, NodeImage, Prepared, ScorePlugin};
 
 use crate::encode::Encoded;
 use crate::framework::profile::{ExtensionPoint, PluginName, Profile};
 use crate::framework::{Code, MAX_NODE_SCORE, MIN_NODE_SCORE, Status};
 use crate::model::{ClusterState, Pod};
+use crate::plugins::interpodaffinity as ipa;
 use crate::plugins::node_affinity::{ERR_REASON_ENFORCED, ERR_REASON_POD, NodeAffinity};
 use crate::plugins::node_name::{ERR_REASON as NODE_NAME_REASON, NodeName};
 use crate::plugins::node_ports::{ERR_REASON as NODE_PORTS_REASON, NodePorts};
 use crate::plugins::node_unschedulable::{ERR_REASON_UNSCHEDULABLE, NodeUnschedulable};
 use crate::plugins::noderesources::Fit;
 use crate::plugins::noderesources::fit::{ERR_REASON_TOO_MANY_PODS, insufficient_reason};
+use crate::plugins::podtopologyspread as pts;
 use crate::plugins::taint_toleration::{ERR_REASON_UNTOLERATED, TaintToleration};
 
 /// Check bit: a PreFilter plugin (NodeAffinity: "pod affinity terms conflict") rejected the
@@ -109,6 +126,19 @@ pub const CHECK_NODE_AFFINITY_POD: u32 = 1 << 6;
 pub const CHECK_NODE_PORTS: u32 = 1 << 7;
 /// Check bit: NodeResourcesFit.
 pub const CHECK_NODE_RESOURCES_FIT: u32 = 1 << 8;
+/// Check bit: PodTopologySpread, the node lacks the key of the first failing constraint
+/// (`UnschedulableAndUnresolvable`). A cell has at most one of the two PodTopologySpread bits:
+/// the reason of the first failing constraint, as upstream reports it.
+pub const CHECK_POD_TOPOLOGY_SPREAD_LABEL: u32 = 1 << 9;
+/// Check bit: PodTopologySpread, the first failing constraint's skew exceeds `maxSkew`.
+pub const CHECK_POD_TOPOLOGY_SPREAD_SKEW: u32 = 1 << 10;
+/// Check bit: InterPodAffinity, the pod's required affinity is not satisfied
+/// (`UnschedulableAndUnresolvable`).
+pub const CHECK_INTER_POD_AFFINITY: u32 = 1 << 11;
+/// Check bit: InterPodAffinity, the pod's required anti-affinity is not satisfied.
+pub const CHECK_INTER_POD_ANTI_AFFINITY: u32 = 1 << 12;
+/// Check bit: InterPodAffinity, an existing pod's required anti-affinity rejects the pod.
+pub const CHECK_INTER_POD_EXISTING_ANTI_AFFINITY: u32 = 1 << 13;
 /// Mask of the check bits of a cell's filter word.
 pub const CHECK_MASK: u32 = 0xFFFF;
 /// Shift of the first-failure field of a cell's filter word (1 + check bit index, 0 if none).
@@ -123,15 +153,10 @@ pub const FIT_UNRESOLVABLE: u32 = 1 << 31;
 /// The most resource columns the NodeResourcesFit word can name (bits 0–30).
 pub const MAX_FIT_COLUMNS: usize = 31;
 
-/// Plugins kplace evaluates on the CPU (framework runtime) but not yet as matrices: their
-/// upstream arithmetic is partly `float64` (BalancedAllocation, ImageLocality's spread factor,
-/// InterPodAffinity's normalization, PodTopologySpread's weights) or needs per-domain pod counts.
-pub const NOT_YET_IN_MATRIX: [PluginName; 4] = [
-    PluginName::InterPodAffinity,
-    PluginName::PodTopologySpread,
-    PluginName::NodeResourcesBalancedAllocation,
-    PluginName::ImageLocality,
-];
+/// Plugins kplace evaluates on the CPU (framework runtime) but not as matrices: none since the
+/// `float64` plugins and the inter-pod plugins joined the matrix. Kept (empty) so that callers
+/// and [`Matrix::not_evaluated`] keep their meaning should a plugin be added to kplace first.
+pub const NOT_YET_IN_MATRIX: [PluginName; 0] = [];
 
 /// One filter check, in the order of its bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -154,11 +179,21 @@ pub enum Check {
     NodePorts,
     /// [`CHECK_NODE_RESOURCES_FIT`].
     NodeResourcesFit,
+    /// [`CHECK_POD_TOPOLOGY_SPREAD_LABEL`].
+    PodTopologySpreadLabel,
+    /// [`CHECK_POD_TOPOLOGY_SPREAD_SKEW`].
+    PodTopologySpreadSkew,
+    /// [`CHECK_INTER_POD_AFFINITY`].
+    InterPodAffinity,
+    /// [`CHECK_INTER_POD_ANTI_AFFINITY`].
+    InterPodAntiAffinity,
+    /// [`CHECK_INTER_POD_EXISTING_ANTI_AFFINITY`].
+    InterPodExistingAntiAffinity,
 }
 
 impl Check {
     /// Every check, by bit index.
-    pub const ALL: [Check; 9] = [
+    pub const ALL: [Check; 14] = [
         Check::PreFilterRejected,
         Check::PreFilterAbsent,
         Check::NodeUnschedulable,
@@ -168,6 +203,11 @@ impl Check {
         Check::NodeAffinityPod,
         Check::NodePorts,
         Check::NodeResourcesFit,
+        Check::PodTopologySpreadLabel,
+        Check::PodTopologySpreadSkew,
+        Check::InterPodAffinity,
+        Check::InterPodAntiAffinity,
+        Check::InterPodExistingAntiAffinity,
     ];
 
     /// The bit index of the check in a cell's filter word.
@@ -195,6 +235,14 @@ impl Check {
             PluginName::NodeAffinity => &[Check::NodeAffinityEnforced, Check::NodeAffinityPod],
             PluginName::NodePorts => &[Check::NodePorts],
             PluginName::NodeResourcesFit => &[Check::NodeResourcesFit],
+            PluginName::PodTopologySpread => {
+                &[Check::PodTopologySpreadLabel, Check::PodTopologySpreadSkew]
+            }
+            PluginName::InterPodAffinity => &[
+                Check::InterPodAffinity,
+                Check::InterPodAntiAffinity,
+                Check::InterPodExistingAntiAffinity,
+            ],
             _ => &[],
         }
     }
@@ -295,8 +343,13 @@ pub struct ScorePlane {
     pub weight: i64,
     /// Per class: PreScore returned `Skip` (the plugin contributes nothing to that class).
     pub skipped: Vec<bool>,
-    /// Per class: the largest raw score over the feasible nodes (`i32::MIN` when none).
+    /// Per class: the largest raw score over the feasible nodes (`i32::MIN` when none). For
+    /// PodTopologySpread: over the feasible nodes it does not ignore, and at least 0 (upstream
+    /// starts its maximum at 0).
     pub row_max: Vec<i32>,
+    /// Per class: the smallest raw score over the feasible nodes (`i32::MAX` when none); for
+    /// PodTopologySpread over the feasible nodes it does not ignore.
+    pub row_min: Vec<i32>,
     /// `C × N` raw scores (every cell, feasible or not).
     pub raw: Vec<i32>,
     /// `C × N` normalized scores (feasible cells of classes not skipped; 0 elsewhere).
@@ -404,6 +457,23 @@ impl Matrix {
                 let word = self.fit_insufficient.get(self.cell(class, node)).copied().unwrap_or(0);
                 self.fit_status(word)
             }
+            Check::PodTopologySpreadLabel => {
+                unresolvable(pts::NAME, pts::ERR_REASON_NODE_LABEL_NOT_MATCH)
+            }
+            Check::PodTopologySpreadSkew => {
+                Status::unschedulable(pts::ERR_REASON_CONSTRAINTS_NOT_MATCH).with_plugin(pts::NAME)
+            }
+            Check::InterPodAffinity => {
+                unresolvable(ipa::NAME, ipa::ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+            }
+            Check::InterPodAntiAffinity => {
+                Status::unschedulable(ipa::ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+                    .with_plugin(ipa::NAME)
+            }
+            Check::InterPodExistingAntiAffinity => {
+                Status::unschedulable(ipa::ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+                    .with_plugin(ipa::NAME)
+            }
         }
     }
 
@@ -464,6 +534,9 @@ impl Matrix {
             }
             if a.row_max != b.row_max {
                 return Some(format!("{name} row maxima: {:?} vs {:?}", a.row_max, b.row_max));
+            }
+            if a.row_min != b.row_min {
+                return Some(format!("{name} row minima: {:?} vs {:?}", a.row_min, b.row_min));
             }
         }
         if let Some(d) = cells("total", &signed(&self.total), &signed(&other.total)) {
@@ -547,34 +620,39 @@ pub fn evaluate_cpu(
     Ok(cpu::evaluate(&prepared))
 }
 
+/// One `Vec` per score plane, indexed by [`ScorePlugin::index`].
+pub(crate) type Planes<T> = [Vec<T>; NUM_SCORE_PLANES];
+
 /// The cell results both evaluators produce, before they become a [`Matrix`] (score planes
 /// indexed by [`ScorePlugin::index`]).
 #[derive(Debug, Clone)]
 pub(crate) struct RawResults {
     pub filter: Vec<u32>,
     pub fit_insufficient: Vec<u32>,
-    pub raw: [Vec<i32>; 3],
-    pub normalized: [Vec<i32>; 3],
+    pub raw: Planes<i32>,
+    pub normalized: Planes<i32>,
     pub total: Vec<i32>,
-    pub row_max: [Vec<i32>; 3],
+    pub row_max: Planes<i32>,
+    pub row_min: Planes<i32>,
     pub feasible_count: Vec<u32>,
     pub best_total: Vec<i32>,
 }
 
 impl RawResults {
-    /// Zeroed cells; maxima at `i32::MIN`.
+    /// Zeroed cells; maxima at `i32::MIN` (PodTopologySpread's at 0, where upstream starts
+    /// its maximum), minima at `i32::MAX`.
     pub fn new(classes: usize, cells: usize) -> Self {
-        let plane = || vec![0i32; cells];
-        let per_class = || vec![i32::MIN; classes];
+        let pts = ScorePlugin::PodTopologySpread.index();
         RawResults {
             filter: vec![0; cells],
             fit_insufficient: vec![0; cells],
-            raw: [plane(), plane(), plane()],
-            normalized: [plane(), plane(), plane()],
-            total: plane(),
-            row_max: [per_class(), per_class(), per_class()],
+            raw: std::array::from_fn(|_| vec![0; cells]),
+            normalized: std::array::from_fn(|_| vec![0; cells]),
+            total: vec![0; cells],
+            row_max: std::array::from_fn(|k| vec![if k == pts { 0 } else { i32::MIN }; classes]),
+            row_min: std::array::from_fn(|_| vec![i32::MAX; classes]),
             feasible_count: vec![0; classes],
-            best_total: per_class(),
+            best_total: vec![i32::MIN; classes],
         }
     }
 
@@ -585,17 +663,14 @@ impl RawResults {
             .iter()
             .map(|&(plugin, weight)| {
                 let k = plugin.index();
-                let skipped = (0..p.num_classes)
-                    .map(|c| {
-                        plugin == ScorePlugin::NodeAffinity
-                            && p.class_flags[c] & prep::CLASS_NODE_AFFINITY_SCORE_SKIP != 0
-                    })
-                    .collect();
+                let skipped =
+                    (0..p.num_classes).map(|c| p.class_score_skip[c] & plugin.bit() != 0).collect();
                 ScorePlane {
                     plugin: plugin.plugin(),
                     weight,
                     skipped,
                     row_max: std::mem::take(&mut self.row_max[k]),
+                    row_min: std::mem::take(&mut self.row_min[k]),
                     raw: std::mem::take(&mut self.raw[k]),
                     normalized: std::mem::take(&mut self.normalized[k]),
                 }

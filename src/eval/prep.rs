@@ -9,6 +9,9 @@
 //! `New` argument validation. Everything here is O(classes + nodes + resources); the
 //! classes × nodes work is in [`super::cpu`] and [`super::gpu`].
 
+use std::collections::BTreeMap;
+
+use crate::encode::EncodeError;
 use crate::encode::Encoded;
 use crate::encode::dict::{RESOURCE_CPU, RESOURCE_MEMORY, RESOURCE_PODS};
 use crate::encode::tensors::{Csr, NONE};
@@ -16,21 +19,24 @@ use crate::framework::args::ScoringStrategyType;
 use crate::framework::profile::{ExtensionPoint, PluginName, Profile};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Pod};
+use crate::plugins::image_locality::normalized_image_name;
 use crate::plugins::node_affinity::NodeAffinity;
-use crate::plugins::noderesources::Fit;
 use crate::plugins::noderesources::requested_to_capacity_ratio::scale_shape;
 use crate::plugins::noderesources::resource_allocation::{
     is_extended_resource_name, is_scalar_resource_name,
 };
+use crate::plugins::noderesources::{BalancedAllocation, Fit};
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
 
+use super::topology::{self, IPA_SCORE, PTS_SCORE, Topology};
 use super::{Check, EvalError, MAX_FIT_COLUMNS, NOT_YET_IN_MATRIX};
 
 /// Class flag: PreFilter rejected the class on every node.
 pub const CLASS_REJECTED: u32 = 1 << 0;
 /// Class flag: PreFilter restricted the class to the nodes of its restriction list.
 pub const CLASS_RESTRICTED: u32 = 1 << 1;
-/// Class flag: NodeAffinity's PreScore skips the class (no preferred terms anywhere).
+/// Class flag: NodeAffinity's PreScore skips the class (no preferred terms anywhere); the same
+/// as bit [`ScorePlugin::NodeAffinity`] of [`Prepared::class_score_skip`].
 pub const CLASS_NODE_AFFINITY_SCORE_SKIP: u32 = 1 << 2;
 /// Class flag: the class names a node (`spec.nodeName`, non-empty).
 pub const CLASS_HAS_NODE_NAME: u32 = 1 << 3;
@@ -66,7 +72,10 @@ pub const STRATEGY_REQUESTED_TO_CAPACITY_RATIO: u32 = 2;
 /// The largest sum of absolute weights whose scores (≤ 100 each) fit `i32`.
 pub const MAX_WEIGHT_SUM: i64 = i32::MAX as i64 / 100;
 
-/// A score plugin the matrix evaluates.
+/// The number of score planes (one per [`ScorePlugin`]).
+pub const NUM_SCORE_PLANES: usize = 7;
+
+/// A score plugin the matrix evaluates; its discriminant is its plane index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ScorePlugin {
     /// TaintToleration: untolerated `PreferNoSchedule` taints, reversed default normalization.
@@ -75,12 +84,31 @@ pub enum ScorePlugin {
     NodeAffinity,
     /// NodeResourcesFit: the scoring strategy, no normalization.
     NodeResourcesFit,
+    /// NodeResourcesBalancedAllocation: one minus the standard deviation of the utilizations
+    /// (binary64), no normalization.
+    BalancedAllocation,
+    /// ImageLocality: sizes of the class's images on the node, scaled by their spread
+    /// (binary64), no normalization.
+    ImageLocality,
+    /// PodTopologySpread: matching pods around the node weighted by `ln(domains + 2)`
+    /// (binary64, rounded), reversed normalization over the nodes not ignored.
+    PodTopologySpread,
+    /// InterPodAffinity: summed weights of the node's topology domains, min/max normalization
+    /// (binary64).
+    InterPodAffinity,
 }
 
 impl ScorePlugin {
     /// Every score plugin, by plane index (the GPU's plane order).
-    pub const ALL: [ScorePlugin; 3] =
-        [ScorePlugin::TaintToleration, ScorePlugin::NodeAffinity, ScorePlugin::NodeResourcesFit];
+    pub const ALL: [ScorePlugin; NUM_SCORE_PLANES] = [
+        ScorePlugin::TaintToleration,
+        ScorePlugin::NodeAffinity,
+        ScorePlugin::NodeResourcesFit,
+        ScorePlugin::BalancedAllocation,
+        ScorePlugin::ImageLocality,
+        ScorePlugin::PodTopologySpread,
+        ScorePlugin::InterPodAffinity,
+    ];
 
     /// The plugin's plane index.
     pub fn index(self) -> usize {
@@ -93,7 +121,16 @@ impl ScorePlugin {
             ScorePlugin::TaintToleration => PluginName::TaintToleration,
             ScorePlugin::NodeAffinity => PluginName::NodeAffinity,
             ScorePlugin::NodeResourcesFit => PluginName::NodeResourcesFit,
+            ScorePlugin::BalancedAllocation => PluginName::NodeResourcesBalancedAllocation,
+            ScorePlugin::ImageLocality => PluginName::ImageLocality,
+            ScorePlugin::PodTopologySpread => PluginName::PodTopologySpread,
+            ScorePlugin::InterPodAffinity => PluginName::InterPodAffinity,
         }
+    }
+
+    /// The plugin's bit in [`Prepared::class_score_skip`] and `EvalParams::score_mask`.
+    pub fn bit(self) -> u32 {
+        1 << self.index()
     }
 
     /// The matrix score plugin of a profile plugin.
@@ -111,6 +148,17 @@ pub struct FitSpec {
     pub kind: u32,
     /// Weight (1–100, validated).
     pub weight: i32,
+}
+
+/// One image name on a node, for ImageLocality.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeImage {
+    /// The image name's id in [`Prepared::image_names`].
+    pub image: u32,
+    /// `sizeBytes` of the last `status.images` entry of the node listing the name.
+    pub size: i64,
+    /// The number of nodes of the cluster listing the name.
+    pub num_nodes: u32,
 }
 
 /// Everything besides the encoded arrays that both evaluators read.
@@ -138,6 +186,9 @@ pub struct Prepared<'a> {
     pub fit_specs: Vec<FitSpec>,
     /// RequestedToCapacityRatio's scaled shape, `(utilization, score)`.
     pub shape: Vec<(i32, i32)>,
+    /// NodeResourcesBalancedAllocation's resources (weights unused: always 1), resolved like
+    /// [`Prepared::fit_specs`] with the real requests (`FIT_KIND_REQUESTED` for cpu and memory).
+    pub balanced_specs: Vec<FitSpec>,
     /// Per class: `CLASS_*` flags of this module.
     pub class_flags: Vec<u32>,
     /// Per class: node index of `spec.nodeName` (`NONE`: unknown node or none).
@@ -149,10 +200,25 @@ pub struct Prepared<'a> {
     pub pre_filter_rejections: Vec<Option<Status>>,
     /// Per class: NodeAffinity's PreScore error.
     pub pre_score_errors: Vec<Option<Status>>,
+    /// Per class: bit [`ScorePlugin::bit`] set when that plugin's PreScore returns `Skip` for
+    /// the class (it then contributes nothing to the class's scores).
+    pub class_score_skip: Vec<u32>,
     /// Per node: [`NODE_ADDED_AFFINITY_FAILS`].
     pub node_flags: Vec<u32>,
     /// Per node: the weights of `addedAffinity`'s matching preferred terms.
     pub node_added_score: Vec<i32>,
+    /// ImageLocality: every image name some node lists, sorted (ids are positions).
+    pub image_names: Vec<String>,
+    /// ImageLocality, per class: the image id of each container (init and app, duplicates
+    /// kept, names normalized as upstream), `NONE` for an image no node lists; the row length
+    /// is the number of containers.
+    pub class_images: Csr,
+    /// ImageLocality: every node's images, ascending by id, node after node.
+    pub node_images: Vec<NodeImage>,
+    /// ImageLocality, per node: `(start, count)` of its images in [`Prepared::node_images`].
+    pub node_image_ranges: Vec<(u32, u32)>,
+    /// PodTopologySpread's (and InterPodAffinity's) per-domain count tables.
+    pub topology: Topology,
     /// Enabled plugins the matrix does not evaluate.
     pub not_evaluated: Vec<(PluginName, ExtensionPoint)>,
 }
@@ -204,6 +270,8 @@ impl<'a> Prepared<'a> {
         let node_affinity = NodeAffinity::new(&args.node_affinity)
             .map_err(|e| args_error(NodeAffinity::NAME, e))?;
         Fit::new(&args.node_resources_fit).map_err(|e| args_error(Fit::NAME, e))?;
+        let balanced = BalancedAllocation::new(&args.balanced_allocation)
+            .map_err(|e| args_error(BalancedAllocation::NAME, e))?;
 
         // Checks, in the order the framework reports them: PreFilter first, then the filters.
         let na_pre_filter = profile.plugins.pre_filter.contains(&PluginName::NodeAffinity)
@@ -262,19 +330,13 @@ impl<'a> Prepared<'a> {
         let fit_specs = strategy
             .resources
             .iter()
-            .map(|r| {
-                let column = enc.dicts.resources.column(&r.name).map_or(NONE, |c| c as u32);
-                let (column, kind) = match r.name.as_str() {
-                    CPU | MEMORY => (column, FIT_KIND_NON_ZERO),
-                    EPHEMERAL_STORAGE => (column, FIT_KIND_REQUESTED),
-                    // `pods` is never a scored amount (upstream finds it in no resource map).
-                    PODS => (NONE, FIT_KIND_OTHER),
-                    n if is_scalar_resource_name(n) => (column, FIT_KIND_SCALAR),
-                    _ => (column, FIT_KIND_OTHER),
-                };
-                // Fit::new validated 1 ≤ weight ≤ 100.
-                FitSpec { column, kind, weight: i32::try_from(r.weight).unwrap_or(0) }
-            })
+            .map(|r| resolve_spec(enc, &r.name, r.weight, false))
+            .collect();
+        let balanced_specs = args
+            .balanced_allocation
+            .resources
+            .iter()
+            .map(|r| resolve_spec(enc, &r.name, r.weight, true))
             .collect();
         let shape = scale_shape(&strategy.shape)
             .iter()
@@ -310,8 +372,13 @@ impl<'a> Prepared<'a> {
                 .fold(0i32, i32::wrapping_add);
         }
 
+        // ImageLocality: the node side (independent of the classes).
+        let (image_names, node_images, node_image_ranges) = node_image_table(state)?;
+        let mut class_images = Csr::default();
+
         // Per class: PreFilter and PreScore of NodeAffinity on the representative pod.
         let na_scores = scores.iter().any(|(s, _)| *s == ScorePlugin::NodeAffinity);
+        let mut class_score_skip = vec![0u32; num_classes];
         let mut class_flags = vec![0u32; num_classes];
         let mut class_node_name = vec![NONE; num_classes];
         let mut class_restrict = Csr::default();
@@ -350,6 +417,7 @@ impl<'a> Prepared<'a> {
                     Ok(_) => {}
                     Err(status) if status.code == Code::Skip => {
                         flags |= CLASS_NODE_AFFINITY_SCORE_SKIP;
+                        class_score_skip[ci] |= ScorePlugin::NodeAffinity.bit();
                     }
                     Err(status) => {
                         pre_score_errors[ci] = Some(status.with_plugin(NodeAffinity::NAME));
@@ -372,6 +440,29 @@ impl<'a> Prepared<'a> {
                 flags |= CLASS_FIT_REQUESTS_NOTHING;
             }
             class_flags[ci] = flags;
+            class_images.push_row(
+                "container images",
+                pod.images.iter().map(|name| {
+                    let name = normalized_image_name(name);
+                    image_names.binary_search(&name).map_or(NONE, |i| i as u32)
+                }),
+            )?;
+            // BalancedAllocation skips best-effort pods (it never fails).
+            if balanced.pre_score(pod, state, &[]).is_err() {
+                class_score_skip[ci] |= ScorePlugin::BalancedAllocation.bit();
+            }
+        }
+
+        let reps: Vec<&Pod> =
+            enc.classes.classes.iter().filter_map(|c| pending.get(c.representative)).collect();
+        let topology = topology::prepare(profile, state, &reps)?;
+        for (ci, class) in topology.classes.iter().enumerate() {
+            if class.pts_flags & PTS_SCORE == 0 {
+                class_score_skip[ci] |= ScorePlugin::PodTopologySpread.bit();
+            }
+            if class.ipa_flags & IPA_SCORE == 0 {
+                class_score_skip[ci] |= ScorePlugin::InterPodAffinity.bit();
+            }
         }
 
         Ok(Prepared {
@@ -386,13 +477,20 @@ impl<'a> Prepared<'a> {
             fit_strategy,
             fit_specs,
             shape,
+            balanced_specs,
             class_flags,
             class_node_name,
             class_restrict,
             pre_filter_rejections,
             pre_score_errors,
+            class_score_skip,
             node_flags,
             node_added_score,
+            image_names,
+            class_images,
+            node_images,
+            node_image_ranges,
+            topology,
             not_evaluated,
         })
     }
@@ -401,6 +499,62 @@ impl<'a> Prepared<'a> {
     pub fn weight(&self, plugin: ScorePlugin) -> Option<i64> {
         self.scores.iter().find(|(p, _)| *p == plugin).map(|(_, w)| *w)
     }
+}
+
+/// ImageLocality's node side (upstream `createImageExistenceMap` and `getNodeImageStates`):
+/// the sorted names some node lists, and per node its names with the size of the last entry
+/// listing each and the number of nodes listing it.
+/// What [`node_image_table`] returns: names, node images, per-node ranges.
+type NodeImageTable = (Vec<String>, Vec<NodeImage>, Vec<(u32, u32)>);
+
+fn node_image_table(state: &ClusterState) -> Result<NodeImageTable, EvalError> {
+    let mut spread: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut per_node: Vec<BTreeMap<&str, i64>> = Vec::with_capacity(state.nodes.len());
+    for node in &state.nodes {
+        let mut sizes: BTreeMap<&str, i64> = BTreeMap::new();
+        for image in &node.images {
+            for name in &image.names {
+                // The last entry listing a name wins.
+                sizes.insert(name.as_str(), image.size_bytes);
+            }
+        }
+        for name in sizes.keys() {
+            *spread.entry(name).or_insert(0) += 1;
+        }
+        per_node.push(sizes);
+    }
+    let names: Vec<String> = spread.keys().map(|n| (*n).to_string()).collect();
+    let mut images = Vec::new();
+    let mut ranges = Vec::with_capacity(per_node.len());
+    for sizes in &per_node {
+        let start = u32::try_from(images.len())
+            .map_err(|_| EncodeError::TooMany { what: "node images", count: images.len() })?;
+        for (name, &size) in sizes {
+            let image = names.binary_search_by(|n| n.as_str().cmp(name)).map_or(NONE, |i| i as u32);
+            let num_nodes = spread.get(name).copied().unwrap_or(0);
+            images.push(NodeImage { image, size, num_nodes });
+        }
+        ranges.push((start, sizes.len() as u32));
+    }
+    Ok((names, images, ranges))
+}
+
+/// A scored resource resolved to a column: cpu and memory use the non-zero requests for
+/// NodeResourcesFit and the real ones for BalancedAllocation (`use_requested`); `pods` is never
+/// a scored amount (upstream finds it in no resource map); scalar resources the pod does not
+/// request are left out by the evaluators.
+fn resolve_spec(enc: &Encoded, name: &str, weight: i64, use_requested: bool) -> FitSpec {
+    let column = enc.dicts.resources.column(name).map_or(NONE, |c| c as u32);
+    let (column, kind) = match name {
+        CPU | MEMORY if use_requested => (column, FIT_KIND_REQUESTED),
+        CPU | MEMORY => (column, FIT_KIND_NON_ZERO),
+        EPHEMERAL_STORAGE => (column, FIT_KIND_REQUESTED),
+        PODS => (NONE, FIT_KIND_OTHER),
+        n if is_scalar_resource_name(n) => (column, FIT_KIND_SCALAR),
+        _ => (column, FIT_KIND_OTHER),
+    };
+    // The plugins validated 1 ≤ weight ≤ 100.
+    FitSpec { column, kind, weight: i32::try_from(weight).unwrap_or(0) }
 }
 
 /// The enabled plugins of [`NOT_YET_IN_MATRIX`], each with its first extension point.

@@ -25,8 +25,10 @@ pub enum Agreement {
     /// a multiple of its encoded unit.
     Exact,
     /// Only what encoded units cannot change: every filter check's verdict and status and every
-    /// raw score, except NodeResourcesFit's on cells whose node or class has `INEXACT_UNITS`;
-    /// normalized scores and totals are not compared (they depend on the whole feasible row).
+    /// raw score, except those of the plugins that compute with amounts ([`unit_dependent`]:
+    /// NodeResourcesFit, NodeResourcesBalancedAllocation) on cells whose node or class has
+    /// `INEXACT_UNITS`; normalized scores and totals are not compared (they depend on the whole
+    /// feasible row).
     UnitIndependent,
 }
 
@@ -106,6 +108,11 @@ pub fn round_to_units(
         pdbs: state.pdbs.clone(),
     };
     (rounded, pending.iter().map(|p| round_pod(p, units)).collect())
+}
+
+/// Whether a plugin's verdicts or raw scores depend on resource amounts, hence on encoded units.
+pub fn unit_dependent(plugin: PluginName) -> bool {
+    matches!(plugin, PluginName::NodeResourcesFit | PluginName::NodeResourcesBalancedAllocation)
 }
 
 /// Whether encoding rounded some amount of the node or the class.
@@ -203,9 +210,7 @@ pub fn framework_mismatches(
                     }
                     for (plugin, status) in fw.filter_each(&cs, pod, node) {
                         let checks = Check::of_plugin(plugin);
-                        if checks.is_empty()
-                            || plugin == PluginName::NodeResourcesFit && inexact(enc, c, n)
-                        {
+                        if checks.is_empty() || unit_dependent(plugin) && inexact(enc, c, n) {
                             continue;
                         }
                         let failed = checks.iter().find(|ch| word & ch.bit() != 0);
@@ -233,8 +238,12 @@ pub fn framework_mismatches(
                 compare_scores(&fw, pod, state, m, c, &feasible, &who, &mut report);
             }
             Agreement::UnitIndependent => {
+                // Raw scores of every node, except PodTopologySpread's: its weights depend on
+                // the scored nodes, so it is compared over the matrix's feasible nodes.
                 let all: Vec<usize> = (0..m.num_nodes).collect();
-                compare_raw_scores(&fw, pod, state, enc, m, c, &all, &who, &mut report);
+                compare_raw_scores(&fw, pod, state, enc, m, c, &all, false, &who, &mut report);
+                let feasible = m.feasible_nodes(c);
+                compare_raw_scores(&fw, pod, state, enc, m, c, &feasible, true, &who, &mut report);
             }
         }
     }
@@ -305,6 +314,7 @@ fn compare_raw_scores(
     m: &Matrix,
     c: usize,
     nodes: &[usize],
+    spread_only: bool,
     who: &str,
     report: &mut impl FnMut(String),
 ) {
@@ -318,7 +328,9 @@ fn compare_raw_scores(
     for ns in &scores {
         let i = m.cell(c, ns.node);
         for ps in &ns.plugins {
-            if ps.plugin == PluginName::NodeResourcesFit && inexact(enc, c, ns.node) {
+            if unit_dependent(ps.plugin) && inexact(enc, c, ns.node)
+                || spread_only != (ps.plugin == PluginName::PodTopologySpread)
+            {
                 continue;
             }
             let Some(plane) = m.plane(ps.plugin) else { continue };

@@ -450,17 +450,20 @@ fn an_invalid_preferred_term_is_a_score_error_of_its_class() {
 }
 
 #[test]
-fn plugins_not_yet_in_the_matrix_are_listed() {
+fn every_evaluated_plugin_of_the_default_profile_is_in_the_matrix() {
+    assert!(NOT_YET_IN_MATRIX.is_empty());
     let state = cluster(vec![NodeBuilder::new("a").obj()], vec![]);
     let pending = vec![PodBuilder::new("d", "p").obj()];
     let enc = encode(&state, &pending).unwrap();
     let m = evaluate_cpu(&Profile::default_profile(), &state, &pending, &enc).unwrap();
-    let listed: Vec<PluginName> = m.not_evaluated.iter().map(|(p, _)| *p).collect();
-    for p in NOT_YET_IN_MATRIX {
-        assert!(listed.contains(&p), "{p} is listed");
+    assert!(m.not_evaluated.is_empty());
+    let scored: Vec<PluginName> = m.scores.iter().map(|p| p.plugin).collect();
+    for plugin in ScorePlugin::ALL {
+        assert!(scored.contains(&plugin.plugin()), "{} scores in the matrix", plugin.plugin());
     }
-    let reduced = evaluate_cpu(&profile(), &state, &pending, &enc).unwrap();
-    assert!(reduced.not_evaluated.is_empty());
+    for check in [Check::PodTopologySpreadSkew, Check::InterPodExistingAntiAffinity] {
+        assert!(m.check_order.contains(&check), "{check:?} is checked");
+    }
 }
 
 #[test]
@@ -505,4 +508,317 @@ fn the_framework_oracle_notices_a_wrong_cell() {
     let mut rescored = good.clone();
     rescored.scores[0].raw[1] += 1;
     assert!(!check(&rescored).is_empty(), "a changed raw score is reported");
+}
+
+#[test]
+fn balanced_allocation_scores_match_the_plugin_including_binary64_truncation() {
+    /// Millicores, MiB of memory, GPUs.
+    type Amounts = (i64, i64, i64);
+    // (case, node amounts, pod amounts, raw score)
+    let cases: &[(&str, Amounts, Amounts, i32)] = &[
+        (
+            "fractions 0 and 0.68 give 65, not the 66 of exact arithmetic",
+            (1000, 100, 0),
+            (0, 68, 0),
+            65,
+        ),
+        ("fractions 1 and 0.82 give 90, not 91", (100, 100, 0), (100, 82, 0), 90),
+        ("equal fractions give 100", (4000, 1000, 0), (1000, 250, 0), 100),
+        (
+            "three resources use the standard deviation (0.75, 0.5, 0.25 give 79)",
+            (4000, 1000, 4),
+            (3000, 500, 1),
+            79,
+        ),
+        (
+            "a request above allocatable counts as a fraction of 1",
+            (1000, 1000, 0),
+            (3000, 0, 0),
+            50,
+        ),
+    ];
+    let mut p = profile();
+    p.args.balanced_allocation.resources = vec![
+        ResourceSpec::new("cpu", 1),
+        ResourceSpec::new("memory", 1),
+        ResourceSpec::new("nvidia.com/gpu", 1),
+    ];
+    for &(name, (ncpu, nmem, ngpu), (pcpu, pmem, pgpu), want) in cases {
+        let mut node = NodeBuilder::new("n").cpu(ncpu).memory(nmem * MI).pods(10);
+        if ngpu > 0 {
+            node = node.scalar("nvidia.com/gpu", ngpu);
+        }
+        let mut pod = PodBuilder::new("d", "p").cpu(pcpu).memory(pmem * MI);
+        if pgpu > 0 {
+            pod = pod.scalar("nvidia.com/gpu", pgpu);
+        }
+        let state = cluster(vec![node.obj()], vec![]);
+        // NodeResourcesFit would reject the oversized pod; only the score matters here.
+        let mut p = p.clone();
+        p.plugins.filter.retain(|f| *f != PluginName::NodeResourcesFit);
+        let m = evaluate_checked(&p, &state, &[pod.obj()]);
+        let plane = m.plane(PluginName::NodeResourcesBalancedAllocation).expect("scored");
+        assert_eq!(plane.raw, vec![want], "{name}");
+        assert_eq!(plane.normalized, vec![want], "{name}: no normalization");
+    }
+}
+
+#[test]
+fn balanced_allocation_skips_best_effort_classes() {
+    let state = cluster(vec![NodeBuilder::new("n").cpu(1000).memory(GI).obj()], vec![]);
+    let pending = vec![PodBuilder::new("d", "best-effort").obj()];
+    let m = evaluate_checked(&profile(), &state, &pending);
+    let plane = m.plane(PluginName::NodeResourcesBalancedAllocation).expect("scored");
+    assert_eq!(plane.skipped, vec![true]);
+    assert_eq!(plane.normalized, vec![0], "a skipped plugin adds nothing");
+}
+
+#[test]
+fn image_locality_scores_match_the_plugin_cases() {
+    // Upstream's nodes: m1 lists gcr.io/40 (40 MiB, under three names), gcr.io/300 and
+    // gcr.io/2000; m2 lists gcr.io/250 and gcr.io/10.
+    let m1 = || {
+        NodeBuilder::new("m1")
+            .cpu(1000)
+            .image(&["gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"], 40 * MI)
+            .image(&["gcr.io/300:latest", "gcr.io/300:v1"], 300 * MI)
+            .image(&["gcr.io/2000:latest"], 2000 * MI)
+    };
+    let m2 = || {
+        NodeBuilder::new("m2")
+            .cpu(1000)
+            .image(&["gcr.io/250:latest"], 250 * MI)
+            .image(&["gcr.io/10:latest", "gcr.io/10:v1"], 10 * MI)
+    };
+    let pod =
+        |images: &[&str]| images.iter().fold(PodBuilder::new("d", "p"), |b, i| b.image(i)).obj();
+    // (case, pod images, extra empty node, raw scores per node)
+    let cases: &[(&str, &[&str], bool, &[i32])] = &[
+        (
+            "two images spread on two nodes prefer the larger",
+            &["gcr.io/40", "gcr.io/250"],
+            false,
+            &[0, 5],
+        ),
+        ("two images on one node prefer that node", &["gcr.io/40", "gcr.io/300"], false, &[7, 0]),
+        (
+            "sizes between the thresholds scale linearly",
+            &["gcr.io/2000", "gcr.io/10"],
+            false,
+            &[49, 0],
+        ),
+        ("a sum at the maximum scores 100", &["gcr.io/2000"], false, &[100, 0]),
+        (
+            "an image on one of three nodes counts a third (binary64 spread)",
+            &["gcr.io/2000", "gcr.io/10"],
+            true,
+            &[32, 0, 0],
+        ),
+        // gcr.io/300 on one of two nodes: 150 MiB → 100 · (150 − 23) / 977 = 12.
+        ("an untagged name matches the latest tag", &["gcr.io/300"], false, &[12, 0]),
+        ("no containers score 0", &[], false, &[0, 0]),
+        (
+            "an image no node lists counts as a container only",
+            &["nowhere:1", "gcr.io/2000"],
+            false,
+            &[49, 0],
+        ),
+    ];
+    for &(name, images, third, want) in cases {
+        let mut nodes = vec![m1().obj(), m2().obj()];
+        if third {
+            nodes.push(NodeBuilder::new("m3").cpu(1000).obj());
+        }
+        let state = cluster(nodes, vec![]);
+        let m = evaluate_checked(&profile(), &state, &[pod(images)]);
+        let plane = m.plane(PluginName::ImageLocality).expect("scored");
+        assert_eq!(plane.raw, want.to_vec(), "{name}");
+    }
+}
+
+/// `count` pods labelled `foo` bound to `node`.
+fn foo_pods(node: &str, count: usize) -> Vec<Pod> {
+    (0..count)
+        .map(|i| PodBuilder::new("d", &format!("{node}-{i}")).label("foo", "").node(node).obj())
+        .collect()
+}
+
+#[test]
+fn pod_topology_spread_filters_with_the_first_failing_constraint() {
+    use crate::model::UnsatisfiableAction::DoNotSchedule;
+    use crate::model::testing::spread_constraint;
+    // node-a, node-b in zone1, node-x, node-y in zone2, each labelled node=<name>; node-z has
+    // no `node` label. foo pods spread 2/1/0/3 over a/b/x/y.
+    let mut nodes: Vec<_> = ["node-a", "node-b", "node-x", "node-y"]
+        .iter()
+        .map(|n| {
+            let zone = if *n < "node-x" { "zone1" } else { "zone2" };
+            NodeBuilder::new(n).label("zone", zone).label("node", n).obj()
+        })
+        .collect();
+    nodes.push(NodeBuilder::new("node-z").label("zone", "zone2").obj());
+    let existing = [foo_pods("node-a", 2), foo_pods("node-b", 1), foo_pods("node-y", 3)].concat();
+    let state = cluster(nodes, existing);
+    let pod = |skew: i32, key: &str| {
+        PodBuilder::new("d", "p")
+            .label("foo", "")
+            .spread(spread_constraint(skew, key, DoNotSchedule, &[("foo", "")]))
+            .obj()
+    };
+    let label = Some(Check::PodTopologySpreadLabel);
+    let skew = Some(Check::PodTopologySpreadSkew);
+    // (case, pod, first failure per node a, b, x, y, z)
+    let cases = [
+        (
+            "maxSkew 1 over nodes leaves only the empty node",
+            pod(1, "node"),
+            [skew, skew, None, skew, label],
+        ),
+        (
+            "maxSkew 2 over nodes also admits node-b",
+            pod(2, "node"),
+            [skew, None, None, skew, label],
+        ),
+        (
+            "zones count 3 and 3, so every zoned node fits",
+            pod(1, "zone"),
+            [None, None, None, None, None],
+        ),
+    ];
+    for (name, pod, want) in cases {
+        let m = evaluate_checked(&profile(), &state, &[pod]);
+        let got: Vec<Option<Check>> = (0..5).map(|n| m.first_failure(0, n)).collect();
+        assert_eq!(got, want.to_vec(), "{name}");
+    }
+}
+
+#[test]
+fn pod_topology_spread_scores_spread_pods_as_upstream() {
+    use crate::model::UnsatisfiableAction::ScheduleAnyway;
+    use crate::model::testing::spread_constraint;
+    let hosts =
+        |names: &[&str]| names.iter().map(|n| NodeBuilder::new(n).obj()).collect::<Vec<_>>();
+    let existing =
+        || [foo_pods("node-a", 2), foo_pods("node-b", 1), foo_pods("node-d", 3)].concat();
+    let pod = |skew: i32| {
+        PodBuilder::new("d", "p")
+            .label("foo", "")
+            .spread(spread_constraint(
+                skew,
+                "kubernetes.io/hostname",
+                ScheduleAnyway,
+                &[("foo", "")],
+            ))
+            .obj()
+    };
+    // Upstream's "2/1/0/3" cases: w = ln(4 + 2); maxSkew 1: raw 4, 2, 0, 5 → 20, 60, 100, 0;
+    // maxSkew 2: raw 5, 3, 1, 6 → 33, 66, 100, 16.
+    let cases = [
+        ("maxSkew 1", pod(1), vec![4, 2, 0, 5], vec![20, 60, 100, 0]),
+        ("maxSkew 2 waters the differences down", pod(2), vec![5, 3, 1, 6], vec![33, 66, 100, 16]),
+    ];
+    for (name, pod, raw, normalized) in cases {
+        let state = cluster(hosts(&["node-a", "node-b", "node-c", "node-d"]), existing());
+        let m = evaluate_checked(&profile(), &state, &[pod]);
+        let plane = m.plane(PluginName::PodTopologySpread).expect("scored");
+        assert_eq!((plane.raw.clone(), plane.normalized.clone()), (raw, normalized), "{name}");
+    }
+    // A node without the hostname label is ignored (raw and normalized 0), and the weight
+    // counts the three others: w = ln(3 + 2).
+    let mut nodes = hosts(&["node-a", "node-c", "node-d"]);
+    let mut b = NodeBuilder::new("node-b").obj();
+    b.labels.clear();
+    nodes.push(b);
+    let state = cluster(nodes, existing());
+    let m = evaluate_checked(&profile(), &state, &[pod(1)]);
+    let plane = m.plane(PluginName::PodTopologySpread).expect("scored");
+    let b = state.node_index("node-b").unwrap();
+    assert_eq!((plane.raw[b], plane.normalized[b]), (0, 0), "the ignored node");
+}
+
+#[test]
+fn inter_pod_affinity_filters_each_rule_with_its_reason() {
+    use crate::model::testing::affinity_term;
+    // n1, n2 in zone a, n3 in zone b, n4 without a zone. A db pod runs on n1; a green pod with
+    // required anti-affinity to green pods (per host) runs on n3.
+    let nodes = vec![
+        NodeBuilder::new("n1").label("zone", "a").obj(),
+        NodeBuilder::new("n2").label("zone", "a").obj(),
+        NodeBuilder::new("n3").label("zone", "b").obj(),
+        NodeBuilder::new("n4").obj(),
+    ];
+    let existing = vec![
+        PodBuilder::new("d", "db").label("app", "db").node("n1").obj(),
+        PodBuilder::new("d", "green")
+            .label("color", "green")
+            .pod_anti_affinity(affinity_term("kubernetes.io/hostname", &[("color", "green")]))
+            .node("n3")
+            .obj(),
+    ];
+    let state = cluster(nodes, existing);
+    let affinity = Some(Check::InterPodAffinity);
+    let anti = Some(Check::InterPodAntiAffinity);
+    let existing_anti = Some(Check::InterPodExistingAntiAffinity);
+    // (case, pod, first failure on n1..n4)
+    let cases = [
+        (
+            "required affinity to db pods per zone admits the db pod's zone only",
+            PodBuilder::new("d", "p").pod_affinity(affinity_term("zone", &[("app", "db")])).obj(),
+            [None, None, affinity, affinity],
+        ),
+        (
+            "required anti-affinity to db pods per zone rejects the db pod's zone",
+            PodBuilder::new("d", "p")
+                .pod_anti_affinity(affinity_term("zone", &[("app", "db")]))
+                .obj(),
+            [anti, anti, None, None],
+        ),
+        (
+            "an existing pod's anti-affinity rejects a green pod on its host",
+            PodBuilder::new("d", "p").label("color", "green").obj(),
+            [None, None, existing_anti, None],
+        ),
+        (
+            "the first of a self-affine group may go to any node with the key",
+            PodBuilder::new("d", "p")
+                .label("app", "cache")
+                .pod_affinity(affinity_term("zone", &[("app", "cache")]))
+                .obj(),
+            [None, None, None, affinity],
+        ),
+    ];
+    for (name, pod, want) in cases {
+        let m = evaluate_checked(&profile(), &state, &[pod]);
+        let got: Vec<Option<Check>> = (0..4).map(|n| m.first_failure(0, n)).collect();
+        assert_eq!(got, want.to_vec(), "{name}");
+    }
+}
+
+#[test]
+fn inter_pod_affinity_normalizes_in_binary64_as_upstream() {
+    use crate::model::testing::affinity_term;
+    // Preferred affinity of weight 100 to web pods and 29 to db pods, per zone: zone a (a web
+    // pod) scores 100, zone b (a db pod) 29, zone c 0. 100 · (29 / 100) is 28.999999999999996 in
+    // binary64, so upstream normalizes 29 to 28, not to the 29 of integer arithmetic.
+    let nodes = vec![
+        NodeBuilder::new("n1").label("zone", "a").obj(),
+        NodeBuilder::new("n2").label("zone", "b").obj(),
+        NodeBuilder::new("n3").label("zone", "c").obj(),
+    ];
+    let existing = vec![
+        PodBuilder::new("d", "web").label("app", "web").node("n1").obj(),
+        PodBuilder::new("d", "db").label("app", "db").node("n2").obj(),
+    ];
+    let state = cluster(nodes, existing);
+    let pod = PodBuilder::new("d", "p")
+        .preferred_pod_affinity(100, affinity_term("zone", &[("app", "web")]))
+        .preferred_pod_affinity(29, affinity_term("zone", &[("app", "db")]))
+        .obj();
+    let m = evaluate_checked(&profile(), &state, &[pod]);
+    let plane = m.plane(PluginName::InterPodAffinity).expect("scored");
+    assert_eq!(plane.raw, vec![100, 29, 0]);
+    assert_eq!(plane.normalized, vec![100, 28, 0]);
+    // A pod without preferred terms that no existing pod's terms select is skipped.
+    let m = evaluate_checked(&profile(), &state, &[PodBuilder::new("d", "q").obj()]);
+    assert_eq!(m.plane(PluginName::InterPodAffinity).unwrap().skipped, vec![true]);
 }

@@ -2,7 +2,12 @@
 //! strategies for clusters, pending pods and profiles that exercise every plugin the matrix
 //! evaluates (labels, taints, cordons, host ports, extended resources, node names, node
 //! affinity with every operator and `metadata.name` pins, `addedAffinity`, the three scoring
-//! strategies, disabled filters, ignored resource groups).
+//! strategies, disabled filters, ignored resource groups, BalancedAllocation over two or four
+//! resources, container images with tags, digests and per-node sizes, pod labels in two
+//! namespaces, topology spread constraints of both actions over keys some nodes lack, with
+//! `minDomains`, both node inclusion policies, system and listed default constraints, required
+//! and preferred pod affinity and anti-affinity of pending and bound pods with namespace lists
+//! and selectors, InterPodAffinity's arguments).
 
 #![allow(dead_code)]
 
@@ -10,13 +15,14 @@ use std::path::PathBuf;
 
 use kplace::eval::testing::matrix_profile;
 use kplace::framework::args::{
-    ResourceSpec, ScoringStrategy, ScoringStrategyType, UtilizationShapePoint,
+    ResourceSpec, ScoringStrategy, ScoringStrategyType, SpreadDefaultingType, UtilizationShapePoint,
 };
 use kplace::framework::profile::{PluginName, Profile};
-use kplace::model::testing::{MI, NodeBuilder, PodBuilder, cluster, node_term};
+use kplace::model::testing::{MI, NodeBuilder, PodBuilder, cluster, node_term, spread_constraint};
 use kplace::model::{
-    ClusterState, MatchOp, NodeAffinity, NodeSelector, NodeSelectorTerm, Pod,
-    PreferredSchedulingTerm, Requirement, TaintEffect, TolerationOperator,
+    ClusterState, InclusionPolicy, LabelSelector, MatchOp, NodeAffinity, NodeSelector,
+    NodeSelectorTerm, Pod, PodAffinityTerm, PreferredSchedulingTerm, Requirement, TaintEffect,
+    TolerationOperator, TopologySpreadConstraint, UnsatisfiableAction,
 };
 use kplace::snapshot::{self, BuildOptions, Cluster};
 use proptest::prelude::*;
@@ -53,7 +59,25 @@ const TAINTS: [(&str, &str, TaintEffect); 4] = [
     ("maint", "", TaintEffect::NoExecute),
 ];
 const GPU: &str = "nvidia.com/gpu";
+/// Node images as `(names, MiB)`; the same name may have different sizes on different nodes.
+const NODE_IMAGES: [(&[&str], i64); 5] = [
+    (&["nginx:latest", "nginx:1.27"], 150),
+    (&["nginx:latest"], 190),
+    (&["redis:7"], 40),
+    (&["registry.local:5000/app:latest", "app@sha256:abc"], 900),
+    (&["busybox:latest"], 3),
+];
+/// Pod images (normalized by ImageLocality: "nginx" becomes "nginx:latest").
+const POD_IMAGES: [&str; 6] =
+    ["nginx", "nginx:1.27", "redis:7", "registry.local:5000/app", "busybox", "absent:1"];
 const EXAMPLE_RES: &str = "example.com/foo";
+/// Namespaces of pods (the first is the common one).
+const NAMESPACES: [&str; 2] = ["d", "e"];
+/// Topology keys of spread constraints and affinity terms; not every node has `rack` or the
+/// well-known zone label.
+const TOPO_KEYS: [&str; 4] =
+    ["zone", "kubernetes.io/hostname", "rack", "topology.kubernetes.io/zone"];
+const RACKS: [&str; 3] = ["r1", "r2", "r3"];
 const HUGE: &str = "hugepages-2Mi";
 
 /// Memory in bytes: whole MiB when `exact`, else sometimes a few bytes off.
@@ -74,9 +98,145 @@ struct NodeSpec {
     zone: Option<usize>,
     disk: Option<usize>,
     cores: Option<usize>,
+    images: u8,
     taints: u8,
     cordoned: bool,
+    rack: Option<usize>,
+    std_zone: bool,
     bound: Vec<PodSpec>,
+}
+
+/// A pod's labels, namespace and inter-pod constraints.
+#[derive(Debug, Clone)]
+struct InterPodSpec {
+    namespace: usize,
+    /// Bits 0–1: `app` (none, web, db, cache); bit 2: `tier=front`; bit 3: `team=a`.
+    labels: u8,
+    spread: Vec<SpreadSpec>,
+    default_selector: bool,
+    affinity: Vec<AffinitySpec>,
+}
+
+/// A pod (anti-)affinity term: `kind` 0 required affinity, 1 required anti-affinity, 2
+/// preferred affinity, 3 preferred anti-affinity; `namespaces` 0 the pod's own, 1 listed `e`,
+/// 2 a namespace selector `team=a`, 3 an empty namespace selector (all namespaces).
+#[derive(Debug, Clone)]
+struct AffinitySpec {
+    kind: u8,
+    weight: i32,
+    key: usize,
+    selector: usize,
+    namespaces: u8,
+}
+
+fn affinity_spec() -> impl Strategy<Value = AffinitySpec> {
+    (
+        prop::sample::select(vec![0u8, 1, 1, 2, 2, 3]),
+        1i32..101,
+        prop::sample::select(vec![0usize, 0, 1, 1, 2, 3]),
+        prop::sample::select(vec![0usize, 0, 1, 2, 3, 4]),
+        prop::sample::select(vec![0u8, 0, 0, 1, 2, 3]),
+    )
+        .prop_map(|(kind, weight, key, selector, namespaces)| AffinitySpec {
+            kind,
+            weight,
+            key,
+            selector,
+            namespaces,
+        })
+}
+
+fn affinity_term(a: &AffinitySpec) -> PodAffinityTerm {
+    let (namespaces, namespace_selector) = match a.namespaces {
+        1 => (vec!["e".to_string()], None),
+        2 => (Vec::new(), Some(LabelSelector::from_match_labels([("team", "a")]))),
+        3 => (Vec::new(), Some(LabelSelector::default())),
+        _ => (Vec::new(), None),
+    };
+    PodAffinityTerm {
+        label_selector: selector(a.selector),
+        namespaces,
+        namespace_selector,
+        topology_key: TOPO_KEYS[a.key].to_string(),
+        match_label_keys: Vec::new(),
+        mismatch_label_keys: Vec::new(),
+    }
+}
+
+#[derive(Debug, Clone)]
+struct SpreadSpec {
+    key: usize,
+    max_skew: i32,
+    do_not_schedule: bool,
+    selector: usize,
+    min_domains: Option<i32>,
+    honor_affinity: bool,
+    honor_taints: bool,
+}
+
+/// Label selectors of spread constraints and affinity terms: `app=web`, `app=db`, `tier`
+/// exists, empty (everything; counts nothing in spreading), absent (nothing).
+fn selector(i: usize) -> Option<LabelSelector> {
+    match i {
+        0 => Some(LabelSelector::from_match_labels([("app", "web")])),
+        1 => Some(LabelSelector::from_match_labels([("app", "db")])),
+        2 => Some(LabelSelector {
+            requirements: vec![Requirement::new("tier", MatchOp::Exists, &[])],
+        }),
+        3 => Some(LabelSelector::default()),
+        _ => None,
+    }
+}
+
+fn spread_spec() -> impl Strategy<Value = SpreadSpec> {
+    (
+        0usize..TOPO_KEYS.len(),
+        1i32..4,
+        any::<bool>(),
+        prop::sample::select(vec![0usize, 0, 1, 2, 3, 4]),
+        prop::option::weighted(0.3, 1i32..5),
+        any::<bool>(),
+        prop::bool::weighted(0.3),
+    )
+        .prop_map(
+            |(
+                key,
+                max_skew,
+                do_not_schedule,
+                selector,
+                min_domains,
+                honor_affinity,
+                honor_taints,
+            )| {
+                SpreadSpec {
+                    key,
+                    max_skew,
+                    do_not_schedule,
+                    selector,
+                    min_domains,
+                    honor_affinity,
+                    honor_taints,
+                }
+            },
+        )
+}
+
+fn interpod_spec(constraints: bool) -> impl Strategy<Value = InterPodSpec> {
+    (
+        prop::sample::select(vec![0usize, 0, 0, 1]),
+        any::<u8>(),
+        prop::collection::vec(spread_spec(), 0..(1 + 2 * constraints as usize)),
+        prop::bool::weighted(0.5),
+        // Bound pods carry terms too: their anti-affinity filters, their terms score.
+        prop::collection::vec(affinity_spec(), 0..(2 + constraints as usize)),
+    )
+        .prop_map(|(namespace, labels, spread, default_selector, affinity)| InterPodSpec {
+            namespace,
+            labels,
+            spread,
+            default_selector,
+            affinity,
+        })
 }
 
 #[derive(Debug, Clone)]
@@ -89,11 +249,13 @@ struct PodSpec {
     huge: u8,
     ports: u8,
     tolerations: u8,
+    images: Vec<usize>,
     selector: Option<usize>,
     required: Option<Vec<TermSpec>>,
     preferred: Vec<(i32, TermSpec)>,
     node_name: Option<usize>,
     copies: u8,
+    interpod: InterPodSpec,
 }
 
 #[derive(Debug, Clone)]
@@ -115,20 +277,27 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
     let required = if with_affinity { 0.35 } else { 0.01 };
     (
         (0u32..3000, 0u32..6000, any::<u32>(), 0u8..3, 0u8..2, 0u8..2),
-        (any::<u8>(), any::<u8>(), prop::option::weighted(0.2, 0usize..3)),
+        (
+            any::<u8>(),
+            any::<u8>(),
+            prop::option::weighted(0.2, 0usize..3),
+            prop::collection::vec(0usize..POD_IMAGES.len(), 0..3),
+        ),
         prop::option::weighted(required, prop::collection::vec(term_spec(), 0..3)),
         prop::collection::vec((0i32..101, term_spec()), 0..(1 + 3 * with_affinity as usize)),
         prop::option::weighted(0.05, 0usize..10),
         1u8..3,
+        interpod_spec(with_affinity),
     )
         .prop_map(
             |(
                 (cpu, mem_mib, jitter, gpu, example_res, huge),
-                (ports, tolerations, selector),
+                (ports, tolerations, selector, images),
                 required,
                 preferred,
                 node_name,
                 copies,
+                interpod,
             )| PodSpec {
                 cpu: cpu / 100 * 100,
                 mem_mib,
@@ -138,11 +307,13 @@ fn pod_spec(with_affinity: bool) -> impl Strategy<Value = PodSpec> {
                 huge,
                 ports,
                 tolerations,
+                images,
                 selector,
                 required,
                 preferred,
                 node_name,
                 copies,
+                interpod,
             },
         )
 }
@@ -156,13 +327,16 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
             prop::option::of(0usize..3),
             any::<u8>(),
             prop::bool::weighted(0.1),
+            any::<u8>(),
+            prop::option::weighted(0.7, 0usize..RACKS.len()),
+            prop::bool::weighted(0.6),
         ),
         prop::collection::vec(pod_spec(false), 0..3),
     )
         .prop_map(
             |(
                 (cpu, mem_mib, jitter, pods, gpu, example_res, huge),
-                (zone, disk, cores, taints, cordoned),
+                (zone, disk, cores, taints, cordoned, images, rack, std_zone),
                 bound,
             )| {
                 NodeSpec {
@@ -176,8 +350,11 @@ fn node_spec() -> impl Strategy<Value = NodeSpec> {
                     zone,
                     disk,
                     cores,
+                    images,
                     taints,
                     cordoned,
+                    rack,
+                    std_zone,
                     bound,
                 }
             },
@@ -216,8 +393,59 @@ fn term(spec: &TermSpec, num_nodes: usize) -> NodeSelectorTerm {
 }
 
 fn build_pod(name: &str, s: &PodSpec, exact: bool, num_nodes: usize) -> PodBuilder {
-    let mut b =
-        PodBuilder::new("d", name).cpu(i64::from(s.cpu)).memory(memory(s.mem_mib, s.jitter, exact));
+    let ip = &s.interpod;
+    let mut b = PodBuilder::new(NAMESPACES[ip.namespace], name);
+    // One pod in eight is best effort (no cpu or memory request).
+    if !s.jitter.is_multiple_of(8) {
+        b = b.cpu(i64::from(s.cpu)).memory(memory(s.mem_mib, s.jitter, exact));
+    }
+    let app = ["", "web", "db", "cache"][usize::from(ip.labels & 3)];
+    if !app.is_empty() {
+        b = b.label("app", app);
+    }
+    if ip.labels & 4 != 0 {
+        b = b.label("tier", "front");
+    }
+    if ip.labels & 8 != 0 {
+        b = b.label("team", "a");
+    }
+    for c in &ip.spread {
+        b = b.spread(TopologySpreadConstraint {
+            max_skew: c.max_skew,
+            topology_key: TOPO_KEYS[c.key].to_string(),
+            when_unsatisfiable: if c.do_not_schedule {
+                UnsatisfiableAction::DoNotSchedule
+            } else {
+                UnsatisfiableAction::ScheduleAnyway
+            },
+            label_selector: selector(c.selector),
+            min_domains: if c.do_not_schedule { c.min_domains } else { None },
+            node_affinity_policy: if c.honor_affinity {
+                InclusionPolicy::Honor
+            } else {
+                InclusionPolicy::Ignore
+            },
+            node_taints_policy: if c.honor_taints {
+                InclusionPolicy::Honor
+            } else {
+                InclusionPolicy::Ignore
+            },
+            match_label_keys: Vec::new(),
+        });
+    }
+    for a in &ip.affinity {
+        let term = affinity_term(a);
+        b = match a.kind {
+            0 => b.pod_affinity(term),
+            1 => b.pod_anti_affinity(term),
+            2 => b.preferred_pod_affinity(a.weight, term),
+            _ => b.preferred_pod_anti_affinity(a.weight, term),
+        };
+    }
+    if ip.default_selector && !app.is_empty() {
+        // What the API server derives from the pod's owning service or controller.
+        b = b.default_spread_selector(LabelSelector::from_match_labels([("app", app)]));
+    }
     if s.gpu > 0 {
         b = b.scalar(GPU, i64::from(s.gpu));
     }
@@ -255,6 +483,9 @@ fn build_pod(name: &str, s: &PodSpec, exact: bool, num_nodes: usize) -> PodBuild
     if let Some(z) = s.selector {
         b = b.node_selector("zone", ZONES[z]);
     }
+    for &i in &s.images {
+        b = b.image(POD_IMAGES[i]);
+    }
     if let Some(terms) = &s.required {
         b = b.required_node_affinity(terms.iter().map(|t| term(t, num_nodes)).collect());
     }
@@ -291,6 +522,12 @@ fn build_scenario(
         }
         if let Some(z) = s.zone {
             b = b.label("zone", ZONES[z]);
+            if s.std_zone {
+                b = b.label("topology.kubernetes.io/zone", ZONES[z]);
+            }
+        }
+        if let Some(r) = s.rack {
+            b = b.label("rack", RACKS[r]);
         }
         if let Some(d) = s.disk {
             b = b.label("disk", DISKS[d]);
@@ -306,12 +543,23 @@ fn build_scenario(
         if s.cordoned {
             b = b.unschedulable();
         }
+        for (k, (names, mib)) in NODE_IMAGES.iter().enumerate() {
+            if s.images & (1 << k) != 0 {
+                b = b.image(names, mib * MI);
+            }
+        }
         built.push(b.obj());
         for (j, p) in s.bound.iter().enumerate() {
             bound.push(build_pod(&format!("b{i}-{j}"), p, exact, n).node(&name).obj());
         }
     }
-    let state = cluster(built, bound);
+    let mut state = cluster(built, bound);
+    // Namespace labels for namespace selectors; pods of `e` are not selected by `team=a`.
+    for (ns, team) in [("d", "a"), ("e", "b")] {
+        state
+            .namespace_labels
+            .insert(ns.to_string(), [("team".to_string(), team.to_string())].into());
+    }
     let mut pods = Vec::new();
     for (i, s) in pending.iter().enumerate() {
         for copy in 0..s.copies {
@@ -355,6 +603,16 @@ fn build_scenario(
     if ignore_foo {
         fit.ignored_resource_groups = vec!["example.com".to_string()];
     }
+    if (strategy / 3) % 2 == 1 {
+        // BalancedAllocation over four resources: the standard-deviation formula, and scalar
+        // resources left out for classes that do not request them.
+        profile.args.balanced_allocation.resources = vec![
+            ResourceSpec::new("cpu", 1),
+            ResourceSpec::new("memory", 1),
+            ResourceSpec::new(GPU, 1),
+            ResourceSpec::new("ephemeral-storage", 1),
+        ];
+    }
     if added {
         profile.args.node_affinity.added_affinity = Some(NodeAffinity {
             required: Some(NodeSelector {
@@ -368,6 +626,24 @@ fn build_scenario(
     }
     if no_ports {
         profile.plugins.filter.retain(|p| *p != PluginName::NodePorts);
+    }
+    match (strategy / 12) % 3 {
+        1 => profile.args.inter_pod_affinity.hard_pod_affinity_weight = 0,
+        2 => {
+            profile.args.inter_pod_affinity.hard_pod_affinity_weight = 5;
+            profile.args.inter_pod_affinity.ignore_preferred_terms_of_existing_pods = true;
+        }
+        _ => {}
+    }
+    if (strategy / 6) % 2 == 1 {
+        // Cluster-level default constraints instead of the system defaults.
+        let spread = &mut profile.args.pod_topology_spread;
+        spread.defaulting_type = SpreadDefaultingType::List;
+        let mut zone = spread_constraint(2, "zone", UnsatisfiableAction::ScheduleAnyway, &[]);
+        zone.label_selector = None;
+        let mut rack = spread_constraint(1, "rack", UnsatisfiableAction::DoNotSchedule, &[]);
+        rack.label_selector = None;
+        spread.default_constraints = vec![zone, rack];
     }
     Scenario { profile, state, pending: pods }
 }

@@ -5,7 +5,8 @@
 //! [`kernel_source`]. No upstream counterpart: each kernel's header names the upstream plugin it
 //! reproduces and its CPU twin in [`crate::eval::cpu`].
 //!
-//! A kernel's source is `shaders/types.wgsl` + `shaders/common.wgsl` + its own file. Binding `i`
+//! A kernel's source is `shaders/types.wgsl` + `shaders/common.wgsl` + the libraries it uses
+//! (`shaders/f64.wgsl`, the software binary64 of [`crate::eval::softf64`]) + its own file. Binding `i`
 //! of every kernel is `bindings[i]` (binding 0 is always the per-tile `params` uniform); a test
 //! parses every kernel with naga and checks that the WGSL variable at each binding has the
 //! buffer's name.
@@ -14,6 +15,17 @@
 pub const TYPES_WGSL: &str = include_str!("../../../shaders/types.wgsl");
 /// `shaders/common.wgsl`: `params` and cell indexing.
 pub const COMMON_WGSL: &str = include_str!("../../../shaders/common.wgsl");
+/// `shaders/f64.wgsl`: software IEEE-754 binary64 and 64-bit integers on `vec2<u32>` (a library;
+/// its Rust twin is [`crate::eval::softf64`]).
+pub const F64_WGSL: &str = include_str!("../../../shaders/f64.wgsl");
+/// `shaders/f64_selftest.wgsl`: a kernel running every operation of [`F64_WGSL`] on input pairs
+/// (the device test of the library).
+pub const F64_SELFTEST_WGSL: &str = include_str!("../../../shaders/f64_selftest.wgsl");
+/// `shaders/topology.wgsl`: lookups in the inter-pod count tables (a library; the kernels that
+/// use it bind `node_domains` and `topo_entries`).
+pub const TOPOLOGY_WGSL: &str = include_str!("../../../shaders/topology.wgsl");
+/// Results per input of the self-test kernel.
+pub const F64_SELFTEST_RESULTS: usize = 10;
 
 /// A buffer a kernel binds, named as the WGSL variable that binds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,20 +62,30 @@ pub enum Buf {
     FitColumns,
     FitSpecs,
     Shape,
+    BalancedSpecs,
+    ClassImageIds,
+    NodeImages,
+    EvalTopoClasses,
+    TopoTerms,
+    TopoEntries,
+    NodeDomains,
+    PtsWeightTable,
+    // Scratch: PodTopologySpread's domain bitmaps (every class) and weights (every term).
+    PtsDomainBits,
+    PtsWeights,
     // Cell planes (one tile each).
     CellFilter,
     FitInsufficient,
-    RawTaint,
-    RawAffinity,
-    RawFit,
-    NormTaint,
-    NormAffinity,
-    NormFit,
     Total,
+    // Score cell planes (one tile each, every score plane of the tile in one binding).
+    Raw,
+    Norm,
     // Per-class planes (one chunk each).
     RowMax,
+    RowMin,
     FeasibleCount,
     BestTotal,
+    PtsScored,
 }
 
 impl Buf {
@@ -98,35 +120,48 @@ impl Buf {
             Buf::FitColumns => "fit_columns",
             Buf::FitSpecs => "fit_specs",
             Buf::Shape => "shape",
+            Buf::BalancedSpecs => "balanced_specs",
+            Buf::ClassImageIds => "class_image_ids",
+            Buf::NodeImages => "node_images",
+            Buf::EvalTopoClasses => "eval_topo_classes",
+            Buf::TopoTerms => "topo_terms",
+            Buf::TopoEntries => "topo_entries",
+            Buf::NodeDomains => "node_domains",
+            Buf::PtsWeightTable => "pts_weight_table",
+            Buf::PtsDomainBits => "pts_domain_bits",
+            Buf::PtsWeights => "pts_weights",
+            Buf::PtsScored => "pts_scored",
             Buf::CellFilter => "cell_filter",
             Buf::FitInsufficient => "fit_insufficient",
-            Buf::RawTaint => "raw_taint",
-            Buf::RawAffinity => "raw_affinity",
-            Buf::RawFit => "raw_fit",
-            Buf::NormTaint => "norm_taint",
-            Buf::NormAffinity => "norm_affinity",
-            Buf::NormFit => "norm_fit",
             Buf::Total => "total",
+            Buf::Raw => "raw",
+            Buf::Norm => "norm",
             Buf::RowMax => "row_max",
+            Buf::RowMin => "row_min",
             Buf::FeasibleCount => "feasible_count",
             Buf::BestTotal => "best_total",
         }
     }
 
-    /// Whether the buffer is a cell plane (bound one tile at a time).
-    pub fn is_cell_plane(self) -> bool {
-        matches!(
-            self,
-            Buf::CellFilter
-                | Buf::FitInsufficient
-                | Buf::RawTaint
-                | Buf::RawAffinity
-                | Buf::RawFit
-                | Buf::NormTaint
-                | Buf::NormAffinity
-                | Buf::NormFit
-                | Buf::Total
-        )
+    /// How many cell planes the buffer holds per tile (bound one tile at a time): 1 for the
+    /// filter, fit and total planes, [`NUM_SCORE_PLANES`] for the raw and normalized scores,
+    /// 0 for buffers that are not cell planes.
+    pub fn cell_planes(self) -> u64 {
+        match self {
+            Buf::CellFilter | Buf::FitInsufficient | Buf::Total => 1,
+            Buf::Raw | Buf::Norm => NUM_SCORE_PLANES as u64,
+            _ => 0,
+        }
+    }
+
+    /// How many per-class planes the buffer holds (one chunk each): [`NUM_SCORE_PLANES`] for
+    /// the row maxima and minima, 1 for the feasible counts and best totals, 0 otherwise.
+    pub fn class_planes(self) -> u64 {
+        match self {
+            Buf::RowMax | Buf::RowMin => NUM_SCORE_PLANES as u64,
+            Buf::FeasibleCount | Buf::BestTotal | Buf::PtsScored => 1,
+            _ => 0,
+        }
     }
 }
 
@@ -137,27 +172,39 @@ pub struct Kernel {
     pub name: &'static str,
     /// The file's text.
     pub body: &'static str,
+    /// The libraries prepended to the body (e.g. [`F64_WGSL`]).
+    pub libs: &'static [&'static str],
+    /// Dispatched once per class chunk, one workgroup per class (`gid.y` the class within the
+    /// chunk), instead of once per tile over its cells.
+    pub per_class: bool,
     /// The buffer at each binding of group 0.
     pub bindings: &'static [Buf],
 }
 
+use crate::eval::NUM_SCORE_PLANES;
 use Buf::*;
 
 /// Every kernel, in dispatch order: the filter and raw-score kernels (one per plugin), then
 /// feasibility, then normalization.
-pub const KERNELS: [Kernel; 8] = [
+pub const KERNELS: [Kernel; 15] = [
     Kernel {
         name: "node_unschedulable",
+        libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_unschedulable.wgsl"),
         bindings: &[Params, Nodes, Classes, CellFilter],
     },
     Kernel {
         name: "node_name",
+        libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_name.wgsl"),
         bindings: &[Params, EvalClasses, CellFilter],
     },
     Kernel {
         name: "taint_toleration",
+        libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/taint_toleration.wgsl"),
         bindings: &[
             Params,
@@ -167,11 +214,13 @@ pub const KERNELS: [Kernel; 8] = [
             ClassToleratedTaintIds,
             TaintEffects,
             CellFilter,
-            RawTaint,
+            Raw,
         ],
     },
     Kernel {
         name: "node_affinity",
+        libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_affinity.wgsl"),
         bindings: &[
             Params,
@@ -189,16 +238,20 @@ pub const KERNELS: [Kernel; 8] = [
             ClassRequiredTermIds,
             ClassPreferredTerms,
             CellFilter,
-            RawAffinity,
+            Raw,
         ],
     },
     Kernel {
         name: "node_ports",
+        libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_ports.wgsl"),
         bindings: &[Params, Nodes, Classes, NodePortIds, ClassPortIds, HostPorts, CellFilter],
     },
     Kernel {
         name: "node_resources_fit",
+        libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/node_resources_fit.wgsl"),
         bindings: &[
             Params,
@@ -213,31 +266,98 @@ pub const KERNELS: [Kernel; 8] = [
             Shape,
             CellFilter,
             FitInsufficient,
-            RawFit,
+            Raw,
         ],
+    },
+    Kernel {
+        name: "balanced_allocation",
+        libs: &[F64_WGSL],
+        per_class: false,
+        body: include_str!("../../../shaders/balanced_allocation.wgsl"),
+        bindings: &[Params, NodeAllocatable, NodeRequested, ClassRequests, BalancedSpecs, Raw],
+    },
+    Kernel {
+        name: "image_locality",
+        libs: &[F64_WGSL],
+        per_class: false,
+        body: include_str!("../../../shaders/image_locality.wgsl"),
+        bindings: &[Params, EvalClasses, EvalNodes, ClassImageIds, NodeImages, Raw],
+    },
+    Kernel {
+        name: "inter_pod_affinity",
+        libs: &[TOPOLOGY_WGSL],
+        per_class: false,
+        body: include_str!("../../../shaders/inter_pod_affinity.wgsl"),
+        bindings: &[Params, EvalTopoClasses, TopoTerms, TopoEntries, NodeDomains, CellFilter, Raw],
+    },
+    Kernel {
+        name: "pod_topology_spread",
+        libs: &[TOPOLOGY_WGSL],
+        per_class: false,
+        body: include_str!("../../../shaders/pod_topology_spread.wgsl"),
+        bindings: &[Params, EvalTopoClasses, TopoTerms, TopoEntries, NodeDomains, CellFilter],
     },
     Kernel {
         name: "feasibility",
+        libs: &[],
+        per_class: false,
         body: include_str!("../../../shaders/feasibility.wgsl"),
-        bindings: &[Params, CellFilter, RawTaint, RawAffinity, RawFit, RowMax, FeasibleCount],
+        bindings: &[Params, CellFilter, Raw, RowMax, RowMin, FeasibleCount],
+    },
+    Kernel {
+        name: "pod_topology_spread_domains",
+        libs: &[],
+        per_class: false,
+        body: include_str!("../../../shaders/pod_topology_spread_domains.wgsl"),
+        bindings: &[
+            Params,
+            EvalTopoClasses,
+            TopoTerms,
+            NodeDomains,
+            CellFilter,
+            PtsScored,
+            PtsDomainBits,
+        ],
+    },
+    Kernel {
+        name: "pod_topology_spread_weights",
+        libs: &[],
+        per_class: true,
+        body: include_str!("../../../shaders/pod_topology_spread_weights.wgsl"),
+        bindings: &[
+            Params,
+            EvalTopoClasses,
+            TopoTerms,
+            PtsScored,
+            PtsDomainBits,
+            PtsWeightTable,
+            PtsWeights,
+        ],
+    },
+    Kernel {
+        name: "pod_topology_spread_score",
+        libs: &[F64_WGSL, TOPOLOGY_WGSL],
+        per_class: false,
+        body: include_str!("../../../shaders/pod_topology_spread_score.wgsl"),
+        bindings: &[
+            Params,
+            EvalTopoClasses,
+            TopoTerms,
+            TopoEntries,
+            NodeDomains,
+            CellFilter,
+            PtsWeights,
+            Raw,
+            RowMax,
+            RowMin,
+        ],
     },
     Kernel {
         name: "normalize_score",
+        libs: &[F64_WGSL],
+        per_class: false,
         body: include_str!("../../../shaders/normalize_score.wgsl"),
-        bindings: &[
-            Params,
-            EvalClasses,
-            CellFilter,
-            RawTaint,
-            RawAffinity,
-            RawFit,
-            RowMax,
-            NormTaint,
-            NormAffinity,
-            NormFit,
-            Total,
-            BestTotal,
-        ],
+        bindings: &[Params, EvalClasses, CellFilter, Raw, RowMax, RowMin, Norm, Total, BestTotal],
     },
 ];
 
@@ -246,7 +366,18 @@ pub fn max_storage_buffers() -> u32 {
     KERNELS.iter().map(|k| k.bindings.len() as u32 - 1).max().unwrap_or(0)
 }
 
-/// The full WGSL source of a kernel: types, common, body.
+/// The full WGSL source of a kernel: types, common, libraries, body.
 pub fn kernel_source(kernel: &Kernel) -> String {
-    format!("{TYPES_WGSL}\n{COMMON_WGSL}\n{}", kernel.body)
+    let mut out = format!("{TYPES_WGSL}\n{COMMON_WGSL}\n");
+    for lib in kernel.libs {
+        out.push_str(lib);
+        out.push('\n');
+    }
+    out.push_str(kernel.body);
+    out
+}
+
+/// The full WGSL source of the binary64 self-test kernel.
+pub fn f64_selftest_source() -> String {
+    format!("{F64_WGSL}\n{F64_SELFTEST_WGSL}")
 }

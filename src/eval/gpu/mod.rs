@@ -41,7 +41,7 @@ use thiserror::Error;
 
 use self::kernels::{Buf, KERNELS, kernel_source, max_storage_buffers};
 use self::types::{EvalParams, MAX_CHECKS, WORKGROUP_SIZE, eval_buffers};
-use super::{Matrix, Prepared, RawResults, ScorePlugin};
+use super::{Matrix, NUM_SCORE_PLANES, Prepared, RawResults, ScorePlugin};
 use crate::encode::gpu_types::nonempty;
 
 /// Why the GPU path failed.
@@ -115,17 +115,14 @@ enum Slot {
 }
 
 /// The planes read back, in a fixed order.
-const READBACK: [Buf; 12] = [
+const READBACK: [Buf; 9] = [
     Buf::CellFilter,
     Buf::FitInsufficient,
-    Buf::RawTaint,
-    Buf::RawAffinity,
-    Buf::RawFit,
-    Buf::NormTaint,
-    Buf::NormAffinity,
-    Buf::NormFit,
     Buf::Total,
+    Buf::Raw,
+    Buf::Norm,
     Buf::RowMax,
+    Buf::RowMin,
     Buf::FeasibleCount,
     Buf::BestTotal,
 ];
@@ -230,6 +227,108 @@ impl GpuContext {
         })
     }
 
+    /// Runs every operation of `shaders/f64.wgsl` on the device for each `(a, b)` pair of bit
+    /// patterns and returns the [`kernels::F64_SELFTEST_RESULTS`] results of each, as bit
+    /// patterns (see `shaders/f64_selftest.wgsl` for their order). For testing the software
+    /// binary64 library against native `f64`.
+    pub fn f64_selftest(
+        &mut self,
+        inputs: &[(u64, u64)],
+    ) -> Result<Vec<[u64; kernels::F64_SELFTEST_RESULTS]>, GpuError> {
+        const K: usize = kernels::F64_SELFTEST_RESULTS;
+        if inputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let words: Vec<u32> = inputs
+            .iter()
+            .flat_map(|&(a, b)| [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32])
+            .collect();
+        let groups = u32::try_from(inputs.len().div_ceil(WORKGROUP_SIZE as usize))
+            .map_err(|_| GpuError::TooLarge(format!("{} self-test inputs", inputs.len())))?;
+        if groups > self.device.limits().max_compute_workgroups_per_dimension {
+            return Err(GpuError::TooLarge(format!("{} self-test inputs", inputs.len())));
+        }
+        let out_size = (inputs.len() * K * 8) as u64;
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("f64_selftest"),
+            source: wgpu::ShaderSource::Wgsl(Cow::Owned(kernels::f64_selftest_source())),
+        });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("f64_selftest"),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        let input = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("f64_inputs"),
+            size: (words.len() * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.queue.write_buffer(&input, 0, cast_slice(&words));
+        let output = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("f64_outputs"),
+            size: out_size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("f64_staging"),
+            size: out_size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("f64_selftest"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: input.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: output.as_entire_binding() },
+            ],
+        });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("f64") });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("f64_selftest"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(groups, 1, 1);
+        }
+        encoder.copy_buffer_to_buffer(&output, 0, &staging, 0, out_size);
+        self.queue.submit([encoder.finish()]);
+        if let Some(e) = pollster::block_on(validation.pop()) {
+            return Err(device_error(e));
+        }
+        let (tx, rx) = mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, 0..out_size, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| GpuError::Readback(e.to_string()))?
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        let words = {
+            let view = staging
+                .get_mapped_range(0..out_size)
+                .map_err(|e| GpuError::Readback(e.to_string()))?;
+            words_of(&view)
+        };
+        staging.unmap();
+        Ok(words
+            .chunks_exact(2 * K)
+            .map(|r| std::array::from_fn(|k| u64::from(r[2 * k]) | u64::from(r[2 * k + 1]) << 32))
+            .collect())
+    }
+
     /// `name (backend, device type)` of the adapter.
     pub fn adapter_description(&self) -> String {
         format!("{}, {:?}, {:?}", self.info.name, self.info.backend, self.info.device_type)
@@ -253,6 +352,7 @@ impl GpuContext {
         let binding = limits.max_storage_buffer_binding_size.min(max_buffer);
         let nodes = nodes as u64;
         let classes = classes as u64;
+        let planes = NUM_SCORE_PLANES as u64;
         let round_up = |x: u64| x.div_ceil(ws) * ws;
         let mut tile = round_up(nodes.max(1));
         tile = tile.min(u64::from(limits.max_compute_workgroups_per_dimension) * ws);
@@ -268,17 +368,18 @@ impl GpuContext {
         let tiles = nodes.div_ceil(tile).max(1);
         let mut chunk = classes
             .min(u64::from(limits.max_compute_workgroups_per_dimension))
-            .min(binding / (4 * tile))
-            .min(max_buffer / (4 * tile * tiles))
-            // Per-class planes: row_max holds three.
-            .min(binding / 12);
+            // One tile's score planes share a binding; a buffer holds every tile.
+            .min(binding / (4 * tile * planes))
+            .min(max_buffer / (4 * tile * tiles * planes))
+            // Per-class planes: row_max and row_min hold one per score plane.
+            .min(binding / (4 * planes));
         if let Some(c) = self.options.max_chunk_classes {
             chunk = chunk.min(u64::from(c).max(1));
         }
         if chunk == 0 {
             return Err(GpuError::TooLarge(format!(
                 "{nodes} nodes need {} bytes per class row, the device allows {max_buffer}",
-                4 * tile * tiles
+                4 * tile * tiles * planes
             )));
         }
         let chunks = classes.div_ceil(chunk).max(1);
@@ -402,7 +503,35 @@ impl GpuContext {
             FitColumns: &eval.fit_columns,
             FitSpecs: &eval.fit_specs,
             Shape: &eval.shape,
+            BalancedSpecs: &eval.balanced_specs,
+            ClassImageIds: &eval.class_image_ids,
+            NodeImages: &eval.node_images,
+            EvalTopoClasses: &eval.topo_classes,
+            TopoTerms: &eval.topo_terms,
+            TopoEntries: &eval.topo_entries,
+            NodeDomains: &eval.node_domains,
+            PtsWeightTable: &eval.pts_weight_table,
         );
+
+        // Scratch: PodTopologySpread's domain bitmaps (cleared once: each class only touches
+        // its own words) and weights, and its per-class scored-node counts.
+        let scratch_usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let binding_limit = self.device.limits().max_storage_buffer_binding_size;
+        let bitmap_bytes = u64::from(p.topology.bitmap_words.max(1)) * 4;
+        if bitmap_bytes > binding_limit {
+            return Err(GpuError::TooLarge(format!(
+                "PodTopologySpread domain bitmaps need {bitmap_bytes} bytes, a storage binding \
+                 holds {binding_limit}"
+            )));
+        }
+        let bits = self.buffer(Slot::Bound(Buf::PtsDomainBits), bitmap_bytes, scratch_usage);
+        bound.insert(Buf::PtsDomainBits, bits);
+        let weights_bytes = (p.topology.terms.len().max(1) * 8) as u64;
+        let weights_buf = self.buffer(Slot::Bound(Buf::PtsWeights), weights_bytes, scratch_usage);
+        bound.insert(Buf::PtsWeights, weights_buf);
+        let scored =
+            self.buffer(Slot::Bound(Buf::PtsScored), u64::from(chunk_classes) * 4, scratch_usage);
+        bound.insert(Buf::PtsScored, scored);
 
         // Planes.
         let cells = u64::from(chunk_classes) * u64::from(tile_stride);
@@ -414,14 +543,7 @@ impl GpuContext {
         let per_class = u64::from(chunk_classes) * 4;
         let sizes: Vec<(Buf, u64)> = READBACK
             .iter()
-            .map(|&b| {
-                let size = match b {
-                    Buf::RowMax => 3 * per_class,
-                    Buf::FeasibleCount | Buf::BestTotal => per_class,
-                    _ => plane_bytes,
-                };
-                (b, size)
-            })
+            .map(|&b| (b, b.cell_planes() * plane_bytes + b.class_planes() * per_class))
             .collect();
         for &(b, size) in &sizes {
             let buf = self.buffer(Slot::Bound(b), size, plane_usage);
@@ -438,7 +560,6 @@ impl GpuContext {
 
         // Bind groups: per kernel, per tile.
         let params_size = wgpu::BufferSize::new(size_of::<EvalParams>() as u64);
-        let region_size = wgpu::BufferSize::new(region);
         let mut groups: Vec<Vec<wgpu::BindGroup>> = Vec::new();
         for (k, kernel) in KERNELS.iter().enumerate() {
             let layout = self.pipelines[k].get_bind_group_layout(0);
@@ -455,11 +576,12 @@ impl GpuContext {
                                 offset: t * PARAMS_SLOT,
                                 size: params_size,
                             })
-                        } else if b.is_cell_plane() {
+                        } else if b.cell_planes() > 0 {
+                            let planes = b.cell_planes();
                             wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                                 buffer: &bound[&b],
-                                offset: t * region,
-                                size: region_size,
+                                offset: t * planes * region,
+                                size: wgpu::BufferSize::new(planes * region),
                             })
                         } else {
                             bound[&b].as_entire_binding()
@@ -476,12 +598,12 @@ impl GpuContext {
             groups.push(per_tile);
         }
 
-        let mut weights = [0i32; 4];
+        let mut weights = [[0i32; 4]; 2];
         let mut score_mask = 0u32;
         for &(plugin, weight) in &p.scores {
             let k = plugin.index();
-            weights[k] = weight as i32;
-            score_mask |= 1 << k;
+            weights[k / 4][k % 4] = weight as i32;
+            score_mask |= plugin.bit();
         }
         let mut check_order = [[0u32; 4]; 4];
         for (i, c) in p.check_order.iter().take(MAX_CHECKS).enumerate() {
@@ -510,7 +632,11 @@ impl GpuContext {
                     num_fit_specs: p.fit_specs.len() as u32,
                     num_shape: p.shape.len() as u32,
                     score_mask,
-                    _pad: 0,
+                    num_balanced_specs: p.balanced_specs.len() as u32,
+                    num_topology_keys: p.topology.num_keys() as u32,
+                    _pad1: 0,
+                    _pad2: 0,
+                    _pad3: 0,
                     weights,
                     check_order,
                 };
@@ -519,22 +645,39 @@ impl GpuContext {
             }
             self.queue.write_buffer(&params_buf, 0, &slots);
             let min = vec![i32::MIN; chunk_classes as usize];
-            let min3 = vec![i32::MIN; 3 * chunk_classes as usize];
-            self.queue.write_buffer(&bound[&Buf::RowMax], 0, cast_slice(&min3));
+            let row_min = vec![i32::MAX; NUM_SCORE_PLANES * chunk_classes as usize];
+            let mut row_max = vec![i32::MIN; NUM_SCORE_PLANES * chunk_classes as usize];
+            // PodTopologySpread's maximum starts at 0, as upstream's.
+            let pts = ScorePlugin::PodTopologySpread.index() * chunk_classes as usize;
+            for m in &mut row_max[pts..pts + chunk_classes as usize] {
+                *m = 0;
+            }
+            self.queue.write_buffer(&bound[&Buf::RowMax], 0, cast_slice(&row_max));
+            self.queue.write_buffer(&bound[&Buf::RowMin], 0, cast_slice(&row_min));
             self.queue.write_buffer(&bound[&Buf::BestTotal], 0, cast_slice(&min));
             let zero = vec![0u32; chunk_classes as usize];
             self.queue.write_buffer(&bound[&Buf::FeasibleCount], 0, cast_slice(&zero));
+            self.queue.write_buffer(&bound[&Buf::PtsScored], 0, cast_slice(&zero));
 
             let mut encoder = self
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("eval") });
             encoder.clear_buffer(&bound[&Buf::CellFilter], 0, None);
+            if chunk == 0 {
+                encoder.clear_buffer(&bound[&Buf::PtsDomainBits], 0, None);
+            }
             for (k, kernel) in KERNELS.iter().enumerate() {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some(kernel.name),
                     timestamp_writes: None,
                 });
                 pass.set_pipeline(&self.pipelines[k]);
+                if kernel.per_class {
+                    // Tile 0's parameters carry the chunk's classes.
+                    pass.set_bind_group(0, &groups[k][0], &[]);
+                    pass.dispatch_workgroups(1, class_len, 1);
+                    continue;
+                }
                 for t in 0..tiles {
                     let tile_len = tile_stride.min(nn as u32 - t * tile_stride);
                     pass.set_bind_group(0, &groups[k][t as usize], &[]);
@@ -607,51 +750,63 @@ fn scatter(results: &mut RawResults, b: Buf, words: &[u32], s: Scatter) {
             }
         }
     };
+    let signed = |w: u32| w as i32;
     match b {
         Buf::RowMax => {
-            for plugin in ScorePlugin::ALL {
-                let k = plugin.index();
-                per_class(&mut results.row_max[k], k);
+            for (k, dst) in results.row_max.iter_mut().enumerate() {
+                per_class(dst, k);
             }
-            return;
         }
-        Buf::BestTotal => return per_class(&mut results.best_total, 0),
+        Buf::RowMin => {
+            for (k, dst) in results.row_min.iter_mut().enumerate() {
+                per_class(dst, k);
+            }
+        }
+        Buf::BestTotal => per_class(&mut results.best_total, 0),
         Buf::FeasibleCount => {
             for c in 0..cl {
                 if let Some(&w) = words.get(c) {
                     results.feasible_count[cs + c] = w;
                 }
             }
-            return;
         }
-        _ => {}
-    }
-    let signed = |w: u32| w as i32;
-    match b {
-        Buf::CellFilter => put_cells(&mut results.filter, words, s, |w| w),
-        Buf::FitInsufficient => put_cells(&mut results.fit_insufficient, words, s, |w| w),
-        Buf::RawTaint => put_cells(&mut results.raw[0], words, s, signed),
-        Buf::RawAffinity => put_cells(&mut results.raw[1], words, s, signed),
-        Buf::RawFit => put_cells(&mut results.raw[2], words, s, signed),
-        Buf::NormTaint => put_cells(&mut results.normalized[0], words, s, signed),
-        Buf::NormAffinity => put_cells(&mut results.normalized[1], words, s, signed),
-        Buf::NormFit => put_cells(&mut results.normalized[2], words, s, signed),
-        Buf::Total => put_cells(&mut results.total, words, s, signed),
+        Buf::CellFilter => put_cells(&mut results.filter, words, s, (1, 0), |w| w),
+        Buf::FitInsufficient => put_cells(&mut results.fit_insufficient, words, s, (1, 0), |w| w),
+        Buf::Total => put_cells(&mut results.total, words, s, (1, 0), signed),
+        Buf::Raw => {
+            for (k, dst) in results.raw.iter_mut().enumerate() {
+                put_cells(dst, words, s, (NUM_SCORE_PLANES, k), signed);
+            }
+        }
+        Buf::Norm => {
+            for (k, dst) in results.normalized.iter_mut().enumerate() {
+                put_cells(dst, words, s, (NUM_SCORE_PLANES, k), signed);
+            }
+        }
         _ => {}
     }
 }
 
-/// Copies a chunk's cell plane (tile regions of `chunk_classes × tile_stride` cells) into the
-/// row-major `C × N` matrix plane `dst`.
-fn put_cells<T>(dst: &mut [T], words: &[u32], s: Scatter, conv: impl Fn(u32) -> T) {
+/// Copies plane `plane.1` of a chunk's cell buffer (per tile, `plane.0` planes of
+/// `chunk_classes × tile_stride` cells one after the other) into the row-major `C × N` matrix
+/// plane `dst`.
+fn put_cells<T>(
+    dst: &mut [T],
+    words: &[u32],
+    s: Scatter,
+    plane: (usize, usize),
+    conv: impl Fn(u32) -> T,
+) {
     let stride = s.tile_stride as usize;
     let (cs, cl) = (s.class_start as usize, s.class_len as usize);
     let region = s.chunk_classes as usize * stride;
+    let (planes, k) = plane;
     for t in 0..s.tiles as usize {
         let tile_start = t * stride;
         let tile_len = stride.min(s.nn.saturating_sub(tile_start));
+        let base = t * planes * region + k * region;
         for c in 0..cl {
-            let src = words.get(t * region + c * stride..t * region + c * stride + tile_len);
+            let src = words.get(base + c * stride..base + c * stride + tile_len);
             let at = (cs + c) * s.nn + tile_start;
             if let (Some(src), Some(dst)) = (src, dst.get_mut(at..at + tile_len)) {
                 for (d, &w) in dst.iter_mut().zip(src) {

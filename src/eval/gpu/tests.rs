@@ -7,17 +7,23 @@ use std::path::PathBuf;
 
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-use super::kernels::{KERNELS, TYPES_WGSL, kernel_source, max_storage_buffers};
+use super::kernels::{
+    F64_WGSL, KERNELS, TYPES_WGSL, f64_selftest_source, kernel_source, max_storage_buffers,
+};
 use super::types::*;
 use crate::encode::gpu_types::*;
 
 fn parse(name: &str, source: &str) -> naga::Module {
+    parse_with_info(name, source).0
+}
+
+fn parse_with_info(name: &str, source: &str) -> (naga::Module, naga::valid::ModuleInfo) {
     let module = naga::front::wgsl::parse_str(source)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-    Validator::new(ValidationFlags::all(), Capabilities::default())
+    let info = Validator::new(ValidationFlags::all(), Capabilities::default())
         .validate(&module)
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
-    module
+    (module, info)
 }
 
 #[test]
@@ -46,6 +52,22 @@ fn every_kernel_parses_and_validates_with_naga() {
 }
 
 #[test]
+fn the_binary64_library_and_its_self_test_parse_and_validate_with_naga() {
+    let library = parse("f64.wgsl", F64_WGSL);
+    assert!(library.entry_points.is_empty(), "f64.wgsl is a library without entry points");
+    for name in ["f64_add", "f64_sub", "f64_mul", "f64_div", "f64_sqrt", "f64_round", "f64_to_i64"]
+    {
+        assert!(
+            library.functions.iter().any(|(_, f)| f.name.as_deref() == Some(name)),
+            "f64.wgsl defines {name}"
+        );
+    }
+    let selftest = parse("f64_selftest.wgsl", &f64_selftest_source());
+    assert_eq!(selftest.entry_points.len(), 1);
+    assert_eq!(selftest.entry_points[0].workgroup_size, [WORKGROUP_SIZE, 1, 1]);
+}
+
+#[test]
 fn every_binding_holds_the_buffer_the_host_binds_there() {
     for kernel in &KERNELS {
         let module = parse(kernel.name, &kernel_source(kernel));
@@ -66,6 +88,20 @@ fn every_binding_holds_the_buffer_the_host_binds_there() {
             .map(|(i, b)| (i as u32, b.name().to_string()))
             .collect();
         assert_eq!(bound, want, "{}: bindings", kernel.name);
+        // wgpu derives each pipeline's layout from the bindings `main` uses: one it does not
+        // use would vanish from the layout and the host's bind group would no longer fit.
+        let (module, info) = parse_with_info(kernel.name, &kernel_source(kernel));
+        let uses = info.get_entry_point(0);
+        for (handle, var) in module.global_variables.iter() {
+            if var.binding.is_some() {
+                assert!(
+                    !uses[handle].is_empty(),
+                    "{}: main never uses binding {:?}",
+                    kernel.name,
+                    var.name
+                );
+            }
+        }
     }
     assert!(max_storage_buffers() <= 15, "the widest kernel binds at most 15 storage buffers");
 }
@@ -174,11 +210,48 @@ fn rust_layouts() -> Vec<Layout> {
             num_fit_specs,
             num_shape,
             score_mask,
+            num_balanced_specs,
+            num_topology_keys,
             weights,
             check_order,
         }),
-        layout!(EvalClass { flags, node_name, restrict_start, restrict_count }),
-        layout!(EvalNode { flags, added_score }),
+        layout!(EvalClass {
+            flags,
+            node_name,
+            restrict_start,
+            restrict_count,
+            score_skip,
+            image_start,
+            image_count,
+        }),
+        layout!(EvalNode { flags, added_score, image_start, image_count }),
+        layout!(EvalNodeImage { image, size_lo, size_hi, num_nodes }),
+        layout!(EvalTopoClass {
+            pts_flags,
+            pts_filter_start,
+            pts_filter_count,
+            pts_score_start,
+            pts_score_count,
+            ipa_flags,
+            ipa_affinity_start,
+            ipa_affinity_count,
+            ipa_anti_start,
+            ipa_anti_count,
+            ipa_existing_start,
+            ipa_existing_count,
+            ipa_score_start,
+            ipa_score_count,
+        }),
+        layout!(EvalTopoTerm {
+            key,
+            entry_start,
+            entry_count,
+            flags,
+            skew,
+            min_match,
+            bitmap_start,
+            bitmap_words,
+        }),
         layout!(EvalFitSpec { column, kind, weight }),
         layout!(EvalShapePoint { utilization, score }),
     ]
