@@ -23,6 +23,7 @@ pub mod model;
 pub mod plan;
 pub mod plugins;
 pub mod quantity;
+pub mod rebalance;
 pub mod resources;
 pub mod snapshot;
 

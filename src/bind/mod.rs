@@ -296,6 +296,8 @@ pub fn read_plan(path: &Path) -> Result<Plan, BindError> {
         evictions: Vec<Eviction>,
         #[serde(default)]
         unschedulable: Vec<Unschedulable>,
+        #[serde(default)]
+        moves: Vec<crate::plan::Move>,
     }
     let text = std::fs::read_to_string(path)
         .map_err(|source| BindError::ReadPlan { path: path.to_path_buf(), source })?;
@@ -311,6 +313,7 @@ pub fn read_plan(path: &Path) -> Result<Plan, BindError> {
         placements: doc.placements,
         evictions: doc.evictions,
         unschedulable: doc.unschedulable,
+        moves: doc.moves,
         summary: Default::default(),
     })
 }

@@ -1,0 +1,1 @@
+//! Tests of the rebalancing objectives on constructed clusters.
