@@ -109,7 +109,7 @@ impl Budget {
     fn healthy(&self, pod: &Pod) -> bool {
         !pod.terminating
             && pod.phase == PodPhase::Running
-            && !self.disrupted_pods.iter().any(|n| *n == pod.name)
+            && !self.disrupted_pods.contains(&pod.name)
     }
 
     /// Healthy selected pods of `state`.
@@ -321,6 +321,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn scaled_values_follow_intstr() {
         let cases: Vec<(&str, IntOrString, i32, bool, Result<i32, ()>)> = vec![
             ("an integer is taken as is", int(3), 10, true, Ok(3)),
@@ -338,6 +339,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn expected_and_desired_follow_get_expected_pod_count() {
         let cases: Vec<(
             &str,

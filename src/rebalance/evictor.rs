@@ -130,6 +130,8 @@ mod tests {
         let mut annotated = PodBuilder::new("ns", "bare").node("n1").obj();
         annotated.annotations.insert(EVICT_ANNOTATION.into(), String::new());
         let bare = PodBuilder::new("ns", "bare").node("n1").obj();
+        let replica = owned("ReplicaSet");
+        let ds = owned("DaemonSet");
         let all = EvictorOptions {
             evict_local_storage_pods: true,
             evict_daemonset_pods: true,
@@ -138,11 +140,11 @@ mod tests {
         };
         let ignore_pvc = EvictorOptions { ignore_pvc_pods: true, ..defaults };
         let cases: Vec<(&str, &Pod, EvictorOptions, bool)> = vec![
-            ("a ReplicaSet pod is evictable", &owned("ReplicaSet"), defaults, true),
+            ("a ReplicaSet pod is evictable", &replica, defaults, true),
             ("a pod without owner references is not", &bare, defaults, false),
             ("the evict annotation makes a bare pod evictable", &annotated, defaults, true),
-            ("a DaemonSet pod is not by default", &owned("DaemonSet"), defaults, false),
-            ("a DaemonSet pod is with evictDaemonSetPods", &owned("DaemonSet"), all, true),
+            ("a DaemonSet pod is not by default", &ds, defaults, false),
+            ("a DaemonSet pod is with evictDaemonSetPods", &ds, all, true),
             ("an emptyDir pod is not by default", &local, defaults, false),
             ("an emptyDir pod is with evictLocalStoragePods", &local, all, true),
             ("a system-critical pod is not by default", &critical, defaults, false),

@@ -236,7 +236,7 @@ fn inter_pod_anti_affinity(
     let mut out = Vec::new();
     for (n, node) in state.nodes.iter().enumerate() {
         let mut pods: Vec<Arc<Pod>> = node.pods.clone();
-        pods.sort_by(|a, b| (a.priority, a.key()).cmp(&(b.priority, b.key())));
+        pods.sort_by_key(|p| (p.priority, p.key()));
         for p in pods {
             if anti_affinity_violated(state, &p, n, &assigned) && evictable(&p) {
                 if let Some(list) = assigned.get_mut(p.namespace.as_str()) {
