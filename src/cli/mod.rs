@@ -14,6 +14,7 @@ mod r#gen;
 mod inspect;
 mod output;
 mod plan;
+mod rebalance;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,8 +58,12 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Write a synthetic cluster snapshot (scheduler_perf workloads and kplace's own) as YAML.
     Gen(r#gen::GenArgs),
-    /// Carry out a plan on a cluster: evictions through the Eviction API, then Bindings.
+    /// Carry out a plan on a cluster: evictions through the Eviction API, then Bindings; a
+    /// rebalancing plan's moves wave by wave.
     Bind(bind::BindArgs),
+    /// Plan which running pods to move where (pack, balance or fix), in waves that
+    /// PodDisruptionBudgets allow.
+    Rebalance(rebalance::RebalanceArgs),
 }
 
 /// Output formats.
@@ -110,6 +115,14 @@ pub fn load_cluster(
     args: &SnapshotArgs,
     config: Option<&kplace::framework::config::SchedulerConfig>,
 ) -> anyhow::Result<Loaded> {
+    load_cluster_and_snapshot(args, config).map(|(loaded, _)| loaded)
+}
+
+/// [`load_cluster`], also returning the typed objects read (for what the model does not keep).
+pub fn load_cluster_and_snapshot(
+    args: &SnapshotArgs,
+    config: Option<&kplace::framework::config::SchedulerConfig>,
+) -> anyhow::Result<(Loaded, kplace::snapshot::Snapshot)> {
     let start = std::time::Instant::now();
     let snapshot = kplace::snapshot::load(&args.paths)?;
     let load_ms = start.elapsed().as_secs_f64() * 1000.0;
@@ -131,7 +144,7 @@ pub fn load_cluster(
         pending = cluster.pending.len(),
         "loaded snapshot in {load_ms:.1} ms"
     );
-    Ok(Loaded { cluster, load_ms, build_ms })
+    Ok((Loaded { cluster, load_ms, build_ms }, snapshot))
 }
 
 /// Reads `--config`, or returns upstream's default configuration.
@@ -188,5 +201,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(args) => check::run(&args),
         Command::Gen(args) => r#gen::run(&args),
         Command::Bind(args) => bind::run(&args, quiet),
+        Command::Rebalance(args) => rebalance::run(&args),
     }
 }
