@@ -217,6 +217,10 @@ impl Objective {
     }
 }
 
+/// A pod of a hot node with its improving moves: (best change, pod key, pod, source node,
+/// (change, target) best first).
+type Candidate = (i128, String, Arc<Pod>, usize, Vec<(i128, usize)>);
+
 fn requests(pod: &Pod) -> [i64; 2] {
     RESOURCES.map(|r| pod.requests.get(r))
 }
@@ -232,7 +236,7 @@ pub fn balance(sim: &mut Sim<'_>, max_moves: usize) {
         ranked.sort();
         let hottest: Vec<usize> = ranked.iter().rev().take(WINDOW).map(|(_, n)| *n).collect();
         // Per movable pod of the hottest nodes: its improving targets, best first.
-        let mut candidates: Vec<(i128, String, Arc<Pod>, usize, Vec<(i128, usize)>)> = Vec::new();
+        let mut candidates: Vec<Candidate> = Vec::new();
         for &s in &hottest {
             let pods: Vec<Arc<Pod>> =
                 sim.state.nodes.get(s).map_or_else(Vec::new, |n| n.pods.clone());
