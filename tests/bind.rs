@@ -63,6 +63,7 @@ fn outcome(report: &BindReport, action: Action, pod: &str) -> Outcome {
     let list = match action {
         Action::Evict => &report.evictions,
         Action::Bind => &report.bindings,
+        Action::Move => panic!("moves have their own results (report.moves)"),
     };
     list.iter().find(|r| r.pod == pod).unwrap_or_else(|| panic!("no result for {pod}")).outcome
 }
