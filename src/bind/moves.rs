@@ -425,7 +425,7 @@ impl Binder<'_> {
                 r.result.replacement = Some(p.key.to_string());
                 match &p.node {
                     None if !r.bind_sent
-                        && self.options.steer_scheduler_names.iter().any(|s| *s == p.scheduler) =>
+                        && self.options.steer_scheduler_names.contains(&p.scheduler) =>
                     {
                         match self.steer(&p.key, &r.mv.to).await {
                             Ok(()) => {
