@@ -167,6 +167,8 @@ struct Running<'m> {
     key: &'m PodKey,
     owner_uid: Option<String>,
     result: MoveResult,
+    /// The UID to evict, while the eviction is still to be sent (or was refused so far).
+    evict_uid: Option<String>,
     /// Evicted and waiting for a replacement.
     waiting: bool,
     replacement_uid: Option<String>,
@@ -266,6 +268,7 @@ impl Binder<'_> {
                             attempts: 0,
                             message: String::new(),
                         },
+                        evict_uid: None,
                         waiting: false,
                         replacement_uid: None,
                         bind_sent: false,
@@ -325,9 +328,8 @@ impl Binder<'_> {
                 }
                 Ok(Some(v)) => {
                     r.owner_uid = v.owner_uid.clone();
-                    r.waiting = true;
+                    r.evict_uid = Some(v.uid);
                     namespaces.insert(r.key.namespace.clone());
-                    r.result.message = v.uid; // The UID to evict, until the eviction is sent.
                 }
                 Err(fail) => {
                     r.result.outcome = Outcome::Failed;
@@ -340,28 +342,39 @@ impl Binder<'_> {
             match self.list_pods(ns).await {
                 Ok(pods) => known.extend(pods.into_iter().map(|p| p.uid)),
                 Err(fail) => {
-                    for r in wave.iter_mut().filter(|r| r.waiting && r.key.namespace == *ns) {
-                        r.waiting = false;
+                    for r in
+                        wave.iter_mut().filter(|r| r.evict_uid.is_some() && r.key.namespace == *ns)
+                    {
+                        r.evict_uid = None;
                         r.result.outcome = Outcome::Failed;
                         r.result.message = format!("listing pods in {ns}: {}", fail.message());
                     }
                 }
             }
         }
-        // 2. Evict.
-        for r in wave.iter_mut().filter(|r| r.waiting) {
-            let uid = std::mem::take(&mut r.result.message);
-            loop {
-                let call = self.post_eviction(r.key, Some(uid.clone())).await;
+        // 2. Evict (a refusal is tried again at every poll until the deadline), then
+        // 3. wait for the replacements, steering those kplace serves.
+        loop {
+            let last_chance = Instant::now() + poll > deadline;
+            for r in wave.iter_mut() {
+                let Some(uid) = r.evict_uid.clone() else { continue };
+                let call = self.post_eviction(r.key, Some(uid)).await;
                 r.result.attempts += call.attempts;
                 match call.result {
-                    Ok(_) => break,
-                    Err(Fail::Refused(m)) if Instant::now() + poll < deadline => {
-                        tracing::debug!("evict {}: {m}; retrying", r.key);
-                        tokio::time::sleep(poll).await;
+                    Ok(_) if self.options.dry_run => {
+                        r.evict_uid = None;
+                        r.result.outcome = Outcome::Evicted;
+                        r.result.message = "server dry run: nothing waited for".to_string();
+                    }
+                    Ok(_) => {
+                        r.evict_uid = None;
+                        r.waiting = true;
+                    }
+                    Err(Fail::Refused(m)) if !last_chance => {
+                        tracing::debug!("evict {}: {m}; trying again", r.key);
                     }
                     Err(fail) => {
-                        r.waiting = false;
+                        r.evict_uid = None;
                         (r.result.outcome, r.result.message) = match fail {
                             Fail::NotFound(_) => (Outcome::Gone, "no longer exists".to_string()),
                             Fail::Conflict(_) => {
@@ -370,19 +383,10 @@ impl Binder<'_> {
                             Fail::Refused(m) => (Outcome::Refused, m),
                             other => (Outcome::Failed, other.message().to_string()),
                         };
-                        break;
                     }
                 }
             }
-            if r.waiting && self.options.dry_run {
-                r.waiting = false;
-                r.result.outcome = Outcome::Evicted;
-                r.result.message = "server dry run: nothing waited for".to_string();
-            }
-        }
-        // 3. Wait for the replacements, steering those kplace serves.
-        loop {
-            if !wave.iter().any(|r| r.waiting) {
+            if !wave.iter().any(|r| r.waiting || r.evict_uid.is_some()) {
                 break;
             }
             let mut live: Vec<Live> = Vec::new();
@@ -456,11 +460,16 @@ impl Binder<'_> {
                     }
                 }
             }
-            if !wave.iter().any(|r| r.waiting) {
+            if !wave.iter().any(|r| r.waiting || r.evict_uid.is_some()) {
                 break;
             }
             if Instant::now() + poll > deadline {
-                let secs = self.options.wave_timeout.as_secs();
+                let secs = self.options.wave_timeout.as_secs_f64();
+                for r in wave.iter_mut().filter(|r| r.evict_uid.is_some()) {
+                    r.evict_uid = None;
+                    r.result.outcome = Outcome::Refused;
+                    r.result.message = format!("the eviction was still refused after {secs} s");
+                }
                 for r in wave.iter_mut().filter(|r| r.waiting) {
                     r.waiting = false;
                     r.result.outcome = Outcome::Failed;

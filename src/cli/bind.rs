@@ -61,9 +61,9 @@ pub struct BindArgs {
     /// replacement bound, running and ready; later waves are skipped when it runs out.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     wave_timeout: u64,
-    /// Seconds between checks of a wave's replacements.
-    #[arg(long, default_value_t = 2, value_name = "SECONDS")]
-    wave_poll: u64,
+    /// Seconds between checks of a wave's replacements (fractions allowed).
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    wave_poll: f64,
     /// Scheduler names kplace serves (repeatable): a move's replacement pod with one of these
     /// `spec.schedulerName`s is bound to the planned node; others are left to their scheduler
     /// (which may choose another node). Default: `kplace`.
@@ -78,6 +78,9 @@ pub fn run(args: &BindArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     if !(args.qps.is_finite() && args.qps >= 0.0) {
         anyhow::bail!("--qps must be a number of requests per second, 0 or more: {}", args.qps);
     }
+    if !(args.wave_poll.is_finite() && (0.01..=3600.0).contains(&args.wave_poll)) {
+        anyhow::bail!("--wave-poll must be between 0.01 and 3600 seconds: {}", args.wave_poll);
+    }
     let plan = kplace::bind::read_plan(&args.plan)?;
     let options = BindOptions {
         dry_run: args.dry_run == DryRun::Server,
@@ -88,7 +91,7 @@ pub fn run(args: &BindArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         request_timeout: Duration::from_secs(args.request_timeout.max(1)),
         eviction_timeout: Duration::from_secs(args.eviction_timeout),
         wave_timeout: Duration::from_secs(args.wave_timeout),
-        wave_poll: Duration::from_secs(args.wave_poll.max(1)),
+        wave_poll: Duration::from_secs_f64(args.wave_poll),
         steer_scheduler_names: if args.scheduler_names.is_empty() {
             vec!["kplace".to_string()]
         } else {

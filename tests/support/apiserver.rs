@@ -399,6 +399,11 @@ impl ApiServer {
         self.state().replica_set_controller = true;
     }
 
+    /// Turns the ReplicaSet controller off again.
+    pub fn state_without_controller(&self) {
+        self.state().replica_set_controller = false;
+    }
+
     /// Turns on a stand-in kube-scheduler that binds every new replacement whose
     /// `schedulerName` is `default-scheduler` to `node`.
     pub fn run_kube_scheduler(&self, node: &str) {
@@ -428,6 +433,13 @@ impl ApiServer {
     /// Adds or replaces a pod.
     pub fn put_pod(&self, pod: FakePod) {
         self.state().pods.insert(pod.key(), pod);
+    }
+
+    /// Adds or replaces a budget (by namespace and name).
+    pub fn put_pdb(&self, pdb: FakePdb) {
+        let mut state = self.state();
+        state.pdbs.retain(|p| !(p.namespace == pdb.namespace && p.name == pdb.name));
+        state.pdbs.push(pdb);
     }
 
     /// The budget named `name`.
