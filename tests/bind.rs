@@ -741,3 +741,93 @@ async fn invalid_moves_are_rejected_before_any_request() {
     }
     assert!(server.requests().is_empty());
 }
+
+/// A snapshot of three 4-CPU nodes, each running one replica (1 CPU) of ReplicaSet `web`,
+/// scheduled by kplace, with a budget that needs two replicas.
+fn web_snapshot() -> String {
+    let mut docs = Vec::new();
+    for i in 0..3 {
+        docs.push(format!(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n{}\n  labels:\n    kubernetes.io/hostname: n{}\n\
+             status:\n  allocatable: {{cpu: '4', memory: 16Gi, pods: '110'}}\n  capacity: {{cpu: '4', memory: 16Gi, pods: '110'}}\n",
+            i + 1,
+            i + 1
+        ));
+        docs.push(format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-{i}\n  namespace: ns\n  uid: uid-web-{i}\n  labels: {{app: web}}\n\
+             \x20 ownerReferences:\n  - {{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: uid-rs-web, controller: true}}\n\
+             spec:\n  nodeName: n{}\n  schedulerName: kplace\n  containers:\n  - name: c\n    image: web\n\
+             \x20   resources: {{requests: {{cpu: '1', memory: 1Gi}}}}\nstatus:\n  phase: Running\n",
+            i + 1
+        ));
+    }
+    docs.push(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: ns}\n\
+         spec:\n  minAvailable: 2\n  selector: {matchLabels: {app: web}}\n\
+         status: {currentHealthy: 3, desiredHealthy: 2, expectedPods: 3, disruptionsAllowed: 1}\n"
+            .to_string(),
+    );
+    docs.join("---\n")
+}
+
+#[tokio::test]
+async fn a_plan_from_kplace_rebalance_is_carried_out_by_kplace_bind() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join("cluster.yaml");
+    std::fs::write(&snapshot, web_snapshot()).unwrap();
+    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let out = kplace(
+        args(&["rebalance", &snapshot.display().to_string(), "--objective", "pack", "-o", "json"]),
+        vec![],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let plan: Plan = serde_json::from_slice(&out.stdout).expect("one JSON plan");
+    let planned: Vec<(&str, &str, &str, u32)> = plan
+        .moves
+        .iter()
+        .map(|m| (m.pod.as_str(), m.from.as_str(), m.to.as_str(), m.wave))
+        .collect();
+    // n1 and n3 are emptied onto n2, one replica at a time (the budget allows one disruption).
+    assert_eq!(planned, vec![("ns/web-0", "n1", "n2", 1), ("ns/web-2", "n3", "n2", 2)]);
+    let plan_path = dir.path().join("plan.json");
+    std::fs::write(&plan_path, &out.stdout).unwrap();
+
+    let pods = (0..3)
+        .map(|i| {
+            FakePod::running(&format!("ns/web-{i}"), &format!("n{}", i + 1))
+                .label("app", "web")
+                .owned_by_replica_set("web")
+                .scheduler("kplace")
+        })
+        .collect();
+    let server =
+        ApiServer::start(pods, vec![FakePdb::min_available("ns", "web", "app", "web", 2)]).await;
+    server.run_replica_set_controller();
+    server.run_kubelet();
+    let kubeconfig = server.write_kubeconfig(dir.path(), "test");
+    let out = kplace(
+        args(&[
+            "bind",
+            "--plan",
+            &plan_path.display().to_string(),
+            "--kubeconfig",
+            &kubeconfig.display().to_string(),
+            "--wave-poll",
+            "0.02",
+            "-o",
+            "json",
+        ]),
+        vec![],
+    )
+    .await;
+
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: BindReport = serde_json::from_slice(&out.stdout).expect("one JSON report");
+    assert!(report.moves.iter().all(|m| m.outcome == Outcome::Moved && m.steered), "{report:#?}");
+    for r in server.replacements() {
+        assert_eq!(server.pod(&r).unwrap().node.as_deref(), Some("n2"), "{r}");
+    }
+    assert!(server.pod("ns/web-0").is_none() && server.pod("ns/web-2").is_none());
+    assert!(!server.requests().iter().any(|r| r.status == 429), "the waves kept the budget");
+}
