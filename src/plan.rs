@@ -162,7 +162,7 @@ pub struct RebalanceSummary {
     pub moves: usize,
     /// Number of waves.
     pub waves: usize,
-    /// The move limit (`--max-moves`).
+    /// The move limit (`--max-moves`; 0 when there is none).
     pub max_moves: usize,
     /// Nodes running at least one pod that is not a node daemon (DaemonSet, mirror or static
     /// pod), before the moves.

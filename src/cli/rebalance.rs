@@ -104,6 +104,16 @@ pub fn run(args: &RebalanceArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `: a, b, c` (at most ten names, then how many more).
+fn freed(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    match names.len() {
+        0 => String::new(),
+        n if n <= SHOWN => format!(": {}", names.join(", ")),
+        n => format!(": {}, and {} more", names[..SHOWN].join(", "), n - SHOWN),
+    }
+}
+
 fn fmt_map(m: &std::collections::BTreeMap<String, usize>) -> String {
     if m.is_empty() {
         return "none".to_string();
@@ -142,11 +152,7 @@ pub fn render(plan: &Plan) -> String {
         s.nodes_in_use_before,
         s.nodes_in_use_after,
         s.nodes_freed.len(),
-        if s.nodes_freed.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", s.nodes_freed.join(", "))
-        }
+        freed(&s.nodes_freed)
     ));
     let mut t = Table::new(&["RESOURCE", "NODE STDDEV", "AFTER", "ZONE STDDEV", "AFTER"]);
     for (r, before) in &s.node_stddev_before {
