@@ -27,7 +27,9 @@
 //!   disruption, do not move. [`waves::verify_waves`] replays the evictions one by one.
 //! - **Who may move**: descheduler's DefaultEvictor ([`evictor`]) with the flags named after
 //!   its arguments; in addition, a pod moves only when a controller will create its replacement
-//!   (it has a controlling owner that is not a DaemonSet) and its scheduler has a profile.
+//!   (it has a controlling owner that is not a DaemonSet) and its scheduler has a profile. kplace
+//!   does not evaluate volume plugins, so a pod with PersistentVolumeClaims moves only within its
+//!   zone (`topology.kubernetes.io/zone`).
 //!
 //! Applying a plan: `kplace bind --plan` evicts wave by wave and waits for each wave's
 //! replacements (same controlling owner, new pod) to be bound and running before the next. A

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use super::balance::ZONE_LABEL;
 use super::budget::Budget;
 use super::evictor::{self, EvictorOptions};
 use super::violations::ConstraintState;
@@ -170,7 +171,9 @@ impl<'a> Sim<'a> {
     }
 
     /// Every node other than `from` (and those `exclude` rules out) where the pod's replacement
-    /// passes PreFilter and Filter.
+    /// passes PreFilter and Filter. kplace does not evaluate volume plugins, so a pod with
+    /// PersistentVolumeClaims only goes to nodes of its own zone (`topology.kubernetes.io/zone`),
+    /// where zonal volumes can follow it.
     pub fn targets(
         &mut self,
         pod: &Arc<Pod>,
@@ -186,8 +189,15 @@ impl<'a> Sim<'a> {
                     return out;
                 }
             };
+            let zone = |n: usize| state.nodes.get(n).and_then(|node| node.labels.get(ZONE_LABEL));
             for (n, node) in state.nodes.iter().enumerate() {
                 if n == from || exclude(n) {
+                    continue;
+                }
+                if pending.has_pvc && zone(n) != zone(from) {
+                    *out.reasons
+                        .entry("node(s) in another zone than the pod's volumes".to_string())
+                        .or_insert(0) += 1;
                     continue;
                 }
                 if let Some(names) = cs.node_names()
@@ -210,21 +220,6 @@ impl<'a> Sim<'a> {
             out
         })
         .unwrap_or_default()
-    }
-
-    /// Whether the pod's replacement passes PreFilter and Filter on node `to`.
-    pub fn fits(&mut self, pod: &Arc<Pod>, from: usize, to: usize) -> bool {
-        self.without(pod, from, |state, fw, pending| {
-            let Some(node) = state.nodes.get(to) else { return false };
-            let PreFilterOutcome::Proceed(cs) = fw.pre_filter(pending, state) else { return false };
-            if let Some(names) = cs.node_names()
-                && !names.contains(&node.name)
-            {
-                return false;
-            }
-            fw.filter(&cs, pending, node).is_success()
-        })
-        .unwrap_or(false)
     }
 
     /// The framework's weighted total score of each of `feasible` for the pod's replacement

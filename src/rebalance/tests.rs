@@ -149,6 +149,29 @@ fn pack_does_not_empty_a_node_with_a_pod_that_may_not_move() {
 }
 
 #[test]
+fn a_pod_with_volume_claims_moves_only_within_its_zone() {
+    // a1 (zone a) holds a PVC pod; b1 (zone b) has room, a2 (zone a) has room only when its
+    // unmovable (bare) pod is small.
+    let with_filler = |cpu: i64| {
+        let mut db = rs(rs_pod("db", "db", "a1", 500));
+        db.has_pvc = true;
+        let filler = PodBuilder::new("ns", "filler").node("a2").cpu(cpu).memory(GI / 8).obj();
+        cluster(
+            vec![node("a1", 4000, "a"), node("b1", 4000, "b"), node("a2", 4000, "a")],
+            vec![db, filler],
+        )
+    };
+    let r = run(&with_filler(3900), &[], opts(Objective::Pack));
+    assert!(r.plan.moves.is_empty(), "{:#?}", r.plan.moves);
+    let u = &summary(&r).unmoved;
+    assert!(u.iter().any(|u| u.pod == "ns/db" && u.reason.contains("another zone")), "{u:#?}");
+
+    let r = run(&with_filler(100), &[], opts(Objective::Pack));
+    let db = r.plan.moves.iter().find(|m| m.pod == "ns/db").expect("db moves");
+    assert_eq!(db.to, "a2", "within zone a");
+}
+
+#[test]
 fn pack_moves_a_budgeted_replica_set_one_pod_per_wave() {
     let state = fragmented();
     // Six replicas, five must stay healthy: one disruption at a time.
