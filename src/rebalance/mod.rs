@@ -209,7 +209,7 @@ pub fn rebalance(
     // Waves.
     let steps: Vec<Step> =
         sim.moves.iter().map(|m| Step { pod: m.pod.clone(), from: m.from, to: m.to }).collect();
-    let waves = assign_waves(&steps, budgets, &sim.allowed);
+    let waves = assign_waves(state, &steps, budgets, &sim.allowed);
     let name = |n: usize| state.nodes.get(n).map(|n| n.name.clone()).unwrap_or_default();
     let mut order: Vec<usize> = (0..sim.moves.len()).collect();
     order.sort_by_key(|&i| (waves.get(i).copied().unwrap_or(0), i));

@@ -368,7 +368,8 @@ fn fix_reports_a_violating_pod_with_no_valid_node_as_unfixable() {
 }
 
 #[test]
-fn waves_order_a_move_after_the_move_that_frees_its_room_and_after_related_moves() {
+fn waves_order_a_move_after_the_move_that_frees_its_room_and_after_related_moves_that_change_domains()
+ {
     let a = Arc::new(rs(rs_pod("a", "a", "n1", 100)));
     let b = Arc::new(rs(rs_pod("b", "b", "n2", 100)));
     let c = Arc::new(rs(rs_pod("c", "c", "n3", 100)));
@@ -384,14 +385,35 @@ fn waves_order_a_move_after_the_move_that_frees_its_room_and_after_related_moves
         // d's anti-affinity selects c: after c.
         Step { pod: anti, from: 3, to: 6 },
     ];
-    assert_eq!(assign_waves(&steps, &[], &[]), vec![1, 2, 1, 2]);
+    let nodes: Vec<_> =
+        (1..=7).map(|i| node(&format!("n{i}"), 4000, if i <= 4 { "a" } else { "b" })).collect();
+    let state = cluster(nodes, vec![]);
+    assert_eq!(assign_waves(&state, &steps, &[], &[]), vec![1, 2, 1, 2]);
     // A budget allowing one disruption over a and c splits them.
     let budget = Budget { selector: None, ..Budget::new("ns", "ac", &[], 0) };
     let mut with = budget.clone();
     with.selector = Some(crate::model::LabelSelector {
         requirements: vec![Requirement::new("app", MatchOp::In, &["a", "c"])],
     });
-    assert_eq!(assign_waves(&steps, &[with], &[1]), vec![1, 2, 2, 3]);
+    assert_eq!(assign_waves(&state, &steps, &[with], &[1]), vec![1, 2, 2, 3]);
+
+    // Zone anti-affinity between two pods whose moves stay in their zones: independent.
+    let zone_anti = |name: &str, n: &str| {
+        Arc::new(rs(
+            rs_pod(name, "z", n, 100).pod_anti_affinity(affinity_term(ZONE, &[("app", "z")]))
+        ))
+    };
+    let within = vec![
+        Step { pod: zone_anti("z1", "n1"), from: 0, to: 1 },
+        Step { pod: zone_anti("z2", "n5"), from: 4, to: 5 },
+    ];
+    assert_eq!(assign_waves(&state, &within, &[], &[]), vec![1, 1]);
+    // The same pods moving across zones: ordered.
+    let across = vec![
+        Step { pod: zone_anti("z1", "n1"), from: 0, to: 4 },
+        Step { pod: zone_anti("z2", "n6"), from: 5, to: 1 },
+    ];
+    assert_eq!(assign_waves(&state, &across, &[], &[]), vec![1, 2]);
 }
 
 #[test]
@@ -433,6 +455,39 @@ fn check_moves_catches_a_move_onto_a_full_node() {
 }
 
 #[test]
+fn the_constraint_state_sees_required_pod_affinity_that_no_longer_holds() {
+    use super::violations::ConstraintState;
+    let follower = |node: &str| {
+        rs(rs_pod("f", "f", node, 100).pod_affinity(affinity_term(ZONE, &[("app", "leader")])))
+    };
+    let leader = |node: &str| rs(rs_pod("l", "leader", node, 100));
+    let self_affine =
+        rs(rs_pod("s", "self", "a1", 100).pod_affinity(affinity_term(ZONE, &[("app", "self")])));
+    let nodes = || vec![node("a1", 4000, "a"), node("a2", 4000, "a"), node("b1", 4000, "b")];
+    let cases = [
+        (
+            "a follower with its leader in the zone holds",
+            cluster(nodes(), vec![follower("a1"), leader("a2")]),
+            false,
+        ),
+        (
+            "a follower whose leader is in another zone does not",
+            cluster(nodes(), vec![follower("a1"), leader("b1")]),
+            true,
+        ),
+        ("the first pod of a self-affine group holds", cluster(nodes(), vec![self_affine]), false),
+    ];
+    for (name, state, violated) in cases {
+        let cs = ConstraintState::of(&state);
+        assert_eq!(
+            cs.pods.iter().any(|(what, _)| *what == "pod_affinity"),
+            violated,
+            "{name}: {cs:?}"
+        );
+    }
+}
+
+#[test]
 fn the_summary_counts_nodes_in_use_without_node_daemons() {
     let state = fragmented();
     assert_eq!(nodes_in_use(&state).len(), 6);
@@ -445,7 +500,8 @@ fn the_summary_counts_nodes_in_use_without_node_daemons() {
 
 /// A random cluster: 3–6 nodes in two zones (the first one sometimes tainted `NoSchedule`
 /// after its pods landed), pods of a few ReplicaSets (some with required anti-affinity on
-/// hostname or a zone spread constraint), some bare or emptyDir pods, a few DaemonSet pods; and
+/// hostname or zone, required affinity on zone, or a zone spread constraint — some with a node
+/// selector the constraint honors), some bare or emptyDir pods, a few DaemonSet pods; and
 /// budgets allowing 1–2 disruptions per ReplicaSet.
 fn arb_cluster() -> impl Strategy<Value = (ClusterState, Vec<Budget>)> {
     (
@@ -468,12 +524,23 @@ fn arb_cluster() -> impl Strategy<Value = (ClusterState, Vec<Budget>)> {
                     b = b.pod_anti_affinity(affinity_term(HOST, &[("app", "rs1")]));
                 }
                 if set == 2 {
+                    let skew = if kind % 2 == 0 { 1 } else { 2 };
                     b = b.spread(spread_constraint(
-                        2,
+                        skew,
                         ZONE,
                         UnsatisfiableAction::DoNotSchedule,
                         &[("app", "rs2")],
                     ));
+                    if kind == 3 {
+                        // Honored node selection: only zone-b nodes count for this pod.
+                        b = b.node_selector(ZONE, "b");
+                    }
+                }
+                if set == 3 && kind >= 4 {
+                    b = b.pod_anti_affinity(affinity_term(ZONE, &[("app", "rs3")]));
+                }
+                if set == 0 && kind == 5 {
+                    b = b.pod_affinity(affinity_term(ZONE, &[("app", "rs0")]));
                 }
                 let mut pod = match kind {
                     0 => b.obj(),

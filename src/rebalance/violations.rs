@@ -549,6 +549,7 @@ impl ConstraintState {
     pub fn of(state: &ClusterState) -> Self {
         let mut out = ConstraintState::default();
         let assigned = by_namespace(state);
+        let mut groups: BTreeMap<String, AffinityGroup> = BTreeMap::new();
         for (n, p) in pods_on(state) {
             let Some(node) = state.nodes.get(n) else { continue };
             if !required_node_affinity_matches(p, node) {
@@ -562,8 +563,12 @@ impl ConstraintState {
             {
                 out.pods.insert(("anti_affinity", p.key()));
             }
-            if !p.pod_affinity.required.is_empty() && !pod_affinity_holds(state, p, n) {
-                out.pods.insert(("pod_affinity", p.key()));
+            if !p.pod_affinity.required.is_empty() {
+                let signature = format!("{}/{:?}", p.namespace, p.pod_affinity.required);
+                let group = groups.entry(signature).or_insert_with(|| AffinityGroup::new(state, p));
+                if !group.holds(state, p, n) {
+                    out.pods.insert(("pod_affinity", p.key()));
+                }
             }
         }
         for (ns, pods) in &assigned {
@@ -624,43 +629,53 @@ impl ConstraintState {
     }
 }
 
-/// Whether a running pod's required pod affinity still holds where it runs: for every term some
-/// other pod matching all terms is in the node's domain — or no other pod matches them all and
-/// the pod matches its own terms (the first pod of a self-affine group).
-fn pod_affinity_holds(state: &ClusterState, pod: &Pod, n: usize) -> bool {
-    let Some(node) = state.nodes.get(n) else { return false };
-    let terms: Vec<AffinityTerm> =
-        pod.pod_affinity.required.iter().map(|t| AffinityTerm::new(pod, t)).collect();
-    if terms.iter().any(|t| !node.labels.contains_key(&t.topology_key)) {
-        return false;
-    }
-    let matches_all =
-        |q: &Pod| terms.iter().all(|t| t.matches(q, state.namespace_labels(&q.namespace)));
-    let mut satisfied = vec![false; terms.len()];
-    let mut any_other = false;
-    for (m, q) in pods_on(state) {
-        if q.key() == pod.key() || !matches_all(q) {
-            continue;
-        }
-        any_other = true;
-        for (i, t) in terms.iter().enumerate() {
-            if same_domain_keyed(state, n, m, &t.topology_key)
-                && let Some(s) = satisfied.get_mut(i)
-            {
-                *s = true;
-            }
-        }
-    }
-    satisfied.iter().all(|s| *s) || (!any_other && matches_all(pod))
+/// The pods matching every required pod affinity term of a group of pods with the same
+/// namespace and terms, counted per term by the domain of the term's key.
+#[derive(Debug)]
+struct AffinityGroup {
+    terms: Vec<AffinityTerm>,
+    /// Per term: domain value → matching pods on nodes in that domain.
+    per_domain: Vec<BTreeMap<String, usize>>,
+    /// Matching pods in all.
+    total: usize,
 }
 
-/// Whether two nodes share a value of `key` (both must have it).
-fn same_domain_keyed(state: &ClusterState, a: usize, b: usize, key: &str) -> bool {
-    match (
-        state.nodes.get(a).and_then(|n| n.labels.get(key)),
-        state.nodes.get(b).and_then(|n| n.labels.get(key)),
-    ) {
-        (Some(x), Some(y)) => x == y,
-        _ => false,
+impl AffinityGroup {
+    fn new(state: &ClusterState, pod: &Pod) -> Self {
+        let terms: Vec<AffinityTerm> =
+            pod.pod_affinity.required.iter().map(|t| AffinityTerm::new(pod, t)).collect();
+        let mut per_domain = vec![BTreeMap::new(); terms.len()];
+        let mut total = 0;
+        for (m, q) in pods_on(state) {
+            if !terms.iter().all(|t| t.matches(q, state.namespace_labels(&q.namespace))) {
+                continue;
+            }
+            total += 1;
+            for (i, t) in terms.iter().enumerate() {
+                if let Some(v) = state.nodes.get(m).and_then(|n| n.labels.get(&t.topology_key))
+                    && let Some(counts) = per_domain.get_mut(i)
+                {
+                    *counts.entry(v.clone()).or_insert(0) += 1;
+                }
+            }
+        }
+        AffinityGroup { terms, per_domain, total }
+    }
+
+    /// Whether the affinity of `pod` (one of the group) holds on node `n`: for every term some
+    /// *other* pod matching all terms is in the node's domain — or no other pod matches them all
+    /// and the pod matches its own terms (the first pod of a self-affine group).
+    fn holds(&self, state: &ClusterState, pod: &Pod, n: usize) -> bool {
+        let Some(node) = state.nodes.get(n) else { return false };
+        let own = self.terms.iter().all(|t| t.matches(pod, state.namespace_labels(&pod.namespace)));
+        let own = usize::from(own);
+        let mut all = true;
+        for (t, counts) in self.terms.iter().zip(&self.per_domain) {
+            let Some(v) = node.labels.get(&t.topology_key) else { return false };
+            if counts.get(v).copied().unwrap_or(0) <= own {
+                all = false;
+            }
+        }
+        all || (self.total <= own && own == 1)
     }
 }

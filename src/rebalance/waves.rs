@@ -9,8 +9,10 @@
 //! 1. it comes after every earlier move (in sequence) *out of* its target node, so the room it
 //!    was given is free before it arrives (also when evicted pods take time to terminate);
 //! 2. it comes after every earlier move of a *related* pod ([`related`]: one's required pod
-//!    (anti-)affinity or `DoNotSchedule` spread selects the other), so every inter-pod rule sees
-//!    the pods it depends on where the sequence had them;
+//!    affinity or `DoNotSchedule` spread selects the other; or its anti-affinity does and one of
+//!    the two moves changes domain), so every inter-pod rule sees the pods it depends on where
+//!    the sequence had them, and never sees one of them missing because it was evicted in the
+//!    same wave;
 //! 3. no budget has more of its pods in the wave than it allows at the start of a wave (with
 //!    every earlier replacement running, as the disruption controller then counts it).
 //!
@@ -29,22 +31,69 @@ use crate::check::{CheckReport, Violation, ViolationKind, check};
 use crate::model::{ClusterState, LabelSelector, Pod, PodPhase, UnsatisfiableAction};
 use crate::plan::{Move, Placement, Plan};
 
-/// Whether `x`'s required pod (anti-)affinity or `DoNotSchedule` spread constraints select `y`
-/// (namespaces are ignored for affinity terms, which only makes more pods related).
-fn selects(x: &Pod, y: &Pod) -> bool {
-    let matches = |s: &Option<LabelSelector>| s.as_ref().is_some_and(|s| s.matches(&y.labels));
-    x.pod_affinity.required.iter().any(|t| matches(&t.label_selector))
-        || x.pod_anti_affinity.required.iter().any(|t| matches(&t.label_selector))
-        || (x.namespace == y.namespace
-            && x.topology_spread_constraints.iter().any(|c| {
-                c.when_unsatisfiable == UnsatisfiableAction::DoNotSchedule
-                    && matches(&c.label_selector)
-            }))
+/// Why one pod's placement can depend on where another pod is.
+#[derive(Debug, Clone, Copy)]
+enum Link<'a> {
+    /// A required pod anti-affinity term over this topology key: the other pod's absence never
+    /// hurts (removing pods cannot create an anti-affinity violation).
+    AntiAffinity(&'a str),
+    /// A required pod affinity term: the other pod's absence can hurt.
+    Affinity,
+    /// A `DoNotSchedule` spread constraint: the other pod's absence can hurt.
+    Spread,
 }
 
-/// Whether the placement of one pod can depend on where the other is (either selects the other).
-pub fn related(a: &Pod, b: &Pod) -> bool {
-    selects(a, b) || selects(b, a)
+/// The links from `x`'s required pod (anti-)affinity terms and `DoNotSchedule` spread
+/// constraints that select `y` (namespaces are ignored for affinity terms, which only adds
+/// links).
+fn links<'a>(x: &'a Pod, y: &Pod) -> Vec<Link<'a>> {
+    let matches = |s: &Option<LabelSelector>| s.as_ref().is_some_and(|s| s.matches(&y.labels));
+    let mut out: Vec<Link<'a>> = x
+        .pod_affinity
+        .required
+        .iter()
+        .filter(|t| matches(&t.label_selector))
+        .map(|_| Link::Affinity)
+        .collect();
+    out.extend(
+        x.pod_anti_affinity
+            .required
+            .iter()
+            .filter(|t| matches(&t.label_selector))
+            .map(|t| Link::AntiAffinity(t.topology_key.as_str())),
+    );
+    if x.namespace == y.namespace {
+        out.extend(
+            x.topology_spread_constraints
+                .iter()
+                .filter(|c| {
+                    c.when_unsatisfiable == UnsatisfiableAction::DoNotSchedule
+                        && matches(&c.label_selector)
+                })
+                .map(|_| Link::Spread),
+        );
+    }
+    out
+}
+
+/// The topology domain of node `n` for `key`.
+fn domain<'s>(state: &'s ClusterState, n: usize, key: &str) -> Option<&'s String> {
+    state.nodes.get(n).and_then(|node| node.labels.get(key))
+}
+
+/// Whether the placement of one moved pod can depend on where the other is, or on the other
+/// being gone for a while (within a wave every pod is evicted before any replacement is
+/// placed): a required pod affinity term or a `DoNotSchedule` spread constraint of either
+/// selects the other; or a required anti-affinity term does and one of the two moves changes
+/// what its pod counts for under it (its domain for the term's key). Only anti-affinity is
+/// indifferent to a pod's absence, so only moves linked by nothing else and staying within their
+/// domains are independent, whatever their order.
+pub fn related(state: &ClusterState, a: &Step, b: &Step) -> bool {
+    let changes = |s: &Step, key: &str| domain(state, s.from, key) != domain(state, s.to, key);
+    links(&a.pod, &b.pod).into_iter().chain(links(&b.pod, &a.pod)).any(|link| match link {
+        Link::AntiAffinity(key) => changes(a, key) || changes(b, key),
+        Link::Affinity | Link::Spread => true,
+    })
 }
 
 /// One move as [`assign_waves`] needs it: the pod and its source and target node indices.
@@ -61,13 +110,18 @@ pub struct Step {
 /// The wave (1, 2, …) of each step, in sequence order. `allowed[b]` is what budget `b` allows
 /// at the start of every wave; a pod's budgets must each allow at least one (the caller only
 /// moves such pods; a budget allowing none is treated as allowing one, so waves stay finite).
-pub fn assign_waves(steps: &[Step], budgets: &[Budget], allowed: &[i32]) -> Vec<u32> {
+pub fn assign_waves(
+    state: &ClusterState,
+    steps: &[Step],
+    budgets: &[Budget],
+    allowed: &[i32],
+) -> Vec<u32> {
     let mut waves: Vec<u32> = Vec::with_capacity(steps.len());
     let mut used: BTreeMap<(usize, u32), i32> = BTreeMap::new();
     for (i, step) in steps.iter().enumerate() {
         let mut wave = 1u32;
         for (d, earlier) in steps.iter().enumerate().take(i) {
-            if earlier.from == step.to || related(&earlier.pod, &step.pod) {
+            if earlier.from == step.to || related(state, earlier, step) {
                 wave = wave.max(waves.get(d).copied().unwrap_or(0) + 1);
             }
         }
