@@ -25,6 +25,7 @@ pub mod plan;
 pub mod plugins;
 pub mod progress;
 pub mod quantity;
+pub mod rebalance;
 pub mod resources;
 pub mod schedule;
 pub mod snapshot;

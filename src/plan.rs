@@ -3,6 +3,11 @@
 //! Input: decisions of a scheduler run; output: a stable JSON/YAML document
 //! (`placements`, `evictions`, `unschedulable`, `summary`). Every pending pod appears exactly once
 //! in `placements` or `unschedulable`; `placements` are in scheduling order.
+//!
+//! A rebalancing plan (`kplace rebalance`) adds `moves` — running pods to evict so that their
+//! controllers' replacements land on other nodes, in ordered waves — and `summary.rebalance`.
+//! Both are left out of the document when empty, so the documents of the other commands are
+//! unchanged.
 
 use std::collections::BTreeMap;
 
@@ -26,6 +31,24 @@ pub struct Eviction {
     pub node: String,
     /// `namespace/name` of the pod it makes room for.
     pub preemptor: String,
+}
+
+/// A running pod moved to another node by a rebalancing plan: it is evicted in its wave and its
+/// controller's replacement goes to `to`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Move {
+    /// `namespace/name` of the running pod.
+    pub pod: String,
+    /// The node it runs on.
+    pub from: String,
+    /// The node its replacement should run on.
+    pub to: String,
+    /// The wave (1, 2, …): every move of a wave is carried out, and its replacement running,
+    /// before the next wave starts.
+    pub wave: u32,
+    /// Why the pod moves (for `fix`: the descheduler strategy that selects it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 /// A pending pod that could not be placed, with kube-scheduler's FitError message.
@@ -97,6 +120,85 @@ pub struct Summary {
     pub backend: String,
     /// The algorithm that produced the plan (`baseline`, `greedy`, `lp`, …).
     pub algorithm: String,
+    /// Before/after figures of a rebalancing plan (absent for other plans).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebalance: Option<RebalanceSummary>,
+}
+
+/// A PodDisruptionBudget as a rebalancing plan used it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BudgetUse {
+    /// `namespace/name` of the budget.
+    pub pdb: String,
+    /// Disruptions it allows at the start of every wave.
+    pub allowed: i32,
+    /// `computed` (from `minAvailable`/`maxUnavailable` and the matching pods, as the disruption
+    /// controller computes it) or `status` (its `status.disruptionsAllowed`, when the snapshot
+    /// lacks what the computation needs).
+    pub source: String,
+    /// Moves of pods it selects, over all waves.
+    pub moves: usize,
+    /// The most moves of its pods in one wave.
+    pub max_per_wave: usize,
+}
+
+/// A pod a rebalancing plan wanted to move but could not.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Unmoved {
+    /// `namespace/name`.
+    pub pod: String,
+    /// The node it stays on.
+    pub node: String,
+    /// Why it stays.
+    pub reason: String,
+}
+
+/// Before/after figures of a rebalancing plan (`kplace rebalance`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RebalanceSummary {
+    /// `pack`, `balance` or `fix`.
+    pub objective: String,
+    /// Number of moves.
+    pub moves: usize,
+    /// Number of waves.
+    pub waves: usize,
+    /// The move limit (`--max-moves`; 0 when there is none).
+    pub max_moves: usize,
+    /// Nodes running at least one pod that is not a node daemon (DaemonSet, mirror or static
+    /// pod), before the moves.
+    pub nodes_in_use_before: usize,
+    /// The same after the moves.
+    pub nodes_in_use_after: usize,
+    /// Nodes in use before and not after (only node daemons are left on them).
+    pub nodes_freed: Vec<String>,
+    /// Population standard deviation of per-node utilization per resource, before.
+    pub node_stddev_before: BTreeMap<String, f64>,
+    /// The same after.
+    pub node_stddev_after: BTreeMap<String, f64>,
+    /// Population standard deviation of per-zone utilization (`topology.kubernetes.io/zone`)
+    /// per resource, before.
+    pub zone_stddev_before: BTreeMap<String, f64>,
+    /// The same after.
+    pub zone_stddev_after: BTreeMap<String, f64>,
+    /// Pods that descheduler's RemovePodsViolating* strategies select, per strategy, before.
+    pub violations_before: BTreeMap<String, usize>,
+    /// The same after.
+    pub violations_after: BTreeMap<String, usize>,
+    /// Violating pods moved to a node where they are valid.
+    pub violations_fixed: usize,
+    /// Pods the objective wanted to move but could not (for `fix`: the unfixable ones).
+    pub unmoved: Vec<Unmoved>,
+    /// Running pods that may not move, by reason.
+    pub unmovable: BTreeMap<String, usize>,
+    /// The budgets that select moved pods.
+    pub budgets: Vec<BudgetUse>,
+    /// Whether `kplace check` finds every wave valid (evictions, then placements).
+    pub check_valid: bool,
+    /// Its violations, by kind, when not.
+    pub check_violations: BTreeMap<String, usize>,
 }
 
 /// A complete plan.
@@ -109,6 +211,9 @@ pub struct Plan {
     pub evictions: Vec<Eviction>,
     /// Pods that could not be placed.
     pub unschedulable: Vec<Unschedulable>,
+    /// Moves of running pods (rebalancing plans only; left out when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<Move>,
     /// Totals.
     pub summary: Summary,
 }

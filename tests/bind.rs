@@ -1,6 +1,8 @@
 //! `kplace bind` against the in-process API server (`tests/support/apiserver.rs`): every pod
 //! bound once, faults that lose no pod and bind none twice, budgets that refuse evictions,
-//! 409s and 404s, dry-run, re-runs, limits, and the command line with a kubeconfig. Requests go
+//! 409s and 404s, dry-run, re-runs, limits, and the command line with a kubeconfig; and
+//! rebalancing plans carried out wave by wave, with the server's stand-in ReplicaSet
+//! controller, kube-scheduler, kubelet and disruption controller. Requests go
 //! only to 127.0.0.1; every test is bounded in time and checks how many requests it made.
 
 mod support;
@@ -9,7 +11,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use kplace::bind::{Action, ActionResult, BindOptions, BindReport, Outcome, RetryPolicy, bind};
-use kplace::plan::{Eviction, Placement, Plan};
+use kplace::plan::{Eviction, Move, Placement, Plan};
 use support::apiserver::{ApiServer, FakePdb, FakePod, Fault, Verb};
 
 /// The longest any test may take.
@@ -63,6 +65,7 @@ fn outcome(report: &BindReport, action: Action, pod: &str) -> Outcome {
     let list = match action {
         Action::Evict => &report.evictions,
         Action::Bind => &report.bindings,
+        Action::Move => panic!("moves have their own results (report.moves)"),
     };
     list.iter().find(|r| r.pod == pod).unwrap_or_else(|| panic!("no result for {pod}")).outcome
 }
@@ -513,4 +516,318 @@ async fn a_plan_that_is_not_a_plan_is_an_error_before_any_request() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("placements[0].pod") && stderr.contains("no-namespace"), "{stderr}");
     assert!(server.requests().is_empty());
+}
+
+// --- rebalancing plans: moves, wave by wave ----------------------------------------------------
+
+fn moves_plan(moves: &[(&str, &str, &str, u32)]) -> Plan {
+    Plan {
+        moves: moves
+            .iter()
+            .map(|(pod, from, to, wave)| Move {
+                pod: pod.to_string(),
+                from: from.to_string(),
+                to: to.to_string(),
+                wave: *wave,
+                reason: String::new(),
+            })
+            .collect(),
+        ..Plan::default()
+    }
+}
+
+/// Waves polled every 10 ms, given 2 s.
+fn waves() -> BindOptions {
+    BindOptions {
+        wave_timeout: Duration::from_secs(2),
+        wave_poll: Duration::from_millis(10),
+        ..fast()
+    }
+}
+
+/// Three ready replicas of ReplicaSet `web` on n1, scheduled by `scheduler`, and a budget that
+/// needs two of them ready.
+async fn web_cluster(scheduler: &str) -> ApiServer {
+    let pods = ["ns/web-a", "ns/web-b", "ns/web-c"]
+        .iter()
+        .map(|k| {
+            FakePod::running(k, "n1")
+                .label("app", "web")
+                .owned_by_replica_set("web")
+                .scheduler(scheduler)
+        })
+        .collect();
+    let server =
+        ApiServer::start(pods, vec![FakePdb::min_available("ns", "web", "app", "web", 2)]).await;
+    server.run_replica_set_controller();
+    server.run_kubelet();
+    server
+}
+
+fn position(server: &ApiServer, verb: Verb, pod: &str) -> usize {
+    server
+        .requests()
+        .iter()
+        .position(|r| r.verb == Some(verb) && r.pod == pod && r.status < 300)
+        .unwrap_or_else(|| panic!("no successful {verb:?} of {pod}"))
+}
+
+#[tokio::test]
+async fn a_rebalancing_plan_is_applied_wave_by_wave_with_replacements_steered_to_their_nodes() {
+    let server = web_cluster("kplace").await;
+    let plan = moves_plan(&[
+        ("ns/web-a", "n1", "n2", 1),
+        ("ns/web-b", "n1", "n3", 2),
+        ("ns/web-c", "n1", "n2", 3),
+    ]);
+
+    let report = run(&server, &plan, &waves()).await;
+
+    assert!(report.complete, "{report:#?}");
+    let replacements = server.replacements();
+    assert_eq!(replacements, vec!["ns/web-r1", "ns/web-r2", "ns/web-r3"]);
+    for (m, (r, to)) in report.moves.iter().zip(replacements.iter().zip(["n2", "n3", "n2"])) {
+        assert_eq!(m.outcome, Outcome::Moved, "{m:?}");
+        assert!(m.steered, "kplace bound {r}: {m:?}");
+        assert_eq!(m.replacement.as_deref(), Some(r.as_str()));
+        assert_eq!(m.node.as_deref(), Some(to));
+        assert_eq!(server.binds(r), vec![to.to_string()], "{r} bound once, to its planned node");
+    }
+    // Each wave starts only once the previous wave's replacement is bound (and running).
+    assert!(
+        position(&server, Verb::Bind, "ns/web-r1") < position(&server, Verb::Evict, "ns/web-b")
+    );
+    assert!(
+        position(&server, Verb::Bind, "ns/web-r2") < position(&server, Verb::Evict, "ns/web-c")
+    );
+    // The budget (two of three ready) never had to refuse an eviction.
+    assert!(!server.requests().iter().any(|r| r.status == 429), "{:?}", server.requests());
+    assert_eq!(report.summary.moves.get(&Outcome::Moved), Some(&3));
+
+    // Running the plan again finds every move done and changes nothing.
+    let writes_before = writes(&server);
+    let again = run(&server, &plan, &waves()).await;
+    assert!(again.complete);
+    assert!(again.moves.iter().all(|m| m.outcome == Outcome::Gone), "{again:#?}");
+    assert_eq!(writes(&server), writes_before);
+}
+
+#[tokio::test]
+async fn a_wave_larger_than_the_budget_allows_waits_for_the_budget_at_each_eviction() {
+    let server = web_cluster("kplace").await;
+    // Two evictions in one wave, but the budget allows one at a time: the second is refused
+    // until the first one's replacement is ready, then goes through.
+    let plan = moves_plan(&[("ns/web-a", "n1", "n2", 1), ("ns/web-b", "n1", "n3", 1)]);
+
+    let report = run(&server, &plan, &waves()).await;
+
+    assert!(report.complete, "{report:#?}");
+    assert!(server.requests().iter().any(|r| r.verb == Some(Verb::Evict) && r.status == 429));
+    assert!(
+        position(&server, Verb::Bind, "ns/web-r1") < position(&server, Verb::Evict, "ns/web-b")
+    );
+    let b = report.moves.iter().find(|m| m.pod == "ns/web-b").unwrap();
+    assert!(b.attempts >= 2, "the refused eviction was sent again: {b:?}");
+}
+
+#[tokio::test]
+async fn an_eviction_the_budget_keeps_refusing_ends_the_plan_at_its_wave() {
+    let server = web_cluster("kplace").await;
+    // All three must stay ready: nothing may be evicted.
+    server.put_pdb(FakePdb::min_available("ns", "web", "app", "web", 3));
+    let plan = moves_plan(&[("ns/web-a", "n1", "n2", 1), ("ns/web-b", "n1", "n3", 2)]);
+    let options = BindOptions { wave_timeout: Duration::from_millis(200), ..waves() };
+
+    let report = run(&server, &plan, &options).await;
+
+    assert!(!report.complete);
+    assert_eq!(report.moves[0].outcome, Outcome::Refused);
+    assert_eq!(report.moves[1].outcome, Outcome::Skipped);
+    assert!(server.pod("ns/web-a").is_some() && server.evictions("ns/web-b") == 0);
+}
+
+#[tokio::test]
+async fn replacements_kube_scheduler_puts_elsewhere_end_the_plan_after_their_wave() {
+    let server = web_cluster("default-scheduler").await;
+    server.run_kube_scheduler("n9");
+    let plan = moves_plan(&[("ns/web-a", "n1", "n2", 1), ("ns/web-b", "n1", "n3", 2)]);
+
+    let report = run(&server, &plan, &waves()).await;
+
+    assert!(!report.complete);
+    let a = &report.moves[0];
+    assert_eq!((a.outcome, a.node.as_deref(), a.steered), (Outcome::Elsewhere, Some("n9"), false));
+    assert!(a.message.contains("default-scheduler"), "{a:?}");
+    let b = &report.moves[1];
+    assert_eq!(b.outcome, Outcome::Skipped);
+    assert!(b.message.contains("wave 1 did not go as planned"), "{b:?}");
+    assert_eq!(server.evictions("ns/web-b"), 0, "later waves are not started");
+    assert_eq!(server.total_binds(), 0, "kplace binds no default-scheduler pod");
+}
+
+#[tokio::test]
+async fn a_replacement_kube_scheduler_puts_on_the_planned_node_completes_the_move_unsteered() {
+    let server = web_cluster("default-scheduler").await;
+    server.run_kube_scheduler("n2");
+    let plan = moves_plan(&[("ns/web-a", "n1", "n2", 1)]);
+
+    let report = run(&server, &plan, &waves()).await;
+
+    assert!(report.complete, "{report:#?}");
+    assert_eq!((report.moves[0].outcome, report.moves[0].steered), (Outcome::Moved, false));
+    assert_eq!(server.total_binds(), 0);
+}
+
+#[tokio::test]
+async fn a_move_whose_replacement_never_appears_fails_when_its_wave_times_out() {
+    let server = web_cluster("kplace").await;
+    // No controller: nothing replaces the evicted pod.
+    server.state_without_controller();
+    let plan = moves_plan(&[("ns/web-a", "n1", "n2", 1), ("ns/web-b", "n1", "n3", 2)]);
+    let options = BindOptions { wave_timeout: Duration::from_millis(200), ..waves() };
+
+    let report = run(&server, &plan, &options).await;
+
+    assert!(!report.complete);
+    assert_eq!(report.moves[0].outcome, Outcome::Failed);
+    assert!(report.moves[0].message.contains("no replacement appeared"), "{:?}", report.moves[0]);
+    assert_eq!(report.moves[1].outcome, Outcome::Skipped);
+}
+
+#[tokio::test]
+async fn moves_of_pods_without_a_controller_are_skipped_and_a_dry_run_changes_nothing() {
+    let server = ApiServer::start(
+        vec![
+            FakePod::running("ns/bare", "n1"),
+            FakePod::running("ns/web-a", "n1").owned_by_replica_set("web").scheduler("kplace"),
+        ],
+        vec![],
+    )
+    .await;
+    server.run_replica_set_controller();
+    let plan = moves_plan(&[("ns/bare", "n1", "n2", 1)]);
+    let report = run(&server, &plan, &waves()).await;
+    assert_eq!(report.moves[0].outcome, Outcome::Skipped);
+    assert_eq!(server.evictions("ns/bare"), 0);
+
+    let plan = moves_plan(&[("ns/web-a", "n1", "n2", 1)]);
+    let report = run(&server, &plan, &BindOptions { dry_run: true, ..waves() }).await;
+    assert!(report.complete && report.dry_run);
+    assert_eq!(report.moves[0].outcome, Outcome::Evicted);
+    assert!(server.pod("ns/web-a").is_some() && server.replacements().is_empty());
+    assert!(server.requests().iter().filter(|r| r.verb == Some(Verb::Evict)).all(|r| r.dry_run));
+}
+
+#[tokio::test]
+async fn invalid_moves_are_rejected_before_any_request() {
+    let server = ApiServer::start(vec![], vec![]).await;
+    let cases = [
+        (
+            "a pod moved twice",
+            moves_plan(&[("ns/a", "n1", "n2", 1), ("ns/a", "n2", "n3", 2)]),
+            "moves[1].pod",
+        ),
+        ("a wave 0", moves_plan(&[("ns/a", "n1", "n2", 0)]), "moves[0].wave"),
+        ("no target", moves_plan(&[("ns/a", "n1", "", 1)]), "moves[0].to"),
+    ];
+    for (name, plan, field) in cases {
+        let client = server.client();
+        match bind(&client, &plan, &waves(), &|_: &ActionResult| {}).await {
+            Err(kplace::bind::BindError::InvalidPlan { field: f, .. }) => {
+                assert_eq!(f, field, "{name}")
+            }
+            other => panic!("{name}: expected an invalid plan, got {other:?}"),
+        }
+    }
+    assert!(server.requests().is_empty());
+}
+
+/// A snapshot of three 4-CPU nodes, each running one replica (1 CPU) of ReplicaSet `web`,
+/// scheduled by kplace, with a budget that needs two replicas.
+fn web_snapshot() -> String {
+    let mut docs = Vec::new();
+    for i in 0..3 {
+        docs.push(format!(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n{}\n  labels:\n    kubernetes.io/hostname: n{}\n\
+             status:\n  allocatable: {{cpu: '4', memory: 16Gi, pods: '110'}}\n  capacity: {{cpu: '4', memory: 16Gi, pods: '110'}}\n",
+            i + 1,
+            i + 1
+        ));
+        docs.push(format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-{i}\n  namespace: ns\n  uid: uid-web-{i}\n  labels: {{app: web}}\n\
+             \x20 ownerReferences:\n  - {{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: uid-rs-web, controller: true}}\n\
+             spec:\n  nodeName: n{}\n  schedulerName: kplace\n  containers:\n  - name: c\n    image: web\n\
+             \x20   resources: {{requests: {{cpu: '1', memory: 1Gi}}}}\nstatus:\n  phase: Running\n",
+            i + 1
+        ));
+    }
+    docs.push(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: ns}\n\
+         spec:\n  minAvailable: 2\n  selector: {matchLabels: {app: web}}\n\
+         status: {currentHealthy: 3, desiredHealthy: 2, expectedPods: 3, disruptionsAllowed: 1}\n"
+            .to_string(),
+    );
+    docs.join("---\n")
+}
+
+#[tokio::test]
+async fn a_plan_from_kplace_rebalance_is_carried_out_by_kplace_bind() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join("cluster.yaml");
+    std::fs::write(&snapshot, web_snapshot()).unwrap();
+    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let out = kplace(
+        args(&["rebalance", &snapshot.display().to_string(), "--objective", "pack", "-o", "json"]),
+        vec![],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let plan: Plan = serde_json::from_slice(&out.stdout).expect("one JSON plan");
+    let planned: Vec<(&str, &str, &str, u32)> = plan
+        .moves
+        .iter()
+        .map(|m| (m.pod.as_str(), m.from.as_str(), m.to.as_str(), m.wave))
+        .collect();
+    // n1 and n3 are emptied onto n2, one replica at a time (the budget allows one disruption).
+    assert_eq!(planned, vec![("ns/web-0", "n1", "n2", 1), ("ns/web-2", "n3", "n2", 2)]);
+    let plan_path = dir.path().join("plan.json");
+    std::fs::write(&plan_path, &out.stdout).unwrap();
+
+    let pods = (0..3)
+        .map(|i| {
+            FakePod::running(&format!("ns/web-{i}"), &format!("n{}", i + 1))
+                .label("app", "web")
+                .owned_by_replica_set("web")
+                .scheduler("kplace")
+        })
+        .collect();
+    let server =
+        ApiServer::start(pods, vec![FakePdb::min_available("ns", "web", "app", "web", 2)]).await;
+    server.run_replica_set_controller();
+    server.run_kubelet();
+    let kubeconfig = server.write_kubeconfig(dir.path(), "test");
+    let out = kplace(
+        args(&[
+            "bind",
+            "--plan",
+            &plan_path.display().to_string(),
+            "--kubeconfig",
+            &kubeconfig.display().to_string(),
+            "--wave-poll",
+            "0.02",
+            "-o",
+            "json",
+        ]),
+        vec![],
+    )
+    .await;
+
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: BindReport = serde_json::from_slice(&out.stdout).expect("one JSON report");
+    assert!(report.moves.iter().all(|m| m.outcome == Outcome::Moved && m.steered), "{report:#?}");
+    for r in server.replacements() {
+        assert_eq!(server.pod(&r).unwrap().node.as_deref(), Some("n2"), "{r}");
+    }
+    assert!(server.pod("ns/web-0").is_none() && server.pod("ns/web-2").is_none());
+    assert!(!server.requests().iter().any(|r| r.status == 429), "the waves kept the budget");
 }

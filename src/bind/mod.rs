@@ -29,12 +29,19 @@
 //! `not_needed`, `gone`) and only what is left is carried out. Dry-run (`dryRun=All`) sends the
 //! same requests and the server changes nothing.
 //!
+//! - **Moves** (a rebalancing plan from `kplace rebalance`) come last, wave by wave: the wave's
+//!   pods are evicted, their controllers' replacements are awaited (bound, running and ready),
+//!   replacements kplace serves are bound to their planned nodes, and the next wave starts only
+//!   when the previous one went as planned. See [`moves`] for the details, and for what happens
+//!   when kube-scheduler, not kplace, schedules the replacements.
+//!
 //! Known limit: a later placement may use room that an eviction for another preemptor freed; the
 //! plan does not record that, so only the preemptor's own binding is skipped when an eviction is
 //! refused.
 
 pub mod kubeconfig;
 pub mod limit;
+pub mod moves;
 pub mod retry;
 
 use std::collections::BTreeMap;
@@ -55,6 +62,7 @@ use crate::plan::{Eviction, Placement, Plan, Unschedulable};
 
 pub use kubeconfig::load_config;
 pub use limit::RateLimiter;
+pub use moves::MoveResult;
 pub use retry::{Fail, RetryPolicy};
 
 /// Errors that stop the binder before it sends anything.
@@ -129,6 +137,13 @@ pub struct BindOptions {
     pub eviction_poll: Duration,
     /// `fieldManager` sent with every write.
     pub field_manager: String,
+    /// The longest a wave of moves may take: evictions, then every replacement running.
+    pub wave_timeout: Duration,
+    /// How often a wave's replacements are checked (and a refused eviction is tried again).
+    pub wave_poll: Duration,
+    /// Replacements with one of these `schedulerName`s are bound to their planned node by the
+    /// binder (steering); others are left to their scheduler.
+    pub steer_scheduler_names: Vec<String>,
 }
 
 impl Default for BindOptions {
@@ -144,6 +159,9 @@ impl Default for BindOptions {
             eviction_timeout: Duration::from_secs(300),
             eviction_poll: Duration::from_secs(1),
             field_manager: "kplace".to_string(),
+            wave_timeout: moves::DEFAULT_WAVE_TIMEOUT,
+            wave_poll: moves::DEFAULT_WAVE_POLL,
+            steer_scheduler_names: vec!["kplace".to_string()],
         }
     }
 }
@@ -156,6 +174,8 @@ pub enum Action {
     Evict,
     /// Bind a pending pod to its node.
     Bind,
+    /// Move a running pod (a rebalancing plan's move): evict it, await its replacement.
+    Move,
 }
 
 /// How one action ended.
@@ -180,6 +200,10 @@ pub enum Outcome {
     Skipped,
     /// The request failed (an error, or transient failures that outlasted the retries).
     Failed,
+    /// A move's replacement runs on the planned node.
+    Moved,
+    /// A move's replacement runs, on another node than planned.
+    Elsewhere,
 }
 
 impl Outcome {
@@ -195,6 +219,8 @@ impl Outcome {
             Outcome::Refused => "refused",
             Outcome::Skipped => "skipped",
             Outcome::Failed => "failed",
+            Outcome::Moved => "moved",
+            Outcome::Elsewhere => "elsewhere",
         }
     }
 
@@ -204,6 +230,8 @@ impl Outcome {
         match action {
             Action::Bind => matches!(self, Outcome::Bound | Outcome::AlreadyBound),
             Action::Evict => matches!(self, Outcome::Evicted | Outcome::NotNeeded | Outcome::Gone),
+            // `evicted` ends a move only in a server dry run.
+            Action::Move => matches!(self, Outcome::Moved | Outcome::Gone | Outcome::Evicted),
         }
     }
 }
@@ -242,6 +270,9 @@ pub struct BindSummary {
     pub evictions: BTreeMap<Outcome, usize>,
     /// Outcome → number of bindings.
     pub bindings: BTreeMap<Outcome, usize>,
+    /// Outcome → number of moves (left out when the plan has none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub moves: BTreeMap<Outcome, usize>,
 }
 
 /// Everything the binder did.
@@ -255,6 +286,9 @@ pub struct BindReport {
     pub evictions: Vec<ActionResult>,
     /// One result per plan placement, in plan order.
     pub bindings: Vec<ActionResult>,
+    /// One result per plan move, in plan order (left out when the plan has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moves: Vec<MoveResult>,
     /// Counts.
     pub summary: BindSummary,
 }
@@ -296,6 +330,8 @@ pub fn read_plan(path: &Path) -> Result<Plan, BindError> {
         evictions: Vec<Eviction>,
         #[serde(default)]
         unschedulable: Vec<Unschedulable>,
+        #[serde(default)]
+        moves: Vec<crate::plan::Move>,
     }
     let text = std::fs::read_to_string(path)
         .map_err(|source| BindError::ReadPlan { path: path.to_path_buf(), source })?;
@@ -311,6 +347,7 @@ pub fn read_plan(path: &Path) -> Result<Plan, BindError> {
         placements: doc.placements,
         evictions: doc.evictions,
         unschedulable: doc.unschedulable,
+        moves: doc.moves,
         summary: Default::default(),
     })
 }
@@ -419,6 +456,13 @@ pub async fn bind(
     progress: &(dyn Fn(&ActionResult) + Sync),
 ) -> Result<BindReport, BindError> {
     let work = Work::new(plan)?;
+    let touched: std::collections::BTreeSet<&str> = plan
+        .placements
+        .iter()
+        .map(|p| p.pod.as_str())
+        .chain(plan.evictions.iter().map(|e| e.pod.as_str()))
+        .collect();
+    let move_keys = moves::validate(&plan.moves, &touched)?;
     let binder =
         Binder { client, options, limiter: RateLimiter::new(options.qps, options.burst), progress };
     let concurrency = options.concurrency.max(1);
@@ -460,9 +504,14 @@ pub async fn bind(
         }
     }
 
+    let moves = binder.run_moves(&plan.moves, &move_keys).await;
+
     let evictions: Vec<ActionResult> = evictions.into_iter().flatten().collect();
     let bindings: Vec<ActionResult> = bindings.into_iter().flatten().collect();
     let mut summary = BindSummary::default();
+    for r in &moves {
+        *summary.moves.entry(r.outcome).or_insert(0) += 1;
+    }
     for r in &evictions {
         *summary.evictions.entry(r.outcome).or_insert(0) += 1;
     }
@@ -471,8 +520,10 @@ pub async fn bind(
     }
     let complete = evictions.len() == plan.evictions.len()
         && bindings.len() == plan.placements.len()
-        && evictions.iter().chain(&bindings).all(|r| r.outcome.is_success(r.action));
-    Ok(BindReport { dry_run: options.dry_run, complete, evictions, bindings, summary })
+        && evictions.iter().chain(&bindings).all(|r| r.outcome.is_success(r.action))
+        && moves.len() == plan.moves.len()
+        && moves.iter().all(|r| r.outcome.is_success(Action::Move));
+    Ok(BindReport { dry_run: options.dry_run, complete, evictions, bindings, moves, summary })
 }
 
 /// The parts of a pod the binder looks at.
@@ -809,6 +860,7 @@ impl ActionResult {
         match self.action {
             Action::Evict => "evict",
             Action::Bind => "bind",
+            Action::Move => "move",
         }
     }
 }

@@ -56,6 +56,18 @@ pub struct BindArgs {
     /// Seconds to wait for evicted pods to be gone before their preemptor's binding is skipped.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     eviction_timeout: u64,
+    /// Seconds a wave of moves (a rebalancing plan) may take: its evictions, then every
+    /// replacement bound, running and ready; later waves are skipped when it runs out.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    wave_timeout: u64,
+    /// Seconds between checks of a wave's replacements (fractions allowed).
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    wave_poll: f64,
+    /// Scheduler names kplace serves (repeatable): a move's replacement pod with one of these
+    /// `spec.schedulerName`s is bound to the planned node; others are left to their scheduler
+    /// (which may choose another node). Default: `kplace`.
+    #[arg(long = "scheduler-name", value_name = "NAME")]
+    scheduler_names: Vec<String>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
     output: OutputFormat,
@@ -64,6 +76,9 @@ pub struct BindArgs {
 pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
     if !(args.qps.is_finite() && args.qps >= 0.0) {
         anyhow::bail!("--qps must be a number of requests per second, 0 or more: {}", args.qps);
+    }
+    if !(args.wave_poll.is_finite() && (0.01..=3600.0).contains(&args.wave_poll)) {
+        anyhow::bail!("--wave-poll must be between 0.01 and 3600 seconds: {}", args.wave_poll);
     }
     let plan = kplace::bind::read_plan(&args.plan)?;
     let options = BindOptions {
@@ -74,6 +89,13 @@ pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
         retry: RetryPolicy { max_attempts: args.max_attempts, ..RetryPolicy::default() },
         request_timeout: Duration::from_secs(args.request_timeout.max(1)),
         eviction_timeout: Duration::from_secs(args.eviction_timeout),
+        wave_timeout: Duration::from_secs(args.wave_timeout),
+        wave_poll: Duration::from_secs_f64(args.wave_poll),
+        steer_scheduler_names: if args.scheduler_names.is_empty() {
+            vec!["kplace".to_string()]
+        } else {
+            args.scheduler_names.clone()
+        },
         ..BindOptions::default()
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -86,12 +108,13 @@ pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
         tracing::info!(
             placements = plan.placements.len(),
             evictions = plan.evictions.len(),
+            moves = plan.moves.len(),
             dry_run = options.dry_run,
             "binding against {} ({source})",
             config.cluster_url
         );
         let client = kplace::bind::client(config)?;
-        let total = (plan.placements.len() + plan.evictions.len()) as u64;
+        let total = (plan.placements.len() + plan.evictions.len() + plan.moves.len()) as u64;
         let task = super::progress().bar("bind: actions", total);
         let report = kplace::bind::bind(&client, &plan, &options, &|r: &ActionResult| {
             task.set_message(r.pod.clone());
@@ -115,6 +138,7 @@ pub fn render(report: &BindReport) -> String {
         let action = match r.action {
             kplace::bind::Action::Evict => "evict",
             kplace::bind::Action::Bind => "bind",
+            kplace::bind::Action::Move => "move",
         };
         t.row(vec![
             action.to_string(),
@@ -125,6 +149,21 @@ pub fn render(report: &BindReport) -> String {
             r.message.clone(),
         ]);
     }
+    for m in &report.moves {
+        let landed = match (&m.replacement, &m.node) {
+            (Some(p), Some(n)) => format!("; replacement {p} on {n}"),
+            (Some(p), None) => format!("; replacement {p}"),
+            _ => String::new(),
+        };
+        t.row(vec![
+            format!("move (wave {})", m.wave),
+            m.pod.clone(),
+            format!("{} -> {}", m.from, m.to),
+            m.outcome.label().to_string(),
+            m.attempts.to_string(),
+            format!("{}{landed}{}", m.message, if m.steered { " (steered)" } else { "" }),
+        ]);
+    }
     let mut out = t.render();
     let counts = |m: &std::collections::BTreeMap<kplace::bind::Outcome, usize>| {
         m.iter().map(|(o, n)| format!("{n} {o}")).collect::<Vec<_>>().join(", ")
@@ -133,6 +172,9 @@ pub fn render(report: &BindReport) -> String {
     out.push_str(&format!("bindings: {}", or_none(counts(&report.summary.bindings))));
     if !report.evictions.is_empty() {
         out.push_str(&format!("; evictions: {}", counts(&report.summary.evictions)));
+    }
+    if !report.moves.is_empty() {
+        out.push_str(&format!("; moves: {}", counts(&report.summary.moves)));
     }
     if report.dry_run {
         out.push_str(" (server dry run: nothing changed)");

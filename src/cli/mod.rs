@@ -20,6 +20,7 @@ mod r#gen;
 mod inspect;
 mod output;
 mod plan;
+mod rebalance;
 mod schedule;
 
 use std::path::PathBuf;
@@ -65,7 +66,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Write a synthetic cluster snapshot (scheduler_perf workloads and kplace's own) as YAML.
     Gen(r#gen::GenArgs),
-    /// Carry out a plan on a cluster: evictions through the Eviction API, then Bindings.
+    /// Carry out a plan on a cluster: evictions through the Eviction API, then Bindings; a
+    /// rebalancing plan's moves wave by wave.
     Bind(bind::BindArgs),
     /// Run `baseline` and `plan` on the same snapshot and report them side by side (and, with
     /// --report, as an HTML page). Exits with 3 when `kplace check` finds a violation in either.
@@ -76,6 +78,9 @@ pub enum Command {
     /// Run as a secondary scheduler: watch the cluster, place the pending pods that ask for
     /// kplace in batches, bind them and record events. Stops cleanly on SIGTERM or SIGINT.
     Schedule(schedule::ScheduleArgs),
+    /// Plan which running pods to move where (pack, balance or fix), in waves that
+    /// PodDisruptionBudgets allow.
+    Rebalance(rebalance::RebalanceArgs),
 }
 
 /// Output formats.
@@ -127,6 +132,14 @@ pub fn load_cluster(
     args: &SnapshotArgs,
     config: Option<&kplace::framework::config::SchedulerConfig>,
 ) -> anyhow::Result<Loaded> {
+    load_cluster_and_snapshot(args, config).map(|(loaded, _)| loaded)
+}
+
+/// [`load_cluster`], also returning the typed objects read (for what the model does not keep).
+pub fn load_cluster_and_snapshot(
+    args: &SnapshotArgs,
+    config: Option<&kplace::framework::config::SchedulerConfig>,
+) -> anyhow::Result<(Loaded, kplace::snapshot::Snapshot)> {
     let start = std::time::Instant::now();
     let task = progress().spinner("loading the snapshot");
     let snapshot = kplace::snapshot::load(&args.paths)?;
@@ -152,7 +165,7 @@ pub fn load_cluster(
         pending = cluster.pending.len(),
         "loaded snapshot in {load_ms:.1} ms"
     );
-    Ok(Loaded { cluster, load_ms, build_ms })
+    Ok((Loaded { cluster, load_ms, build_ms }, snapshot))
 }
 
 /// Reads `--config`, or returns upstream's default configuration.
@@ -245,5 +258,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Schedule(args) => schedule::run(&args),
+        Command::Rebalance(args) => rebalance::run(&args),
     }
 }

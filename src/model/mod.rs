@@ -77,7 +77,8 @@ pub struct Pod {
     pub images: Vec<String>,
     /// Whether the pod mounts a PersistentVolumeClaim (volume constraints are not evaluated).
     pub has_pvc: bool,
-    /// Whether the pod mounts an `emptyDir` volume (local storage, matters for rebalancing).
+    /// Whether the pod mounts an `emptyDir` or `hostPath` volume (local storage, as descheduler's
+    /// `IsPodWithLocalStorage` sees it; matters for rebalancing).
     pub has_local_storage: bool,
     /// The controlling owner reference, if any.
     pub owner: Option<OwnerRef>,

@@ -304,6 +304,8 @@ pub fn outcome_name(o: Outcome) -> &'static str {
         Outcome::Refused => "refused",
         Outcome::Skipped => "skipped",
         Outcome::Failed => "failed",
+        Outcome::Moved => "moved",
+        Outcome::Elsewhere => "elsewhere",
     }
 }
 
@@ -643,7 +645,8 @@ impl Loop {
                     self.write(Write::Event(Box::new(event)));
                 }
             }
-            Outcome::AlreadyBound => self.queue.done(&r.pod),
+            // Moves belong to rebalancing plans, which `schedule` never makes.
+            Outcome::AlreadyBound | Outcome::Moved | Outcome::Elsewhere => self.queue.done(&r.pod),
             Outcome::Conflict | Outcome::Gone => {
                 self.assumed.remove(&r.pod);
                 self.queue.done(&r.pod);

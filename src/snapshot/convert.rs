@@ -609,7 +609,8 @@ pub fn pod(p: &k8s::Pod, ctx: &PodContext) -> Result<Pod, ConvertError> {
     let volumes = spec.volumes.iter().flatten();
     let has_pvc =
         volumes.clone().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some());
-    let has_local_storage = volumes.clone().any(|v| v.empty_dir.is_some());
+    // descheduler's `IsPodWithLocalStorage`: an `emptyDir` or a `hostPath` volume.
+    let has_local_storage = volumes.clone().any(|v| v.empty_dir.is_some() || v.host_path.is_some());
     let status = p.status.as_ref();
 
     Ok(Pod {

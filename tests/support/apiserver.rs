@@ -16,6 +16,9 @@
 //!   `DisruptionBudget` cause; the `deleteOptions.preconditions.uid` is checked (409 on mismatch);
 //!   dry-run from the query and the body must agree (400 otherwise).
 //!
+//! - `GET /api/v1/namespaces/{ns}/pods`: a `PodList` of the namespace's pods (for the waves of
+//!   a rebalancing plan, which look for replacement pods).
+//!
 //! `dryRun=All` validates and answers as usual but changes nothing. Fault injection per verb and
 //! pod: an HTTP status N times before the real handler runs, a late reply (the change applied
 //! first), or a connection dropped before or after the change is applied. Every request is
@@ -40,6 +43,13 @@
 //!
 //! A request's client is told apart by its `x-kplace-client` header (see
 //! [`ApiServer::client_named`]).
+//!
+//! Optional stand-ins for the rest of a cluster, off unless a test turns them on: a ReplicaSet
+//! controller (an evicted pod owned by a ReplicaSet gets a replacement: a new pending pod with
+//! the same owner, labels and scheduler name), a kube-scheduler (binds replacements whose
+//! `schedulerName` is `default-scheduler` to a given node), a kubelet (bound pods become
+//! `Running` and ready), and a disruption controller (a budget with `minAvailable` recomputes
+//! `disruptionsAllowed` from its ready pods before every eviction).
 
 #![allow(dead_code)]
 
@@ -60,7 +70,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use k8s_openapi::api::core::v1::{Binding, Pod, PodCondition, PodSpec, PodStatus};
 use k8s_openapi::api::policy::v1::Eviction;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
@@ -95,6 +105,12 @@ pub struct FakePod {
     pub nominated_node: Option<String>,
     /// `metadata.resourceVersion`.
     pub resource_version: u64,
+    /// The controlling owner: (kind, name, uid).
+    pub owner: Option<(String, String, String)>,
+    /// `spec.schedulerName`.
+    pub scheduler_name: String,
+    /// `metadata.creationTimestamp`, seconds since the epoch.
+    pub created: i64,
 }
 
 impl FakePod {
@@ -115,6 +131,9 @@ impl FakePod {
             conditions: Vec::new(),
             nominated_node: None,
             resource_version: 0,
+            owner: None,
+            scheduler_name: "default-scheduler".to_string(),
+            created: 0,
         }
     }
 
@@ -135,9 +154,26 @@ impl FakePod {
             ready: node.is_some(),
             node,
             phase,
+            scheduler_name: pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.scheduler_name.clone())
+                .unwrap_or("default-scheduler".to_string()),
             object: Some(pod),
             ..FakePod::pending(&format!("{namespace}/{name}"))
         }
+    }
+
+    /// Owned by a ReplicaSet named `name` (UID `uid-rs-{name}`).
+    pub fn owned_by_replica_set(mut self, name: &str) -> Self {
+        self.owner = Some(("ReplicaSet".to_string(), name.to_string(), format!("uid-rs-{name}")));
+        self
+    }
+
+    /// With this `spec.schedulerName`.
+    pub fn scheduler(mut self, name: &str) -> Self {
+        self.scheduler_name = name.to_string();
+        self
     }
 
     /// A running, ready pod on `node`.
@@ -178,9 +214,30 @@ impl FakePod {
                 labels: Some(self.labels.clone()),
                 deletion_timestamp: self.deleting.then(|| Time(Default::default())),
                 resource_version: Some(self.resource_version.to_string()),
+                creation_timestamp: base.metadata.creation_timestamp.clone().or(Some(Time(
+                    k8s_openapi::jiff::Timestamp::from_second(self.created).unwrap_or_default(),
+                ))),
+                owner_references: self
+                    .owner
+                    .as_ref()
+                    .map(|(kind, name, uid)| {
+                        vec![OwnerReference {
+                            api_version: "apps/v1".to_string(),
+                            kind: kind.clone(),
+                            name: name.clone(),
+                            uid: uid.clone(),
+                            controller: Some(true),
+                            block_owner_deletion: Some(true),
+                        }]
+                    })
+                    .or(base.metadata.owner_references.clone()),
                 ..base.metadata
             },
-            spec: Some(PodSpec { node_name: self.node.clone(), ..base.spec.unwrap_or_default() }),
+            spec: Some(PodSpec {
+                node_name: self.node.clone(),
+                scheduler_name: Some(self.scheduler_name.clone()),
+                ..base.spec.unwrap_or_default()
+            }),
             status: Some(PodStatus {
                 phase: Some(self.phase.clone()),
                 conditions: Some(conditions),
@@ -214,6 +271,9 @@ pub struct FakePdb {
     pub current_healthy: i32,
     /// `metadata.resourceVersion`.
     pub resource_version: u64,
+    /// `spec.minAvailable`: when set, the budget's status is recomputed from its ready pods
+    /// before every eviction, as the disruption controller would.
+    pub min_available: Option<i32>,
 }
 
 impl FakePdb {
@@ -227,6 +287,17 @@ impl FakePdb {
             desired_healthy: 2,
             current_healthy: 2 + allowed,
             resource_version: 0,
+            min_available: None,
+        }
+    }
+
+    /// A budget in `namespace` selecting `key=value` that needs `min` ready pods; its status is
+    /// kept up to date by the server's disruption controller.
+    pub fn min_available(namespace: &str, name: &str, key: &str, value: &str, min: i32) -> Self {
+        FakePdb {
+            min_available: Some(min),
+            desired_healthy: min,
+            ..Self::new(namespace, name, key, value, 0)
         }
     }
 
@@ -276,6 +347,8 @@ pub enum Verb {
     CreateLease,
     /// `PUT` of a Lease.
     UpdateLease,
+    /// `GET pods` (a namespace's list).
+    ListPods,
 }
 
 /// An injected fault.
@@ -329,6 +402,16 @@ struct State {
     grace_reads: u32,
     /// Pod → UID of the pod a controller creates under the same name once it is evicted.
     recreate: BTreeMap<String, String>,
+    /// Whether evicted ReplicaSet pods get replacements.
+    replica_set_controller: bool,
+    /// Replacements created so far (for their names and creation times).
+    replacements: u32,
+    /// Node the stand-in kube-scheduler binds `default-scheduler` replacements to.
+    kube_scheduler_node: Option<String>,
+    /// Whether bound pods become Running and ready.
+    kubelet: bool,
+    /// Replacement pods created, in order.
+    created: Vec<String>,
     in_flight: usize,
     max_in_flight: usize,
     /// The last resourceVersion given out.
@@ -449,6 +532,38 @@ impl ApiServer {
         self.state().recreate.insert(pod.to_string(), uid.to_string());
     }
 
+    /// Turns on the ReplicaSet controller: every evicted pod owned by a ReplicaSet gets a
+    /// replacement `{owner}-r{n}` (pending, unbound, same labels, owner and scheduler name).
+    pub fn run_replica_set_controller(&self) {
+        self.state().replica_set_controller = true;
+    }
+
+    /// Turns the ReplicaSet controller off again.
+    pub fn state_without_controller(&self) {
+        self.state().replica_set_controller = false;
+    }
+
+    /// Turns on a stand-in kube-scheduler that binds every new replacement whose
+    /// `schedulerName` is `default-scheduler` to `node`.
+    pub fn run_kube_scheduler(&self, node: &str) {
+        self.state().kube_scheduler_node = Some(node.to_string());
+    }
+
+    /// Turns on the kubelet: pods become `Running` and ready when they are bound.
+    pub fn run_kubelet(&self) {
+        self.state().kubelet = true;
+    }
+
+    /// The replacement pods created so far, in order.
+    pub fn replacements(&self) -> Vec<String> {
+        self.state().created.clone()
+    }
+
+    /// Pods of `namespace` (in name order).
+    pub fn pods_in(&self, namespace: &str) -> Vec<FakePod> {
+        self.state().pods.values().filter(|p| p.namespace == namespace).cloned().collect()
+    }
+
     /// The pod as stored now.
     pub fn pod(&self, key: &str) -> Option<FakePod> {
         self.state().pods.get(key).cloned()
@@ -460,6 +575,13 @@ impl ApiServer {
         let key = pod.key();
         s.pods.insert(key.clone(), pod);
         s.touch_pod(&key);
+    }
+
+    /// Adds or replaces a budget (by namespace and name).
+    pub fn put_pdb(&self, pdb: FakePdb) {
+        let mut state = self.state();
+        state.pdbs.retain(|p| !(p.namespace == pdb.namespace && p.name == pdb.name));
+        state.pdbs.push(pdb);
     }
 
     /// The budget named `name`.
@@ -1061,6 +1183,13 @@ fn bad_request(message: &str) -> (u16, Value) {
     failure(400, "BadRequest", message, Value::Null)
 }
 
+/// The namespace of `/api/v1/namespaces/{ns}/pods`.
+fn list_route(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/api/v1/namespaces/")?;
+    let (ns, tail) = rest.split_once('/')?;
+    (tail == "pods" && !ns.is_empty()).then(|| ns.to_string())
+}
+
 /// Splits `/api/v1/namespaces/{ns}/pods/{name}[/{sub}]`.
 fn route(path: &str) -> Option<(String, String, Option<String>)> {
     let rest = path.strip_prefix("/api/v1/namespaces/")?;
@@ -1108,14 +1237,17 @@ async fn serve(state: &Arc<Mutex<State>>, req: Request<Incoming>) -> Result<Repl
     if let Some(r) = serve_more(state, &method, &path, &query, &body, &client).await {
         return r;
     }
+    let listed = list_route(&path);
     let routed = route(&path);
     let verb = match (&method, routed.as_ref().and_then(|r| r.2.as_deref())) {
         (&Method::GET, None) if routed.is_some() => Some(Verb::GetPod),
         (&Method::POST, Some("binding")) => Some(Verb::Bind),
         (&Method::POST, Some("eviction")) => Some(Verb::Evict),
+        (&Method::GET, None) if listed.is_some() => Some(Verb::ListPods),
         _ => None,
     };
-    let (ns, name) = routed.map(|r| (r.0, r.1)).unwrap_or_default();
+    let (ns, name) =
+        routed.map(|r| (r.0, r.1)).or(listed.map(|ns| (ns, String::new()))).unwrap_or_default();
     let key = format!("{ns}/{name}");
     let dry_run = dry_run_values.iter().any(|v| v == "All");
     let record = |status: u16| {
@@ -1174,6 +1306,7 @@ async fn serve(state: &Arc<Mutex<State>>, req: Request<Incoming>) -> Result<Repl
             Verb::GetPod => s.get_pod(&key, &name),
             Verb::Bind => s.bind(&key, &name, &body, dry_run),
             Verb::Evict => s.evict(&key, &name, &body, dry_run),
+            Verb::ListPods => s.list_pods(&ns),
             _ => not_found(&name),
         }
     };
@@ -1195,6 +1328,72 @@ async fn serve(state: &Arc<Mutex<State>>, req: Request<Incoming>) -> Result<Repl
 }
 
 impl State {
+    /// A `PodList` of the namespace; deleting pods count a read each, as for `get_pod`.
+    fn list_pods(&mut self, namespace: &str) -> (u16, Value) {
+        let keys: Vec<String> =
+            self.pods.values().filter(|p| p.namespace == namespace).map(FakePod::key).collect();
+        let mut items = Vec::new();
+        for key in keys {
+            let Some(pod) = self.pods.get_mut(&key) else { continue };
+            if pod.deleting {
+                if pod.reads_until_gone == 0 {
+                    self.pods.remove(&key);
+                    continue;
+                }
+                pod.reads_until_gone -= 1;
+            }
+            items.push(pod.to_json());
+        }
+        (200, json!({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}))
+    }
+
+    /// The ReplicaSet controller's reaction to `pod` going away: a replacement.
+    fn replace(&mut self, pod: &FakePod) {
+        let Some((kind, owner, _)) = &pod.owner else { return };
+        if !self.replica_set_controller || kind != "ReplicaSet" {
+            return;
+        }
+        self.replacements += 1;
+        let name = format!("{owner}-r{}", self.replacements);
+        let mut new = FakePod {
+            name: name.clone(),
+            uid: format!("uid-{}-{name}", pod.namespace),
+            node: None,
+            phase: "Pending".to_string(),
+            ready: false,
+            deleting: false,
+            reads_until_gone: 0,
+            created: i64::from(self.replacements),
+            ..pod.clone()
+        };
+        if new.scheduler_name == "default-scheduler"
+            && let Some(node) = self.kube_scheduler_node.clone()
+        {
+            new.node = Some(node);
+            if self.kubelet {
+                new.phase = "Running".to_string();
+                new.ready = true;
+            }
+        }
+        self.created.push(new.key());
+        self.pods.insert(new.key(), new);
+    }
+
+    /// The disruption controller: budgets with `minAvailable` from their ready pods.
+    fn refresh_budgets(&mut self) {
+        for pdb in &mut self.pdbs {
+            let Some(min) = pdb.min_available else { continue };
+            let healthy = self
+                .pods
+                .values()
+                .filter(|p| pdb.selects(p) && !p.deleting && p.phase == "Running" && p.ready)
+                .count() as i32;
+            pdb.current_healthy = healthy;
+            pdb.desired_healthy = min;
+            pdb.disruptions_allowed = (healthy - min).max(0);
+        }
+    }
+
     fn get_pod(&mut self, key: &str, name: &str) -> (u16, Value) {
         let Some(pod) = self.pods.get_mut(key) else { return not_found(name) };
         if pod.deleting {
@@ -1239,6 +1438,10 @@ impl State {
         }
         if !dry_run {
             pod.node = Some(target.clone());
+            if self.kubelet {
+                pod.phase = "Running".to_string();
+                pod.ready = true;
+            }
             self.binds.entry(key.to_string()).or_default().push(target);
             self.touch_pod(key);
         }
@@ -1262,6 +1465,7 @@ impl State {
         let dry_run = dry_run || body_dry_run.iter().any(|v| v == "All");
         let want_uid = options.preconditions.and_then(|p| p.uid);
         let Some(pod) = self.pods.get(key).cloned() else { return not_found(name) };
+        self.refresh_budgets();
 
         let can_ignore_pdb =
             matches!(pod.phase.as_str(), "Succeeded" | "Failed" | "Pending") || pod.deleting;
@@ -1315,7 +1519,7 @@ impl State {
             if self.grace_reads == 0 {
                 self.remove_pod(key);
                 if let Some(uid) = self.recreate.remove(key) {
-                    self.pods.insert(key.to_string(), FakePod { uid, ..pod });
+                    self.pods.insert(key.to_string(), FakePod { uid, ..pod.clone() });
                     self.touch_pod(key);
                 }
             } else if let Some(p) = self.pods.get_mut(key).filter(|p| !p.deleting) {
@@ -1323,6 +1527,7 @@ impl State {
                 p.reads_until_gone = self.grace_reads;
                 self.touch_pod(key);
             }
+            self.replace(&pod);
         }
         success(201)
     }

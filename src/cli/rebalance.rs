@@ -1,0 +1,201 @@
+//! `kplace rebalance`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use kplace::plan::Plan;
+use kplace::rebalance::evictor::EvictorOptions;
+use kplace::rebalance::{Objective, RebalanceOptions, budget, rebalance, report};
+
+use super::output::{Table, print_document, print_stdout};
+use super::{EXIT_INCOMPLETE, OutputFormat, SnapshotArgs, load_cluster_and_snapshot, load_config};
+
+/// `--objective`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ObjectiveArg {
+    /// Empty as many nodes as possible, least-loaded first (for scale-down).
+    Pack,
+    /// Even out cpu and memory utilization across nodes and zones.
+    Balance,
+    /// Move the pods descheduler's RemovePodsViolating* strategies select, each to a valid node.
+    Fix,
+}
+
+/// `kplace rebalance`.
+#[derive(Debug, Args)]
+pub struct RebalanceArgs {
+    #[command(flatten)]
+    snapshot: SnapshotArgs,
+    /// What to optimize.
+    #[arg(long, value_enum)]
+    objective: ObjectiveArg,
+    /// The most pods to move (default: no limit).
+    #[arg(long, value_name = "K")]
+    max_moves: Option<usize>,
+    /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file: the profiles that
+    /// judge where replacements may go.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
+    output: OutputFormat,
+    /// Also write a self-contained HTML report (before/after utilization per node) to this file.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+    /// Move pods with local storage (emptyDir, hostPath) too (descheduler's evictLocalStoragePods).
+    #[arg(long)]
+    evict_local_storage_pods: bool,
+    /// Let DaemonSet pods be selected (descheduler's evictDaemonSetPods; they are still not
+    /// moved, their controller decides where they run).
+    #[arg(long)]
+    evict_daemonset_pods: bool,
+    /// Move pods with system-critical priority too (descheduler's evictSystemCriticalPods).
+    #[arg(long)]
+    evict_system_critical_pods: bool,
+    /// Do not move pods with PersistentVolumeClaims (descheduler's ignorePvcPods).
+    #[arg(long)]
+    ignore_pvc_pods: bool,
+}
+
+pub fn run(args: &RebalanceArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(args.config.as_deref())?;
+    let (loaded, snapshot) = load_cluster_and_snapshot(&args.snapshot, Some(&config))?;
+    let state = &loaded.cluster.state;
+    let (budgets, warnings) = budget::budgets(&snapshot, state, &loaded.cluster.pending);
+    drop(snapshot);
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    let options = RebalanceOptions {
+        objective: match args.objective {
+            ObjectiveArg::Pack => Objective::Pack,
+            ObjectiveArg::Balance => Objective::Balance,
+            ObjectiveArg::Fix => Objective::Fix,
+        },
+        max_moves: args.max_moves,
+        evictor: EvictorOptions {
+            evict_local_storage_pods: args.evict_local_storage_pods,
+            evict_daemonset_pods: args.evict_daemonset_pods,
+            evict_system_critical_pods: args.evict_system_critical_pods,
+            ignore_pvc_pods: args.ignore_pvc_pods,
+        },
+    };
+    let start = std::time::Instant::now();
+    let mut result = rebalance(state, &budgets, &config, &options)?;
+    result.plan.summary.timings_ms.load = loaded.load_ms;
+    result.plan.summary.timings_ms.encode = loaded.build_ms;
+    result.plan.summary.timings_ms.solve = start.elapsed().as_secs_f64() * 1000.0;
+    if let Some(path) = &args.report {
+        std::fs::write(path, report::render(&result))
+            .with_context(|| format!("writing report {}", path.display()))?;
+    }
+    match args.output {
+        OutputFormat::Table => print_stdout(&render(&result.plan))?,
+        other => print_document(&result.plan, other)?,
+    }
+    if !result.check.is_valid() {
+        for v in &result.check.violations {
+            tracing::error!("check: {} {}: {}", v.kind, v.pod, v.message);
+        }
+        return Ok(ExitCode::from(EXIT_INCOMPLETE));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `: a, b, c` (at most ten names, then how many more).
+fn freed(names: &[String]) -> String {
+    const SHOWN: usize = 10;
+    match names.len() {
+        0 => String::new(),
+        n if n <= SHOWN => format!(": {}", names.join(", ")),
+        n => format!(": {}, and {} more", names[..SHOWN].join(", "), n - SHOWN),
+    }
+}
+
+fn fmt_map(m: &std::collections::BTreeMap<String, usize>) -> String {
+    if m.is_empty() {
+        return "none".to_string();
+    }
+    m.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The plan as tables: moves by wave, pods not moved, then the before/after figures.
+pub fn render(plan: &Plan) -> String {
+    let mut out = String::new();
+    let Some(s) = &plan.summary.rebalance else { return out };
+    let mut t = Table::new(&["WAVE", "POD", "FROM", "TO", "REASON"]);
+    for m in &plan.moves {
+        t.row(vec![
+            m.wave.to_string(),
+            m.pod.clone(),
+            m.from.clone(),
+            m.to.clone(),
+            m.reason.clone(),
+        ]);
+    }
+    out.push_str(&t.render());
+    if !s.unmoved.is_empty() {
+        out.push('\n');
+        let mut t = Table::new(&["NOT MOVED", "NODE", "REASON"]);
+        for u in &s.unmoved {
+            t.row(vec![u.pod.clone(), u.node.clone(), u.reason.clone()]);
+        }
+        out.push_str(&t.render());
+    }
+    out.push_str(&format!(
+        "\n{}: {} moves in {} waves; nodes in use {} -> {} ({} freed{})\n",
+        s.objective,
+        s.moves,
+        s.waves,
+        s.nodes_in_use_before,
+        s.nodes_in_use_after,
+        s.nodes_freed.len(),
+        freed(&s.nodes_freed)
+    ));
+    let mut t = Table::new(&["RESOURCE", "NODE STDDEV", "AFTER", "ZONE STDDEV", "AFTER"]);
+    for (r, before) in &s.node_stddev_before {
+        let zone = |m: &std::collections::BTreeMap<String, f64>| {
+            m.get(r).map_or_else(|| "-".to_string(), |v| format!("{v:.4}"))
+        };
+        t.row(vec![
+            r.clone(),
+            format!("{before:.4}"),
+            format!("{:.4}", s.node_stddev_after.get(r).copied().unwrap_or(0.0)),
+            zone(&s.zone_stddev_before),
+            zone(&s.zone_stddev_after),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+    out.push_str(&format!(
+        "\nviolations (descheduler selections): before {}; after {}; fixed {}\n",
+        fmt_map(&s.violations_before),
+        fmt_map(&s.violations_after),
+        s.violations_fixed
+    ));
+    if !s.budgets.is_empty() {
+        out.push('\n');
+        let mut t = Table::new(&["PDB", "ALLOWED", "SOURCE", "MOVES", "MAX PER WAVE"]);
+        for b in &s.budgets {
+            t.row(vec![
+                b.pdb.clone(),
+                b.allowed.to_string(),
+                b.source.clone(),
+                b.moves.to_string(),
+                b.max_per_wave.to_string(),
+            ]);
+        }
+        out.push_str(&t.render());
+    }
+    out.push_str(&format!(
+        "\ncheck: {}\n",
+        if s.check_valid {
+            "every wave is valid".to_string()
+        } else {
+            format!("INVALID: {}", fmt_map(&s.check_violations))
+        }
+    ));
+    out
+}
