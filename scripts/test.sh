@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, and every test in the workspace.
 # Installs the system packages the tests need (Mesa's software Vulkan driver, for the GPU tests;
-# Chromium, for the HTML report test) when they are missing and the machine allows it.
+# Chromium, for the HTML report test; cmake and libclang, for the solver's HiGHS feature) when
+# they are missing and the machine allows it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,22 @@ if ! command -v chromium >/dev/null 2>&1; then
     log "no chromium and cannot install it: the report rendering test will report it"
   fi
 fi
+# The solver's optional HiGHS backend (`--features highs`) builds HiGHS from source: it needs
+# cmake and libclang. CI always exercises it; elsewhere it runs when the tools are there.
+highs=false
+if command -v cmake >/dev/null 2>&1 && ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1; then
+  highs=true
+elif command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  log "installing cmake and libclang-dev (the solver's HiGHS backend feature)"
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake libclang-dev >/dev/null
+  highs=true
+elif [ "${CI:-}" = true ]; then
+  log "CI=true but cmake/libclang are missing and cannot be installed"
+  exit 1
+else
+  log "no cmake/libclang: skipping the solver's HiGHS backend feature"
+fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d /tmp/kplace-xdg.XXXXXX)}"
 chmod 0700 "$XDG_RUNTIME_DIR"
 
@@ -39,3 +56,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 log "cargo test"
 cargo test --workspace --locked
+
+if [ "$highs" = true ]; then
+  log "cargo test -p kplace-solver --features highs (the LP stage on HiGHS)"
+  cargo test -p kplace-solver --features highs --locked
+fi

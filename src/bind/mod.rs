@@ -207,6 +207,23 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome's `snake_case` name (`already_bound`), as reports and metrics use it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Bound => "bound",
+            Outcome::AlreadyBound => "already_bound",
+            Outcome::Evicted => "evicted",
+            Outcome::NotNeeded => "not_needed",
+            Outcome::Gone => "gone",
+            Outcome::Conflict => "conflict",
+            Outcome::Refused => "refused",
+            Outcome::Skipped => "skipped",
+            Outcome::Failed => "failed",
+            Outcome::Moved => "moved",
+            Outcome::Elsewhere => "elsewhere",
+        }
+    }
+
     /// The outcome as words (`already bound`).
     pub fn label(self) -> &'static str {
         match self {

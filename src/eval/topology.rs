@@ -51,14 +51,13 @@
 //! evaluators'.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use crate::framework::Code;
 use crate::framework::profile::{PluginName, Profile};
-use crate::model::{ClusterState, LabelSelector, Pod};
+use crate::model::{ClusterState, Pod};
 use crate::plugins::interpodaffinity::{InterPodAffinity, TopologyCounts};
 use crate::plugins::podtopologyspread::{
-    LABEL_HOSTNAME, PodTopologySpread, topology_normalizing_weight,
+    LABEL_HOSTNAME, PodTopologySpread, count_pods_match_selector, topology_normalizing_weight,
 };
 
 use super::EvalError;
@@ -301,19 +300,6 @@ fn ipa_score_terms(
 
 fn too_large(what: String, value: i64) -> EvalError {
     EvalError::WeightsTooLarge { what, value, max: MAX_TABLE_VALUE }
-}
-
-/// Upstream `countPodsMatchSelector`: pods of `namespace`, not terminating, matched by a
-/// non-empty selector (an empty or absent one counts nothing).
-fn count_pods_match_selector(
-    pods: &[Arc<Pod>],
-    selector: &Option<LabelSelector>,
-    namespace: &str,
-) -> i64 {
-    let Some(selector) = selector.as_ref().filter(|s| !s.is_empty()) else { return 0 };
-    pods.iter()
-        .filter(|p| !p.terminating && p.namespace == namespace && selector.matches(&p.labels))
-        .count() as i64
 }
 
 /// PodTopologySpread's filter terms of one class.

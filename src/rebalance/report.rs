@@ -10,21 +10,7 @@ use super::Rebalance;
 use crate::model::ClusterState;
 use crate::resources::{CPU, MEMORY};
 
-/// Escapes text for HTML content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::compare::report::escape;
 
 fn utilization(state: &ClusterState, resource: &str) -> Vec<(String, f64)> {
     state

@@ -294,19 +294,7 @@ struct PodSeen {
 
 /// The `snake_case` name of an outcome, as reports and metrics use it.
 pub fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Bound => "bound",
-        Outcome::AlreadyBound => "already_bound",
-        Outcome::Evicted => "evicted",
-        Outcome::NotNeeded => "not_needed",
-        Outcome::Gone => "gone",
-        Outcome::Conflict => "conflict",
-        Outcome::Refused => "refused",
-        Outcome::Skipped => "skipped",
-        Outcome::Failed => "failed",
-        Outcome::Moved => "moved",
-        Outcome::Elsewhere => "elsewhere",
-    }
+    o.name()
 }
 
 struct Loop {

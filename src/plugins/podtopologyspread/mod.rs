@@ -17,6 +17,7 @@
 //! and that a fresh PreFilter yields; PreFilter itself and RemovePod agree with upstream.
 
 mod common;
+pub(crate) use common::count_pods_match_selector;
 mod filtering;
 mod scoring;
 
