@@ -101,7 +101,7 @@ use crate::encode::classes::classify;
 use crate::framework::config::SchedulerConfig;
 use crate::framework::profile::PluginName;
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
-use crate::model::gang::GangIndex;
+use crate::model::gang::{GangIndex, GangKey};
 use crate::model::{ClusterState, Pod, UnsatisfiableAction};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
 use crate::plugins::interpodaffinity::AffinityTerm;
@@ -303,6 +303,17 @@ pub fn plan_greedy_with_progress(
         let mut plan = plan_once(cluster.clone(), &subset, config, options, progress)?;
         let placed: BTreeSet<&str> = plan.placements.iter().map(|p| p.pod.as_str()).collect();
         let evicted: BTreeSet<&str> = plan.evictions.iter().map(|e| e.pod.as_str()).collect();
+        // Bound members this plan evicts no longer count toward their group.
+        let mut lost: BTreeMap<GangKey, usize> = BTreeMap::new();
+        if !evicted.is_empty() {
+            for pod in cluster.nodes.iter().flat_map(|node| &node.pods) {
+                if let Some(key) = pod.gang_key()
+                    && evicted.contains(pod.key().as_str())
+                {
+                    *lost.entry(key).or_default() += 1;
+                }
+            }
+        }
         let mut partial = Vec::new();
         for (g, gang) in gangs.gangs.iter().enumerate() {
             if out.contains_key(&g) {
@@ -313,15 +324,7 @@ pub fn plan_greedy_with_progress(
                 .iter()
                 .filter(|&&i| placed.contains(pending[i].key().as_str()))
                 .count();
-            // Bound members this plan evicts no longer count.
-            let lost = cluster
-                .nodes
-                .iter()
-                .flat_map(|node| &node.pods)
-                .filter(|p| p.gang_key().as_ref() == Some(&gang.key))
-                .filter(|p| evicted.contains(p.key().as_str()))
-                .count();
-            let needed = gang.needed_from_pending() + lost;
+            let needed = gang.needed_from_pending() + lost.get(&gang.key).copied().unwrap_or(0);
             if n > 0 && n < needed {
                 partial.push((g, n));
             }
@@ -426,7 +429,6 @@ fn plan_once(
         failures: BTreeMap::new(),
         first_pass_failures: BTreeMap::new(),
         evaluate_ms: 0.0,
-        lp_ms: 0.0,
         now: options.now,
     };
     // Each pending pod is one step, counted when it is placed or finally decided.
@@ -616,8 +618,6 @@ struct Run {
     /// Class → cluster version when a pod of the class last failed the first pass.
     first_pass_failures: BTreeMap<usize, u64>,
     evaluate_ms: f64,
-    /// Time spent in the LP stage.
-    lp_ms: f64,
     /// The simulation clock (start time of pods that have none).
     now: i64,
 }
@@ -672,7 +672,7 @@ impl Run {
             resources: names.len(),
             nodes: n_nodes,
             classes: Vec::with_capacity(global.len()),
-            free: Vec::with_capacity(n_nodes * names.len()),
+            free: Vec::new(),
             feasible: vec![false; global.len() * n_nodes],
             score: vec![0; global.len() * n_nodes],
             initial: Vec::new(),
@@ -682,16 +682,7 @@ impl Run {
             guide: None,
         };
         add_conflicts(&mut problem, cluster, &reps[..to_place.len()]);
-        for node in &cluster.nodes {
-            for name in &names {
-                let free = if name == PODS {
-                    node.allocatable.allowed_pod_number - node.pods.len() as i64
-                } else {
-                    node.allocatable.get(name) - node.requested.get(name)
-                };
-                problem.free.push(free);
-            }
-        }
+        problem.free = free_capacity(cluster, &names);
         let mut static_part = vec![0i64; global.len() * n_nodes];
         for (k, &c) in global.iter().enumerate() {
             let rep = reps[k];
@@ -758,16 +749,33 @@ impl Run {
         {
             strategies.insert(1, Approach::Order(ClassOrder::SmallestFirst));
         }
-        let orders = strategies;
-        let backup = (orders.len() > 1).then(|| self.save());
+        let backup = (strategies.len() > 1).then(|| self.save());
         // (rank, per solver class pods placed, changed, the state it left when not live).
         let mut best: Option<Candidate> = None;
-        for (i, &strategy) in orders.iter().enumerate() {
+        for (i, &strategy) in strategies.iter().enumerate() {
+            if i > 0 && options.deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            let (class_order, guided) = match strategy {
+                Approach::Order(order) => (order, None),
+                Approach::Lp => match lp_guide(&problem, &LpOptions::default()) {
+                    Ok(Some(guide)) => (
+                        options.class_order,
+                        Some(Problem { guide: Some(guide), ..problem.clone() }),
+                    ),
+                    Ok(None) => (options.class_order, None),
+                    Err(e) => {
+                        tracing::warn!("the LP stage failed ({e}); the greedy goes on without it");
+                        (options.class_order, None)
+                    }
+                },
+            };
             if i > 0 {
-                let Some(backup) = &backup else { break };
-                if options.deadline.is_some_and(|d| Instant::now() >= d) {
-                    break;
+                // Without a guide the LP strategy is the first strategy again: nothing to try.
+                if strategy == Approach::Lp && guided.is_none() {
+                    continue;
                 }
+                let Some(backup) = &backup else { break };
                 if let Some(b) = best.as_mut() {
                     b.3 = Some(self.save());
                 }
@@ -788,27 +796,6 @@ impl Run {
                 frameworks,
                 static_part: static_part.clone(),
                 nodes: n_nodes,
-            };
-            let (class_order, guided) = match strategy {
-                Approach::Order(order) => (order, None),
-                Approach::Lp => {
-                    let lp_start = Instant::now();
-                    let guide = lp_guide(&problem, &LpOptions::default());
-                    self.lp_ms += lp_start.elapsed().as_secs_f64() * 1000.0;
-                    match guide {
-                        Ok(Some(guide)) => (
-                            options.class_order,
-                            Some(Problem { guide: Some(guide), ..problem.clone() }),
-                        ),
-                        Ok(None) => (options.class_order, None),
-                        Err(e) => {
-                            tracing::warn!(
-                                "the LP stage failed ({e}); the greedy goes on without it"
-                            );
-                            (options.class_order, None)
-                        }
-                    }
-                }
             };
             let greedy = GreedyOptions { class_order, relocate: options.relocate };
             let assignment =
@@ -896,16 +883,7 @@ impl Run {
                 .collect()
         };
         let n_nodes = cluster.nodes.len();
-        let mut free = Vec::with_capacity(n_nodes * names.len());
-        for node in &cluster.nodes {
-            for name in &names {
-                free.push(if name == PODS {
-                    node.allocatable.allowed_pod_number - node.pods.len() as i64
-                } else {
-                    node.allocatable.get(name) - node.requested.get(name)
-                });
-            }
-        }
+        let free = free_capacity(cluster, &names);
         let top = reps.iter().map(|r| r.priority).max().unwrap_or(i32::MIN);
         let mut victims = Vec::new();
         let mut victim_pods: Vec<(usize, Arc<Pod>)> = Vec::new();
@@ -1153,6 +1131,22 @@ fn add_conflicts(problem: &mut Problem, cluster: &ClusterState, reps: &[&Pod]) {
             problem.domains.push(domain);
         }
     }
+}
+
+/// Free capacity of every node per resource of `names` (`nodes × names`, row-major): allocatable
+/// less requested, and for `pods` the pod slots left. Negative on an overcommitted node.
+fn free_capacity(cluster: &ClusterState, names: &[String]) -> Vec<i64> {
+    let mut free = Vec::with_capacity(cluster.nodes.len() * names.len());
+    for node in &cluster.nodes {
+        for name in names {
+            free.push(if name == PODS {
+                node.allocatable.allowed_pod_number - node.pods.len() as i64
+            } else {
+                node.allocatable.get(name) - node.requested.get(name)
+            });
+        }
+    }
+    free
 }
 
 /// The solver's resources for the classes represented by `reps` — cpu, memory,
