@@ -11,10 +11,17 @@
 
 use serde::Serialize;
 
-use crate::baseline::scheduler::{Baseline, BaselineOptions, CycleResult, queue_order};
+use crate::baseline::scheduler::{
+    Baseline, BaselineOptions, CycleResult, StaticFilters, queue_order,
+};
+use crate::encode::tensors::{CLASS_INEXACT_UNITS, NODE_INEXACT_UNITS};
+use crate::eval::{Check, EvalError, Evaluator};
 use crate::framework::config::SchedulerConfig;
 use crate::framework::fit_error::{Diagnosis, FitError};
-use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
+use crate::framework::profile::PluginName;
+use crate::framework::runtime::{
+    CycleState, Framework, FrameworkError, NodeScores, PluginScore, PreFilterOutcome,
+};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Pod};
 use crate::progress::Progress;
@@ -31,6 +38,9 @@ pub enum ExplainError {
     /// The profile could not be built.
     #[error(transparent)]
     Framework(#[from] FrameworkError),
+    /// The matrix row could not be evaluated (e.g. the GPU failed).
+    #[error("evaluation: {0}")]
+    Eval(#[from] EvalError),
 }
 
 /// One filter plugin's verdict on one node.
@@ -97,6 +107,9 @@ pub struct Explanation {
     pub message: Option<String>,
     /// What `baseline` decided for this pod in that state (with its node sampling and tie-break).
     pub baseline_decision: Option<String>,
+    /// Where the pod's verdicts and scores were evaluated: `matrix (<backend>)` or
+    /// `framework (cpu)` (with why, when a matrix was asked for).
+    pub evaluated_on: String,
 }
 
 fn code_name(code: Code) -> &'static str {
@@ -120,6 +133,81 @@ pub struct ExplainOptions {
     pub baseline: BaselineOptions,
 }
 
+/// The pod's filter verdicts on every node and its scores on the feasible ones, from a matrix
+/// row evaluated on `evaluator` (the framework's numbers, as [`crate::eval`] proves them
+/// equal): per node, each evaluated filter plugin's status in profile order (`Skip` where its
+/// PreFilter skipped); scores as `Framework::score` gives them over every feasible node (`Err`
+/// when scoring fails). `None` when the matrix cannot be exact here: some amount of the pod or
+/// of a node is not a whole number of encoded units (NodeResourcesFit would round).
+#[allow(clippy::type_complexity)]
+fn matrix_row(
+    fw: &Framework,
+    pod: &Pod,
+    cluster: &ClusterState,
+    state: &CycleState,
+    evaluator: &mut Evaluator,
+) -> Result<Option<(Vec<Vec<(&'static str, Status)>>, Result<Vec<NodeScores>, ()>)>, ExplainError> {
+    let pods = std::slice::from_ref(pod);
+    let enc = crate::encode::encode(cluster, pods).map_err(EvalError::from)?;
+    let t = &enc.tensors;
+    let inexact = t.node_flags.iter().any(|f| f & NODE_INEXACT_UNITS != 0)
+        || t.class_flags.iter().any(|f| f & CLASS_INEXACT_UNITS != 0);
+    if inexact {
+        return Ok(None);
+    }
+    let m = evaluator.evaluate(fw.profile(), cluster, pods, &enc)?;
+    let c = 0;
+    let filters: Vec<PluginName> =
+        fw.profile().plugins.filter.iter().copied().filter(|p| p.evaluated()).collect();
+    let verdicts = (0..m.num_nodes)
+        .map(|n| {
+            let word = m.filter[m.cell(c, n)];
+            filters
+                .iter()
+                .map(|&plugin| {
+                    let status = if state.skips_filter(plugin) {
+                        Status::skip()
+                    } else {
+                        let own = Check::of_plugin(plugin);
+                        match m
+                            .check_order
+                            .iter()
+                            .find(|check| own.contains(check) && word & check.bit() != 0)
+                        {
+                            Some(&check) => m.check_status(c, n, check),
+                            None => Status::success(),
+                        }
+                    };
+                    (plugin.as_str(), status)
+                })
+                .collect()
+        })
+        .collect();
+    let scores = if m.score_errors[c].is_some() {
+        Err(())
+    } else {
+        Ok((0..m.num_nodes)
+            .filter(|&n| m.feasible(c, n))
+            .map(|n| {
+                let cell = m.cell(c, n);
+                let plugins: Vec<PluginScore> = m
+                    .scores
+                    .iter()
+                    .filter(|plane| !plane.skipped[c])
+                    .map(|plane| PluginScore {
+                        plugin: plane.plugin,
+                        raw: i64::from(plane.raw[cell]),
+                        normalized: i64::from(plane.normalized[cell]),
+                        weight: plane.weight,
+                    })
+                    .collect();
+                NodeScores { node: n, total: i64::from(m.total[cell]), plugins }
+            })
+            .collect())
+    };
+    Ok(Some((verdicts, scores)))
+}
+
 /// Explains pod `key` (`namespace/name`).
 pub fn explain(
     cluster: ClusterState,
@@ -140,6 +228,21 @@ pub fn explain_with_progress(
     options: &ExplainOptions,
     progress: &Progress,
 ) -> Result<Explanation, ExplainError> {
+    explain_on(cluster, pending, config, key, options, progress, None)
+}
+
+/// [`explain_with_progress`] with the pod's verdicts and scores taken from a matrix row
+/// evaluated on `evaluator` (CPU or GPU) when one is given and the amounts allow an exact
+/// matrix; the explanation is the same (`evaluated_on` says which was used).
+pub fn explain_on(
+    cluster: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    key: &str,
+    options: &ExplainOptions,
+    progress: &Progress,
+    evaluator: Option<&mut Evaluator>,
+) -> Result<Explanation, ExplainError> {
     let target = pending
         .iter()
         .position(|p| p.key() == key)
@@ -151,23 +254,33 @@ pub fn explain_with_progress(
     }
     let order = queue_order(pending);
     let queue_position = order.iter().position(|&i| i == target).unwrap_or(0);
-    let mut sched = Baseline::new(cluster, options.baseline.clone());
-    let mut frameworks = std::collections::BTreeMap::<String, Framework>::new();
+    let mut evaluator = evaluator;
     let fw_for = |name: &str| -> Result<Framework, FrameworkError> {
         Framework::for_scheduler(config, name)
     };
     let mut placed_before = 0;
+    let mut sched = Baseline::new(cluster, options.baseline.clone());
     if !options.as_is {
+        let ahead: Vec<usize> = order.iter().take(queue_position).copied().collect();
+        let mut frameworks = std::collections::BTreeMap::<String, Framework>::new();
+        for &i in &ahead {
+            let name = &pending[i].scheduler_name;
+            if !frameworks.contains_key(name) {
+                frameworks.insert(name.clone(), fw_for(name)?);
+            }
+        }
+        // The pods ahead are scheduled as `baseline` on the same backend schedules them.
+        let statics = match evaluator.as_deref_mut() {
+            Some(e) => StaticFilters::evaluate(&sched.cluster, pending, &frameworks, e)?,
+            None => StaticFilters::default(),
+        };
         let task = progress.bar("explain: pods ahead", queue_position as u64);
-        for &i in order.iter().take(queue_position) {
+        for &i in &ahead {
             task.inc(1);
             let p = &pending[i];
-            if !frameworks.contains_key(&p.scheduler_name) {
-                frameworks.insert(p.scheduler_name.clone(), fw_for(&p.scheduler_name)?);
-            }
             let fw = &frameworks[&p.scheduler_name];
             if let CycleResult::Scheduled(_) | CycleResult::Preempted(..) =
-                sched.schedule_one(fw, p)
+                sched.schedule_one_with(fw, p, statics.row(i))
             {
                 placed_before += 1;
             }
@@ -195,6 +308,7 @@ pub fn explain_with_progress(
         best_nodes: Vec::new(),
         message: None,
         baseline_decision: None,
+        evaluated_on: "framework (cpu)".to_string(),
     };
     let wanted = |name: &str| options.node.as_deref().is_none_or(|n| n == name);
     match fw.pre_filter(pod, cluster) {
@@ -206,6 +320,21 @@ pub fn explain_with_progress(
                 Some(FitError { num_all_nodes: cluster.nodes.len(), diagnosis: d }.message());
         }
         PreFilterOutcome::Proceed(state) => {
+            let (rows, evaluated_on) = match evaluator {
+                Some(evaluator) => match matrix_row(&fw, pod, cluster, &state, evaluator)? {
+                    Some(rows) => (Some(rows), format!("matrix ({})", evaluator.describe())),
+                    None => (
+                        None,
+                        "framework (cpu): some amounts are not whole encoded units".to_string(),
+                    ),
+                },
+                None => (None, "framework (cpu)".to_string()),
+            };
+            out.evaluated_on = evaluated_on;
+            let (mut matrix_verdicts, matrix_scores) = match rows {
+                Some((v, s)) => (Some(v), Some(s)),
+                None => (None, None),
+            };
             let mut feasible = Vec::new();
             let mut diagnosis = Diagnosis::default();
             for (i, node) in cluster.nodes.iter().enumerate() {
@@ -219,6 +348,8 @@ pub fn explain_with_progress(
                             "node(s) didn't satisfy plugin(s) [{plugins}]"
                         )),
                     )]
+                } else if let Some(rows) = matrix_verdicts.as_mut() {
+                    std::mem::take(&mut rows[i])
                 } else {
                     fw.filter_each(&state, pod, node)
                         .into_iter()
@@ -253,7 +384,12 @@ pub fn explain_with_progress(
             if feasible.is_empty() {
                 out.message =
                     Some(FitError { num_all_nodes: cluster.nodes.len(), diagnosis }.message());
-            } else if let Ok(scores) = fw.score(pod, cluster, &feasible) {
+            } else if let Some(Ok(scores)) = matrix_scores
+                .map(|s| {
+                    s.map(|all| all.into_iter().filter(|s| feasible.contains(&s.node)).collect())
+                })
+                .or_else(|| Some(fw.score(pod, cluster, &feasible).map_err(|_| ())))
+            {
                 let best = scores.iter().map(|s| s.total).max().unwrap_or(0);
                 for s in &scores {
                     let name = &cluster.nodes[s.node].name;

@@ -15,10 +15,11 @@ use std::time::Instant;
 
 use common::{Scenario, demo, scenarios};
 use kplace::encode::encode;
+use kplace::eval::columns::{self, NodeUsage};
 use kplace::eval::gpu::{GpuContext, GpuOptions};
 use kplace::eval::testing::{matrix_profile, round_to_units};
 use kplace::eval::{Backend, Evaluator, Prepared, cpu};
-use kplace::framework::profile::Profile;
+use kplace::framework::profile::{PluginName, Profile};
 use kplace::model::testing::{
     GI, MI, NodeBuilder, PodBuilder, affinity_term, cluster, spread_constraint,
 };
@@ -377,6 +378,106 @@ fn the_binary64_library_computes_on_the_gpu_exactly_as_native_f64() {
     );
 }
 
+/// Fills `state`: every pending pod placed once on each node `i` with `i % 3 == pick`, as far
+/// as the node's pod count allows; returns the nodes it changed.
+fn fill(state: &mut ClusterState, pending: &[Pod], pick: usize) -> Vec<usize> {
+    let mut changed = Vec::new();
+    for n in (0..state.nodes.len()).filter(|n| n % 3 == pick) {
+        for (k, pod) in pending.iter().enumerate() {
+            let mut placed = pod.clone();
+            placed.name = format!("{}-filled-{n}-{k}", pod.name);
+            placed.node_name = Some(state.nodes[n].name.clone());
+            state.nodes[n].add_pod(std::sync::Arc::new(placed));
+        }
+        changed.push(n);
+    }
+    changed
+}
+
+/// The incremental entry point on the device equals the CPU twin, and on a filled cluster it
+/// equals the full matrix of the filled cluster on those columns (returns whether that second
+/// comparison could be made: the filled cluster's fresh encoding kept the units).
+fn assert_column_parity(
+    ctx: &mut GpuContext,
+    profile: &Profile,
+    state: &ClusterState,
+    pending: &[Pod],
+    options: GpuOptions,
+    what: &str,
+) -> bool {
+    let enc = encode(state, pending).expect("encodes");
+    let prepared = Prepared::new(profile, state, pending, &enc).expect("prepares");
+    let mut filled = state.clone();
+    let changed = fill(&mut filled, pending, 1);
+    let Ok(usage) = NodeUsage::of(&enc, &filled, &changed) else {
+        return false; // The filled amounts left the encoding's range: not an update of it.
+    };
+    let want = columns::evaluate_cpu(&prepared, &usage).expect("CPU update");
+    ctx.set_options(options);
+    let got = ctx
+        .resource_columns(&prepared, &usage)
+        .unwrap_or_else(|e| panic!("{what}: GPU update failed: {e}"));
+    assert_eq!(got, want, "{what} ({options:?}): the GPU update differs from the CPU's");
+    // Against a fresh evaluation of the filled cluster, where the encoding did not change.
+    let fresh = encode(&filled, pending).expect("encodes");
+    if fresh.dicts.resources == enc.dicts.resources {
+        let fresh_p = Prepared::new(profile, &filled, pending, &fresh).expect("prepares");
+        let m = cpu::evaluate(&fresh_p);
+        for c in 0..m.num_classes {
+            for (i, &n) in changed.iter().enumerate() {
+                let cell = m.cell(c, n);
+                assert_eq!(
+                    got.fit_insufficient[got.cell(c, i)],
+                    m.fit_insufficient[cell],
+                    "{what}: fit word of class {c} on node {n}"
+                );
+                for (plugin, plane) in [
+                    (PluginName::NodeResourcesFit, &got.fit_raw),
+                    (PluginName::NodeResourcesBalancedAllocation, &got.balanced_raw),
+                ] {
+                    if let Some(full) = m.plane(plugin) {
+                        assert_eq!(
+                            plane[got.cell(c, i)],
+                            full.raw[cell],
+                            "{what}: {plugin:?} of class {c} on node {n}"
+                        );
+                    }
+                }
+            }
+        }
+        return true;
+    }
+    false
+}
+
+#[test]
+fn column_updates_evaluate_identically_on_the_gpu() {
+    let Some(mut ctx) = gpu() else { return };
+    let cases: Vec<(&str, ClusterState, Vec<Pod>)> = vec![
+        ("one node", cluster(nodes(2), bound(2)), pods()),
+        ("65 nodes, one past a workgroup", cluster(nodes(65), bound(65)), pods()),
+        ("150 nodes, three tiles of 64", cluster(nodes(150), bound(150)), pods()),
+        ("no pending pods", cluster(nodes(5), bound(5)), vec![]),
+    ];
+    for (name, state, pending) in cases {
+        for options in [GpuOptions::default(), SMALL] {
+            let compared =
+                assert_column_parity(&mut ctx, &profile(), &state, &pending, options, name);
+            assert!(compared, "{name}: the update was compared with a fresh evaluation");
+        }
+    }
+    // The Evaluator sends large updates to the device and small ones to the CPU twin: both
+    // answer the same.
+    let state = cluster(nodes(150), bound(150));
+    let pending = pods();
+    let enc = encode(&state, &pending).expect("encodes");
+    let prepared = Prepared::new(&profile(), &state, &pending, &enc).expect("prepares");
+    let usage = NodeUsage::encoded(&enc, &(0..150).collect::<Vec<_>>()).expect("usage");
+    ctx.set_options(GpuOptions::default());
+    let direct = ctx.resource_columns(&prepared, &usage).expect("GPU update");
+    assert_eq!(direct, columns::evaluate_cpu(&prepared, &usage).expect("CPU update"));
+}
+
 fn tiling_options() -> impl Strategy<Value = GpuOptions> {
     (prop::option::of(prop::sample::select(vec![64u32, 128])), prop::option::of(1u32..4)).prop_map(
         |(max_tile_nodes, max_chunk_classes)| GpuOptions { max_tile_nodes, max_chunk_classes },
@@ -404,5 +505,15 @@ proptest! {
         let Some(mut ctx) = gpu() else { return Ok(()) };
         let Scenario { profile, state, pending } = s;
         assert_parity(&mut ctx, &profile, &state, &pending, options, "generated, wide");
+    }
+
+    #[test]
+    fn generated_column_updates_evaluate_identically_on_the_gpu(
+        s in scenarios(1..=90, 5, false),
+        options in tiling_options(),
+    ) {
+        let Some(mut ctx) = gpu() else { return Ok(()) };
+        let Scenario { profile, state, pending } = s;
+        assert_column_parity(&mut ctx, &profile, &state, &pending, options, "generated update");
     }
 }

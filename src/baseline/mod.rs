@@ -8,4 +8,7 @@ pub mod node_order;
 pub mod preemption;
 pub mod scheduler;
 
-pub use scheduler::{BaselineOptions, run_baseline, run_baseline_with_progress};
+pub use scheduler::{
+    BaselineError, BaselineOptions, StaticFilters, run_baseline, run_baseline_on,
+    run_baseline_with_progress,
+};

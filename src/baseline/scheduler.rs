@@ -27,8 +27,10 @@ use rand_chacha::ChaCha8Rng;
 
 use super::node_order::scheduler_node_order;
 use super::preemption::{self, PreemptionOutcome};
+use crate::eval::{EvalError, Evaluator, Matrix};
 use crate::framework::config::SchedulerConfig;
 use crate::framework::fit_error::{Diagnosis, FitError};
+use crate::framework::profile::{PluginName, Profile};
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Pod};
@@ -123,6 +125,18 @@ impl Baseline {
 
     /// Runs one scheduling cycle for `pod` and applies its outcome to the cluster.
     pub fn schedule_one(&mut self, fw: &Framework, pod: &Pod) -> CycleResult {
+        self.schedule_one_with(fw, pod, None)
+    }
+
+    /// [`Baseline::schedule_one`], with the verdicts of the profile's leading static filters on
+    /// every node already evaluated as a matrix row ([`StaticFilters`]): a node the row rejects
+    /// gets the row's status without running the framework's filters; the others run them.
+    pub fn schedule_one_with(
+        &mut self,
+        fw: &Framework,
+        pod: &Pod,
+        row: Option<StaticRow<'_>>,
+    ) -> CycleResult {
         let num_nodes = self.order.len();
         if num_nodes == 0 {
             return CycleResult::NoNodes;
@@ -170,7 +184,10 @@ impl Baseline {
         if !nodes.is_empty() {
             for i in 0..nodes.len() {
                 let n = nodes[(self.next_start_node_index + i) % nodes.len()];
-                let status = fw.filter(&state, pod, &self.cluster.nodes[n]);
+                let status = match row.and_then(|r| r.rejection(n)) {
+                    Some(status) => status,
+                    None => fw.filter(&state, pod, &self.cluster.nodes[n]),
+                };
                 if status.is_success() {
                     feasible.push(n);
                     if feasible.len() >= num_to_find {
@@ -269,6 +286,123 @@ impl Baseline {
     }
 }
 
+/// The filter plugins whose verdict on a node never changes while pods are placed and evicted:
+/// they read only the node object and the pod's spec.
+pub const STATIC_FILTERS: [PluginName; 4] = [
+    PluginName::NodeUnschedulable,
+    PluginName::NodeName,
+    PluginName::TaintToleration,
+    PluginName::NodeAffinity,
+];
+
+/// The most cells of one matrix evaluation of [`StaticFilters::evaluate`] (classes are
+/// evaluated in chunks below it).
+const STATIC_CHUNK_CELLS: usize = 1 << 22;
+
+/// The verdicts of a profile's leading static filters — the filter plugins it runs first,
+/// before any plugin whose verdict depends on usage — for every pending pod's class on every
+/// node, evaluated as class × node matrices by an [`Evaluator`] (CPU or GPU) once for the
+/// whole run. Those verdicts cannot change while pods are placed or evicted, and the framework
+/// runs these plugins first and stops at the first failure, so a node they reject gets exactly
+/// the status the framework would return: the sequential scheduler then runs the framework's
+/// filters only on the nodes that pass them. Results are the same on every backend, and the
+/// same as without a matrix.
+#[derive(Debug, Default)]
+pub struct StaticFilters {
+    /// Per scheduler name: the chunks' matrices (filter words only).
+    matrices: Vec<Matrix>,
+    /// Per pending pod: `(matrix, class)`, when its profile has a static prefix.
+    rows: Vec<Option<(usize, usize)>>,
+}
+
+/// One pod's row of [`StaticFilters`].
+#[derive(Debug, Clone, Copy)]
+pub struct StaticRow<'a> {
+    matrix: &'a Matrix,
+    class: usize,
+}
+
+impl StaticRow<'_> {
+    /// The status the framework's Filter returns on node `n` when a static filter rejects it,
+    /// or `None` when they all pass (the framework's filters must then run).
+    pub fn rejection(&self, n: usize) -> Option<Status> {
+        if n >= self.matrix.num_nodes || self.matrix.feasible(self.class, n) {
+            return None;
+        }
+        Some(self.matrix.filter_status(self.class, n))
+    }
+}
+
+impl StaticFilters {
+    /// Evaluates the leading static filters of each pending pod's profile on `evaluator`.
+    /// Profiles whose first evaluated filter is not static get no rows.
+    pub fn evaluate(
+        cluster: &ClusterState,
+        pending: &[Pod],
+        frameworks: &BTreeMap<String, Framework>,
+        evaluator: &mut Evaluator,
+    ) -> Result<StaticFilters, EvalError> {
+        let mut out = StaticFilters { matrices: Vec::new(), rows: vec![None; pending.len()] };
+        let n_nodes = cluster.nodes.len().max(1);
+        for (name, fw) in frameworks {
+            let Some(profile) = static_profile(fw.profile()) else { continue };
+            // This profile's pods, grouped by class so that chunks hold whole classes.
+            let mine: Vec<usize> =
+                (0..pending.len()).filter(|&i| &pending[i].scheduler_name == name).collect();
+            let mine_pods: Vec<Pod> = mine.iter().map(|&i| pending[i].clone()).collect();
+            let classes = crate::encode::classes::classify(&mine_pods)?;
+            let per_chunk = (STATIC_CHUNK_CELLS / n_nodes).max(1);
+            for chunk in classes.classes.chunks(per_chunk) {
+                let reps: Vec<Pod> =
+                    chunk.iter().map(|c| mine_pods[c.representative].clone()).collect();
+                let enc = crate::encode::encode(cluster, &reps)?;
+                let mut m = evaluator.evaluate(&profile, cluster, &reps, &enc)?;
+                // Only the filter words are read: drop the score planes.
+                m.scores.clear();
+                m.total = Vec::new();
+                m.fit_insufficient = Vec::new();
+                let at = out.matrices.len();
+                for (k, class) in chunk.iter().enumerate() {
+                    let Some(&row) = enc.classes.pod_class.get(k) else { continue };
+                    for &member in &class.members {
+                        out.rows[mine[member]] = Some((at, row as usize));
+                    }
+                }
+                out.matrices.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The row of pending pod `i`, if its profile has static filters.
+    pub fn row(&self, i: usize) -> Option<StaticRow<'_>> {
+        let (m, class) = self.rows.get(i).copied().flatten()?;
+        Some(StaticRow { matrix: self.matrices.get(m)?, class })
+    }
+}
+
+/// `profile` cut to its leading static filters (and their PreFilter, without scoring), or
+/// `None` when its first evaluated filter is not static.
+fn static_profile(profile: &Profile) -> Option<Profile> {
+    let prefix: Vec<PluginName> = profile
+        .plugins
+        .filter
+        .iter()
+        .copied()
+        .filter(|p| p.evaluated())
+        .take_while(|p| STATIC_FILTERS.contains(p))
+        .collect();
+    if prefix.is_empty() {
+        return None;
+    }
+    let mut cut = profile.clone();
+    cut.plugins.pre_filter.retain(|p| prefix.contains(p));
+    cut.plugins.filter = prefix;
+    cut.plugins.pre_score.clear();
+    cut.plugins.score.clear();
+    Some(cut)
+}
+
 /// Runs the sequential scheduler over every pending pod and returns the plan. Fails only when a
 /// profile's plugins cannot be built from its arguments.
 pub fn run_baseline(
@@ -288,20 +422,75 @@ pub fn run_baseline_with_progress(
     options: BaselineOptions,
     progress: &Progress,
 ) -> Result<Plan, FrameworkError> {
-    let started = Instant::now();
-    let mut plan = Plan::default();
+    let frameworks = frameworks_for(config, pending)?;
+    let statics = StaticFilters::default();
+    Ok(run_with(cluster, pending, &frameworks, options, progress, &statics, (0.0, "cpu".into())))
+}
+
+/// The framework of every scheduler name of `pending`.
+fn frameworks_for(
+    config: &SchedulerConfig,
+    pending: &[Pod],
+) -> Result<BTreeMap<String, Framework>, FrameworkError> {
     let mut frameworks: BTreeMap<String, Framework> = BTreeMap::new();
+    for pod in pending {
+        if !frameworks.contains_key(&pod.scheduler_name) {
+            let fw = Framework::for_scheduler(config, &pod.scheduler_name)?;
+            frameworks.insert(pod.scheduler_name.clone(), fw);
+        }
+    }
+    Ok(frameworks)
+}
+
+/// Why a baseline run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    /// A profile's plugins could not be built from its arguments.
+    #[error(transparent)]
+    Framework(#[from] FrameworkError),
+    /// The static filters' matrices could not be evaluated (e.g. the GPU failed).
+    #[error("evaluation: {0}")]
+    Eval(#[from] EvalError),
+}
+
+/// [`run_baseline_with_progress`] with the profiles' leading static filters evaluated as
+/// matrices by `evaluator` ([`StaticFilters`]): the same plan, with the filter work on the
+/// nodes they reject done on the evaluator's backend, in bulk, once.
+pub fn run_baseline_on(
+    cluster: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    options: BaselineOptions,
+    progress: &Progress,
+    evaluator: &mut Evaluator,
+) -> Result<Plan, BaselineError> {
+    let frameworks = frameworks_for(config, pending)?;
+    let start = Instant::now();
+    let statics = StaticFilters::evaluate(&cluster, pending, &frameworks, evaluator)?;
+    let evaluate = (start.elapsed().as_secs_f64() * 1000.0, evaluator.describe());
+    Ok(run_with(cluster, pending, &frameworks, options, progress, &statics, evaluate))
+}
+
+/// The sequential run, with `evaluate`: the time the static filters took and the backend.
+fn run_with(
+    cluster: ClusterState,
+    pending: &[Pod],
+    frameworks: &BTreeMap<String, Framework>,
+    options: BaselineOptions,
+    progress: &Progress,
+    statics: &StaticFilters,
+    evaluate: (f64, String),
+) -> Plan {
+    let started = Instant::now();
+    let (evaluate_ms, backend) = evaluate;
+    let mut plan = Plan::default();
     let mut sched = Baseline::new(cluster, options);
     let task = progress.bar("baseline: pods", pending.len() as u64);
     for i in queue_order(pending) {
         task.inc(1);
         let pod = &pending[i];
-        if !frameworks.contains_key(&pod.scheduler_name) {
-            let fw = Framework::for_scheduler(config, &pod.scheduler_name)?;
-            frameworks.insert(pod.scheduler_name.clone(), fw);
-        }
         let fw = &frameworks[&pod.scheduler_name];
-        match sched.schedule_one(fw, pod) {
+        match sched.schedule_one_with(fw, pod, statics.row(i)) {
             CycleResult::Scheduled(n) => {
                 plan.placements
                     .push(Placement { pod: pod.key(), node: sched.cluster.nodes[n].name.clone() });
@@ -343,15 +532,92 @@ pub fn run_baseline_with_progress(
     task.finish();
     let solve_ms = started.elapsed().as_secs_f64() * 1000.0;
     plan.summary = crate::plan::summarize(&plan, &sched.cluster, pending);
+    plan.summary.timings_ms.evaluate = evaluate_ms;
     plan.summary.timings_ms.solve = solve_ms;
     plan.summary.algorithm = "baseline".to_string();
-    plan.summary.backend = "cpu".to_string();
-    Ok(plan)
+    plan.summary.backend = backend;
+    plan
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::TaintEffect;
+    use crate::model::testing::{GI, NodeBuilder, PodBuilder, cluster};
+
+    #[test]
+    fn static_filter_rows_reject_exactly_the_nodes_the_framework_rejects_first() {
+        let state = cluster(
+            vec![
+                NodeBuilder::new("open").cpu(4000).memory(8 * GI).label("disk", "ssd").obj(),
+                NodeBuilder::new("cordoned").cpu(4000).memory(8 * GI).unschedulable().obj(),
+                NodeBuilder::new("tainted")
+                    .cpu(4000)
+                    .memory(8 * GI)
+                    .taint("gpu", "yes", TaintEffect::NoSchedule)
+                    .obj(),
+                NodeBuilder::new("hdd").cpu(4000).memory(8 * GI).label("disk", "hdd").obj(),
+                // Fails only a dynamic filter (resources): the framework decides it.
+                NodeBuilder::new("tiny").cpu(10).memory(8 * GI).label("disk", "ssd").obj(),
+            ],
+            vec![],
+        );
+        let pending = vec![
+            PodBuilder::new("d", "any").cpu(100).obj(),
+            PodBuilder::new("d", "ssd").cpu(100).node_selector("disk", "ssd").obj(),
+        ];
+        let config = SchedulerConfig::default();
+        let frameworks = frameworks_for(&config, &pending).expect("builds");
+        let statics = StaticFilters::evaluate(&state, &pending, &frameworks, &mut Evaluator::Cpu)
+            .expect("ok");
+        let fw = &frameworks["default-scheduler"];
+        let PreFilterOutcome::Proceed(cycle) = fw.pre_filter(&pending[1], &state) else {
+            panic!("PreFilter proceeds");
+        };
+        // (pod, node, rejected by the row)
+        let cases = [
+            (0, "open", false),
+            (0, "cordoned", true),
+            (0, "tainted", true),
+            (0, "hdd", false),
+            (0, "tiny", false),
+            (1, "open", false),
+            (1, "cordoned", true),
+            (1, "tainted", true),
+            (1, "hdd", true),
+            (1, "tiny", false),
+        ];
+        for (pod, name, rejected) in cases {
+            let node = state.node_index(name).expect("the node exists");
+            let row = statics.row(pod).expect("the default profile starts with static filters");
+            let got = row.rejection(node);
+            assert_eq!(got.is_some(), rejected, "pod {pod} on {name}: {got:?}");
+            if let Some(status) = got {
+                let cycle = if pod == 1 {
+                    cycle.clone()
+                } else {
+                    match fw.pre_filter(&pending[0], &state) {
+                        PreFilterOutcome::Proceed(c) => c,
+                        PreFilterOutcome::Rejected(_) => panic!("PreFilter proceeds"),
+                    }
+                };
+                let want = fw.filter(&cycle, &pending[pod], &state.nodes[node]);
+                assert_eq!(status.code, want.code, "pod {pod} on {name}");
+                assert_eq!(status.reasons, want.reasons, "pod {pod} on {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_profile_that_filters_first_by_a_dynamic_plugin_has_no_static_rows() {
+        let mut profile = Profile::default_profile();
+        profile.plugins.filter.retain(|p| *p != PluginName::NodeResourcesFit);
+        profile.plugins.filter.insert(0, PluginName::NodeResourcesFit);
+        assert!(static_profile(&profile).is_none());
+        let default = static_profile(&Profile::default_profile()).expect("a static prefix");
+        assert_eq!(default.plugins.filter, STATIC_FILTERS.to_vec());
+        assert!(default.plugins.score.is_empty());
+    }
 
     #[test]
     fn small_clusters_evaluate_every_node() {

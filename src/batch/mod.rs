@@ -96,8 +96,10 @@ use crate::baseline::scheduler::{
     Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, queue_order,
     run_baseline_with_progress,
 };
-use crate::encode::EncodeError;
 use crate::encode::classes::classify;
+use crate::encode::{EncodeError, Encoded};
+use crate::eval::columns::{NodeUsage, ResourceColumns};
+use crate::eval::{EvalError, Evaluator, Matrix, Prepared, ScorePlane};
 use crate::framework::config::SchedulerConfig;
 use crate::framework::profile::PluginName;
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
@@ -195,6 +197,9 @@ pub enum BatchError {
     /// The pending pods could not be classed.
     #[error(transparent)]
     Encode(#[from] EncodeError),
+    /// Matrix evaluation failed (a GPU error, or a profile the matrices cannot take).
+    #[error("evaluation: {0}")]
+    Eval(#[from] EvalError),
     /// The solver rejected its input (an internal error).
     #[error("internal error: {0}")]
     Solver(#[from] kplace_solver::SolverError),
@@ -223,15 +228,14 @@ struct Class {
     movable: bool,
 }
 
-/// The frameworks of one scheduler name: the full profile; the profile without preemption; the
-/// profile without NodeResourcesFit's filter (feasibility apart from capacity, which the solver
-/// tracks itself); and the profile restricted to the usage-dependent resource scores.
+/// The frameworks of one scheduler name: the full profile; the profile without preemption; and
+/// the profile without NodeResourcesFit's filter (feasibility apart from capacity, which the
+/// solver tracks itself; the greedy's matrices evaluate it).
 #[derive(Debug)]
 struct Frameworks {
     full: Framework,
     no_preemption: Framework,
     no_fit: Framework,
-    resources: Framework,
 }
 
 /// Whether a score plugin's score depends on the node's usage and is not normalized over nodes.
@@ -249,11 +253,7 @@ impl Frameworks {
         profile.plugins.filter.retain(|p| *p != PluginName::NodeResourcesFit);
         profile.plugins.pre_filter.retain(|p| *p != PluginName::NodeResourcesFit);
         let no_fit = Framework::new(&profile)?;
-        let mut profile = full.profile().clone();
-        profile.plugins.score.retain(|(p, _)| is_resource_score(*p));
-        profile.plugins.pre_score.retain(|p| is_resource_score(*p));
-        let resources = Framework::new(&profile)?;
-        Ok(Frameworks { full, no_preemption, no_fit, resources })
+        Ok(Frameworks { full, no_preemption, no_fit })
     }
 }
 
@@ -282,9 +282,23 @@ pub fn plan_greedy_with_progress(
     options: &BatchOptions,
     progress: &Progress,
 ) -> Result<Plan, BatchError> {
+    plan_greedy_on(cluster, pending, config, options, progress, &mut Evaluator::Cpu)
+}
+
+/// [`plan_greedy_with_progress`] with the greedy's matrices (and their incremental updates)
+/// evaluated by `evaluator`: the CPU or a GPU. Both give the same plan (the evaluators agree
+/// bit for bit); `summary.backend` names the one used.
+pub fn plan_greedy_on(
+    cluster: ClusterState,
+    pending: &[Pod],
+    config: &SchedulerConfig,
+    options: &BatchOptions,
+    progress: &Progress,
+    evaluator: &mut Evaluator,
+) -> Result<Plan, BatchError> {
     let gangs = GangIndex::new(&cluster, pending);
     if gangs.is_empty() {
-        return plan_once(cluster, pending, config, options, progress);
+        return plan_once(cluster, pending, config, options, progress, evaluator);
     }
     let started = Instant::now();
     // (gang index, pending members placed when it was taken out).
@@ -300,7 +314,7 @@ pub fn plan_greedy_with_progress(
             .filter(|&i| gangs.of_pending[i].is_none_or(|g| !out.contains_key(&g)))
             .collect();
         let subset: Vec<Pod> = keep.iter().map(|&i| pending[i].clone()).collect();
-        let mut plan = plan_once(cluster.clone(), &subset, config, options, progress)?;
+        let mut plan = plan_once(cluster.clone(), &subset, config, options, progress, evaluator)?;
         let placed: BTreeSet<&str> = plan.placements.iter().map(|p| p.pod.as_str()).collect();
         let evicted: BTreeSet<&str> = plan.evictions.iter().map(|e| e.pod.as_str()).collect();
         // Bound members this plan evicts no longer count toward their group.
@@ -380,6 +394,7 @@ fn plan_once(
     config: &SchedulerConfig,
     options: &BatchOptions,
     progress: &Progress,
+    evaluator: &mut Evaluator,
 ) -> Result<Plan, BatchError> {
     let started = Instant::now();
     let original = options.fallback.then(|| cluster.clone());
@@ -457,7 +472,8 @@ fn plan_once(
             .filter(|&&c| classes[c].route == Route::Greedy)
             .map(|&c| classes[c].members.len())
             .sum();
-        let leftovers = run.greedy_tier(tier, &classes, pending, &frameworks, options)?;
+        let leftovers =
+            run.greedy_tier(tier, &classes, pending, &frameworks, options, evaluator)?;
         task.inc(greedy_pods.saturating_sub(leftovers.len()) as u64);
         rest.extend(leftovers);
         // 3. One victim-minimizing preemption pass for the greedy classes' leftovers.
@@ -483,7 +499,7 @@ fn plan_once(
     plan.summary.timings_ms.evaluate = run.evaluate_ms;
     plan.summary.timings_ms.solve = (total_ms - run.evaluate_ms - encode_ms).max(0.0);
     plan.summary.algorithm = options.solver.as_str().to_string();
-    plan.summary.backend = "cpu".to_string();
+    plan.summary.backend = evaluator.describe();
 
     // The sequential plan can only rank higher when this one left a pod out or evicted one.
     let improvable = !plan.unschedulable.is_empty() || !plan.evictions.is_empty();
@@ -505,6 +521,7 @@ fn plan_once(
             sequential.summary.timings_ms.solve =
                 plan.summary.timings_ms.solve + seq_start.elapsed().as_secs_f64() * 1000.0;
             sequential.summary.algorithm = FALLBACK_ALGORITHM.to_string();
+            sequential.summary.backend = plan.summary.backend.clone();
             return Ok(sequential);
         }
         plan.summary.timings_ms.solve += seq_start.elapsed().as_secs_f64() * 1000.0;
@@ -649,6 +666,7 @@ impl Run {
         pending: &[Pod],
         frameworks: &BTreeMap<String, Frameworks>,
         options: &BatchOptions,
+        evaluator: &mut Evaluator,
     ) -> Result<Vec<(usize, usize)>, BatchError> {
         let eval_start = Instant::now();
         let to_place: Vec<usize> =
@@ -683,9 +701,7 @@ impl Run {
         };
         add_conflicts(&mut problem, cluster, &reps[..to_place.len()]);
         problem.free = free_capacity(cluster, &names);
-        let mut static_part = vec![0i64; global.len() * n_nodes];
         for (k, &c) in global.iter().enumerate() {
-            let rep = reps[k];
             let placing = k < to_place.len();
             problem.classes.push(ClassSpec {
                 count: if placing {
@@ -702,33 +718,49 @@ impl Run {
                     problem.initial.push(Placed { class: k, node: self.greedy_pods[g].node });
                 }
             }
-            // Feasibility apart from capacity (the solver tracks capacity), and scores.
-            let fws = &frameworks[&rep.scheduler_name];
-            let PreFilterOutcome::Proceed(state) = fws.no_fit.pre_filter(rep, cluster) else {
-                continue; // Fits nowhere: the repair path words the message.
-            };
-            let feasible: Vec<usize> = (0..n_nodes)
-                .filter(|&n| {
-                    let node = &cluster.nodes[n];
-                    state.node_names().is_none_or(|names| names.contains(&node.name))
-                        && fws.no_fit.filter(&state, rep, node).is_success()
-                })
-                .collect();
-            let Ok(scores) = fws.full.score(rep, cluster, &feasible) else {
-                continue; // A plugin error: left to the repair path, which reports it.
-            };
-            for s in scores {
-                let cell = k * n_nodes + s.node;
-                problem.feasible[cell] = true;
-                problem.score[cell] = s.total;
-                let resource: i64 = s
-                    .plugins
-                    .iter()
-                    .filter(|p| is_resource_score(p.plugin))
-                    .map(|p| p.normalized * p.weight)
-                    .sum();
-                static_part[cell] = s.total - resource;
+        }
+        // Feasibility apart from capacity (the solver tracks capacity) and scores: one matrix
+        // per scheduler name, on the evaluator's backend.
+        let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (k, rep) in reps.iter().enumerate() {
+            groups.entry(rep.scheduler_name.as_str()).or_default().push(k);
+        }
+        let groups: Vec<(&str, Vec<usize>)> = groups.into_iter().collect();
+        let group_pods: Vec<Vec<Pod>> =
+            groups.iter().map(|(_, ks)| ks.iter().map(|&k| reps[k].clone()).collect()).collect();
+        let encs = group_pods
+            .iter()
+            .map(|pods| crate::encode::encode(cluster, pods))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut prepared = Vec::with_capacity(groups.len());
+        for (((name, _), pods), enc) in groups.iter().zip(&group_pods).zip(&encs) {
+            prepared.push(Prepared::new(frameworks[*name].no_fit.profile(), cluster, pods, enc)?);
+        }
+        let mut source = vec![(0usize, 0usize); global.len()];
+        let mut resource_planes = Vec::with_capacity(groups.len());
+        let mut static_part = vec![0i64; global.len() * n_nodes];
+        for (g, (_, ks)) in groups.iter().enumerate() {
+            let m = evaluator.evaluate_prepared(&prepared[g])?;
+            let planes = ResourcePlanes::of(&m);
+            for (i, &k) in ks.iter().enumerate() {
+                let Some(&c) = encs[g].classes.pod_class.get(i) else { continue };
+                let c = c as usize;
+                source[k] = (g, c);
+                if m.score_errors[c].is_some() {
+                    continue; // A plugin error: left to the repair path, which reports it.
+                }
+                for n in 0..n_nodes {
+                    if !m.feasible(c, n) {
+                        continue;
+                    }
+                    let (at, cell) = (k * n_nodes + n, m.cell(c, n));
+                    let total = i64::from(m.total[cell]);
+                    problem.feasible[at] = true;
+                    problem.score[at] = total;
+                    static_part[at] = total - planes.part(&m, c, |p| i64::from(p.normalized[cell]));
+                }
             }
+            resource_planes.push(planes);
         }
         self.evaluate_ms += eval_start.elapsed().as_secs_f64() * 1000.0;
 
@@ -792,10 +824,15 @@ impl Run {
                 next: vec![0; global.len()],
                 moving: vec![None; global.len()],
                 changed: false,
-                reps: reps.clone(),
-                frameworks,
                 static_part: static_part.clone(),
+                score: problem.score.clone(),
                 nodes: n_nodes,
+                evaluator: &mut *evaluator,
+                encs: &encs,
+                prepared: &prepared,
+                source: source.clone(),
+                resource_planes: &resource_planes,
+                columns: BTreeMap::new(),
             };
             let greedy = GreedyOptions { class_order, relocate: options.relocate };
             let assignment =
@@ -1202,6 +1239,53 @@ fn solver_requests(pod: &Pod, fw: &Framework) -> BTreeMap<String, i64> {
     out
 }
 
+/// The usage-dependent score planes of a matrix (NodeResourcesFit and
+/// NodeResourcesBalancedAllocation: neither normalizes, so their raw score is their final one):
+/// their weights and, per class, whether PreScore skipped them.
+#[derive(Debug, Clone)]
+struct ResourcePlanes {
+    /// `(plane index in the matrix, weight, per class skipped)`.
+    planes: Vec<(usize, i64, Vec<bool>)>,
+    /// Which [`ResourceColumns`] plane each entry of `planes` reads: NodeResourcesFit or not.
+    is_fit: Vec<bool>,
+}
+
+impl ResourcePlanes {
+    fn of(m: &Matrix) -> Self {
+        let mut planes = Vec::new();
+        let mut is_fit = Vec::new();
+        for (i, plane) in m.scores.iter().enumerate() {
+            if is_resource_score(plane.plugin) {
+                planes.push((i, plane.weight, plane.skipped.clone()));
+                is_fit.push(plane.plugin == PluginName::NodeResourcesFit);
+            }
+        }
+        ResourcePlanes { planes, is_fit }
+    }
+
+    /// The weighted sum over the planes of `value(plane)` for class `c` (skipped planes count 0).
+    fn part(&self, m: &Matrix, c: usize, value: impl Fn(&ScorePlane) -> i64) -> i64 {
+        self.planes
+            .iter()
+            .filter(|(_, _, skipped)| !skipped.get(c).copied().unwrap_or(false))
+            .map(|&(i, weight, _)| weight * value(&m.scores[i]))
+            .sum()
+    }
+
+    /// The weighted sum of an update's scores for class `c` at `cell` of `cols`.
+    fn updated(&self, c: usize, cols: &ResourceColumns, cell: usize) -> i64 {
+        self.planes
+            .iter()
+            .zip(&self.is_fit)
+            .filter(|((_, _, skipped), _)| !skipped.get(c).copied().unwrap_or(false))
+            .map(|(&(_, weight, _), &fit)| {
+                let raw = if fit { cols.fit_raw.get(cell) } else { cols.balanced_raw.get(cell) };
+                weight * i64::from(raw.copied().unwrap_or(0))
+            })
+            .sum()
+    }
+}
+
 /// The greedy's callback: adds each placed pod to the working cluster and the plan, moves
 /// relocated pods (in the cluster and in their plan entry), and recomputes the usage-dependent
 /// part of a class's score on a node that changed.
@@ -1221,19 +1305,62 @@ struct Applier<'a> {
     moving: Vec<Option<usize>>,
     /// Whether anything was placed or moved.
     changed: bool,
-    reps: Vec<&'a Pod>,
-    frameworks: &'a BTreeMap<String, Frameworks>,
     /// Per solver class × node, the part of the score that does not depend on usage.
     static_part: Vec<i64>,
+    /// Per solver class × node, the score before any change (used if an update fails).
+    score: Vec<i64>,
     nodes: usize,
+    /// The backend, for the incremental updates of changed nodes' columns.
+    evaluator: &'a mut Evaluator,
+    /// Per scheduler-name group: the encoding and prepared profile of its matrix.
+    encs: &'a [Encoded],
+    prepared: &'a [Prepared<'a>],
+    /// Per solver class: its group and class in that group's matrix.
+    source: Vec<(usize, usize)>,
+    /// Per group: the usage-dependent score planes.
+    resource_planes: &'a [ResourcePlanes],
+    /// Per (group, node) changed since the matrix: the usage-dependent part of every class's
+    /// score there (`None` when the update failed), until the node changes again.
+    columns: BTreeMap<(usize, usize), Option<Vec<i64>>>,
 }
 
 impl Applier<'_> {
     fn add_to_cluster(&mut self, m: usize, node: usize) {
+        self.forget(node);
         let Some(target) = self.cluster.nodes.get_mut(node) else { return };
         let mut pod = self.pending[m].clone();
         pod.node_name = Some(target.name.clone());
         target.add_pod(Arc::new(pod));
+    }
+
+    /// Drops the cached columns of a node whose usage changed.
+    fn forget(&mut self, node: usize) {
+        for g in 0..self.encs.len() {
+            self.columns.remove(&(g, node));
+        }
+    }
+
+    /// The usage-dependent part of every class's score of group `g` on `node`, now: the
+    /// incremental entry point of evaluation on the node's column.
+    fn column(&mut self, g: usize, node: usize) -> Option<Vec<i64>> {
+        let usage = NodeUsage::of(&self.encs[g], self.cluster, &[node]);
+        let update = usage.and_then(|u| self.evaluator.resource_columns(&self.prepared[g], &u));
+        match update {
+            Ok(cols) => {
+                let planes = &self.resource_planes[g];
+                Some(
+                    (0..cols.num_classes)
+                        .map(|c| planes.updated(c, &cols, cols.cell(c, 0)))
+                        .collect(),
+                )
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "re-evaluating node {node} failed ({e}); its scores stay as they were"
+                );
+                None
+            }
+        }
     }
 
     fn node_name(&self, node: usize) -> String {
@@ -1275,6 +1402,9 @@ impl Rescore for Applier<'_> {
             return;
         };
         let pod = &self.pending[self.greedy_pods[g].member];
+        for group in 0..self.encs.len() {
+            self.columns.remove(&(group, node));
+        }
         if let Some(n) = self.cluster.nodes.get_mut(node) {
             n.remove_pod(&pod.namespace, &pod.name);
         }
@@ -1282,12 +1412,15 @@ impl Rescore for Applier<'_> {
     }
 
     fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
-        let base = self.static_part.get(class * self.nodes + node).copied().unwrap_or(0);
-        let Some(rep) = self.reps.get(class) else { return base };
-        let fw = &self.frameworks[&rep.scheduler_name].resources;
-        match fw.score(rep, self.cluster, &[node]) {
-            Ok(scores) => base + scores.first().map_or(0, |s| s.total),
-            Err(_) => base,
+        let cell = class * self.nodes + node;
+        let Some(&(g, c)) = self.source.get(class) else { return 0 };
+        if !self.columns.contains_key(&(g, node)) {
+            let column = self.column(g, node);
+            self.columns.insert((g, node), column);
+        }
+        match self.columns.get(&(g, node)).and_then(|col| col.as_ref()?.get(c)) {
+            Some(&part) => self.static_part.get(cell).copied().unwrap_or(0) + part,
+            None => self.score.get(cell).copied().unwrap_or(0),
         }
     }
 }

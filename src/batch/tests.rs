@@ -175,30 +175,39 @@ fn the_static_and_resource_parts_add_up_to_the_framework_score() {
     );
     let pod = PodBuilder::new("d", "p").cpu(500).memory(GI).obj();
     let fws = Frameworks::new(&SchedulerConfig::default(), "default-scheduler").expect("builds");
-    let full = fws.full.score(&pod, &state, &[0, 1]).expect("scores");
-    let statics: Vec<i64> = full
-        .iter()
-        .map(|s| {
-            s.total
-                - s.plugins
-                    .iter()
-                    .filter(|p| is_resource_score(p.plugin))
-                    .map(|p| p.normalized * p.weight)
-                    .sum::<i64>()
+    let pods = vec![pod.clone()];
+    let enc = crate::encode::encode(&state, &pods).expect("encodes");
+    let prepared = Prepared::new(fws.no_fit.profile(), &state, &pods, &enc).expect("prepares");
+    let mut evaluator = Evaluator::Cpu;
+    let m = evaluator.evaluate_prepared(&prepared).expect("evaluates");
+    let planes = ResourcePlanes::of(&m);
+    assert_eq!(planes.planes.len(), 2, "NodeResourcesFit and BalancedAllocation");
+    let statics: Vec<i64> = (0..2)
+        .map(|n| {
+            let cell = m.cell(0, n);
+            i64::from(m.total[cell]) - planes.part(&m, 0, |p| i64::from(p.normalized[cell]))
         })
         .collect();
     // TaintToleration (weight 3): n1 has no PreferNoSchedule taint (100), n2 one (0).
     assert_eq!(statics, vec![300, 0]);
-    for s in &full {
-        let resource: i64 = s
-            .plugins
-            .iter()
-            .filter(|p| is_resource_score(p.plugin))
-            .map(|p| p.normalized * p.weight)
-            .sum();
-        let alone = fws.resources.score(&pod, &state, &[s.node]).expect("scores");
-        assert_eq!(alone[0].total, resource, "node {}", s.node);
+    // Static part + the incremental column's resource part = the framework's total, before and
+    // after a pod fills a node.
+    let mut filled = state.clone();
+    let mut busy = PodBuilder::new("d", "more").cpu(2000).memory(4 * GI).node("n2").obj();
+    busy.node_name = Some("n2".into());
+    filled.nodes[1].add_pod(Arc::new(busy));
+    for (what, cluster) in [("as it is", &state), ("after n2 filled", &filled)] {
+        let full = fws.full.score(&pod, cluster, &[0, 1]).expect("scores");
+        for s in &full {
+            let usage = NodeUsage::of(&enc, cluster, &[s.node]).expect("usage");
+            let cols = evaluator.resource_columns(&prepared, &usage).expect("update");
+            let resource = planes.updated(0, &cols, cols.cell(0, 0));
+            assert_eq!(statics[s.node] + resource, s.total, "{what}: node {}", s.node);
+        }
     }
+    let before = fws.full.score(&pod, &state, &[1]).expect("scores")[0].total;
+    let after = fws.full.score(&pod, &filled, &[1]).expect("scores")[0].total;
+    assert_ne!(before, after, "filling n2 changes its score");
 }
 
 #[test]

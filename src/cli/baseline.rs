@@ -5,17 +5,23 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use kplace::baseline::{BaselineOptions, run_baseline_with_progress};
+use kplace::baseline::{BaselineOptions, run_baseline_on, run_baseline_with_progress};
+use kplace::eval::Evaluator;
 use kplace::plan::Plan;
 
 use super::output::{Table, print_document, print_stdout};
-use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
+use super::{
+    BackendArgs, OutputFormat, SnapshotArgs, load_cluster, load_config, open_evaluator,
+    with_gpu_fallback,
+};
 
 /// `kplace baseline`.
 #[derive(Debug, Args)]
 pub struct BaselineArgs {
     #[command(flatten)]
     snapshot: SnapshotArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
     /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -30,6 +36,26 @@ pub struct BaselineArgs {
     score_all_nodes: bool,
 }
 
+/// The sequential scheduler's plan, as `kplace baseline` makes it on `evaluator`: on a GPU the
+/// profiles' leading static filters are evaluated there as matrices
+/// ([`kplace::baseline::StaticFilters`]); on the CPU the framework evaluates every node it
+/// visits (the CPU reference). The plans are the same.
+pub(super) fn sequential(
+    state: kplace::model::ClusterState,
+    pending: &[kplace::model::Pod],
+    config: &kplace::framework::config::SchedulerConfig,
+    options: BaselineOptions,
+    progress: &kplace::progress::Progress,
+    evaluator: &mut Evaluator,
+) -> Result<Plan, kplace::baseline::BaselineError> {
+    match evaluator {
+        Evaluator::Cpu => {
+            Ok(run_baseline_with_progress(state, pending, config, options, progress)?)
+        }
+        gpu => run_baseline_on(state, pending, config, options, progress, gpu),
+    }
+}
+
 pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_deref())?;
     let loaded = load_cluster(&args.snapshot, Some(&config))?;
@@ -41,13 +67,18 @@ pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
         score_all_nodes: args.score_all_nodes,
         ..Default::default()
     };
-    let mut plan = run_baseline_with_progress(
-        state,
-        &loaded.cluster.pending,
-        &config,
-        options,
-        &super::progress(),
-    )?;
+    let mut evaluator = open_evaluator(args.backend.backend)?;
+    let progress = super::progress();
+    let mut plan = with_gpu_fallback(args.backend.backend, &mut evaluator, |evaluator| {
+        sequential(
+            state.clone(),
+            &loaded.cluster.pending,
+            &config,
+            options.clone(),
+            &progress,
+            evaluator,
+        )
+    })?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.build = loaded.build_ms;
     plan.summary.timings_ms.encode = encode_ms;

@@ -17,11 +17,11 @@ use kplace::model::{ClusterState, Pod};
 use kplace::plan::Plan;
 use kplace::snapshot::BuildOptions;
 
-use super::compare::{PlanSettings, parse_backend, run_baseline, run_plan, solver_name};
+use super::compare::{PlanSettings, run_baseline, run_plan, solver_name};
 use super::r#gen::parse_workload;
 use super::output::{Table, print_document, print_stdout};
 use super::plan::Solver;
-use super::{OutputFormat, load_config};
+use super::{OutputFormat, load_config, parse_backend};
 
 /// `kplace bench`.
 #[derive(Debug, Args)]
@@ -43,8 +43,9 @@ pub struct BenchArgs {
     /// Runs of each command per case; medians are reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
-    /// Where `plan` evaluates: auto, gpu or cpu. `auto`/`gpu` look for a GPU adapter and report
-    /// it; `plan` evaluates on the CPU until it takes a backend, so the GPU run is n/a.
+    /// Where `plan` evaluates: `cpu` runs it on the CPU only; `auto` and `gpu` also run it on
+    /// the GPU adapter (`auto` only when there is one; `gpu` fails without) and report both,
+    /// checking that the GPU's plans equal the CPU's.
     #[arg(long, value_parser = parse_backend, default_value = "auto", value_name = "BACKEND")]
     backend: Backend,
     /// The batch algorithm of `plan` (as `kplace plan --solver`).
@@ -90,30 +91,31 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     if machine.debug_build {
         notes.push("debug build: timings are not representative; use a release build".to_string());
     }
-    // Which adapter `plan --backend` would get. `plan` takes no backend yet, so only the CPU
-    // run is made.
-    let adapter = match args.backend {
+    // The GPU run of `plan`, when there is a GPU to run it on.
+    let mut gpu = match args.backend {
         Backend::Cpu => None,
         backend => {
             let selected = Evaluator::select(backend)?;
             if let Some(notice) = &selected.notice {
                 notes.push(notice.clone());
             }
-            match &selected.evaluator {
-                Evaluator::Gpu(_) => Some(selected.evaluator.describe()),
+            match selected.evaluator {
+                Evaluator::Gpu(_) => Some(selected.evaluator),
                 Evaluator::Cpu => None,
             }
         }
     };
-    let gpu_note = match (&adapter, args.backend) {
-        (_, Backend::Cpu) => "--backend cpu".to_string(),
-        (None, _) => "no GPU adapter".to_string(),
-        (Some(a), _) => format!("n/a: `kplace plan` takes no backend yet (adapter: {a})"),
+    let adapter = gpu.as_ref().map(Evaluator::describe);
+    let gpu_note = match (&gpu, args.backend) {
+        (_, Backend::Cpu) => Some("--backend cpu".to_string()),
+        (None, _) => Some("no GPU adapter".to_string()),
+        (Some(_), _) => None,
     };
-    notes.extend(settings.notes());
+    let mut cpu = Evaluator::Cpu;
 
     let repeat = args.repeat as usize;
-    let runs = (workloads.len() * sizes.len() * 2 * repeat) as u64;
+    let commands = if gpu.is_some() { 4 } else { 2 };
+    let runs = (workloads.len() * sizes.len() * commands * repeat) as u64;
     let overall = progress.bar("bench: runs", runs);
     let build = BuildOptions {
         scheduler_names: config.served_scheduler_names().iter().map(|s| (*s).to_string()).collect(),
@@ -129,13 +131,73 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             let pending = &generated.cluster.pending;
             let mut baseline = Vec::new();
             for _ in 0..repeat {
-                baseline.push(run_baseline(state.clone(), pending, &config, args.seed, &progress)?);
+                baseline.push(run_baseline(
+                    state.clone(),
+                    pending,
+                    &config,
+                    args.seed,
+                    &progress,
+                    (Backend::Cpu, &mut cpu),
+                )?);
                 overall.inc(1);
             }
             let mut plan = Vec::new();
+            let cpu_settings = PlanSettings { backend: Backend::Cpu, ..settings };
             for _ in 0..repeat {
-                plan.push(run_plan(state.clone(), pending, &config, &settings, &progress)?);
+                plan.push(run_plan(
+                    state.clone(),
+                    pending,
+                    &config,
+                    &cpu_settings,
+                    &progress,
+                    &mut cpu,
+                )?);
                 overall.inc(1);
+            }
+            let (mut plan_gpu, mut baseline_gpu) = (None, None);
+            if let Some(evaluator) = gpu.as_mut() {
+                let mut runs = Vec::new();
+                for _ in 0..repeat {
+                    runs.push(run_baseline(
+                        state.clone(),
+                        pending,
+                        &config,
+                        args.seed,
+                        &progress,
+                        (args.backend, &mut *evaluator),
+                    )?);
+                    overall.inc(1);
+                }
+                if let (Some(g), Some(c)) = (runs.first(), baseline.first())
+                    && outcome(&g.plan) != outcome(&c.plan)
+                {
+                    notes.push(format!(
+                        "{workload}, {nodes} nodes: baseline's GPU plan differs from its CPU plan \
+                         (a bug: please report it)"
+                    ));
+                }
+                baseline_gpu = Some(summarize_runs("baseline", &runs, state, pending, false));
+                let mut runs = Vec::new();
+                for _ in 0..repeat {
+                    runs.push(run_plan(
+                        state.clone(),
+                        pending,
+                        &config,
+                        &settings,
+                        &progress,
+                        evaluator,
+                    )?);
+                    overall.inc(1);
+                }
+                if let (Some(g), Some(c)) = (runs.first(), plan.first())
+                    && outcome(&g.plan) != outcome(&c.plan)
+                {
+                    notes.push(format!(
+                        "{workload}, {nodes} nodes: the GPU's plan differs from the CPU's (a bug: \
+                         please report it)"
+                    ));
+                }
+                plan_gpu = Some(summarize_runs("plan", &runs, state, pending, args.check));
             }
             let baseline = summarize_runs("baseline", &baseline, state, pending, args.check);
             let plan_cpu = summarize_runs("plan", &plan, state, pending, args.check);
@@ -150,11 +212,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
                 build_ms: generated.build_ms,
                 ratio_cpu: ratio(plan_cpu.decision_ms_median, baseline.decision_ms_median),
                 quality_cpu: QualityDelta::between(&baseline, &plan_cpu),
+                ratio_gpu: plan_gpu
+                    .as_ref()
+                    .map(|g| ratio(g.decision_ms_median, baseline.decision_ms_median)),
                 baseline,
+                baseline_gpu,
                 plan_cpu,
-                plan_gpu: None,
-                gpu_note: Some(gpu_note.clone()),
-                ratio_gpu: None,
+                plan_gpu,
+                gpu_note: gpu_note.clone(),
             });
         }
     }
@@ -253,7 +318,7 @@ fn render(r: &BenchReport) -> String {
         "PLAN PODS/S",
         "PLACED B/P",
         "NODES USED B/P",
-        "GPU",
+        "GPU BASELINE/PLAN MS",
     ]);
     for c in &r.cases {
         t.row(vec![
@@ -268,9 +333,12 @@ fn render(r: &BenchReport) -> String {
             format!("{:.0}", c.plan_cpu.pods_per_second),
             format!("{}/{}", c.baseline.placed, c.plan_cpu.placed),
             format!("{}/{}", c.baseline.nodes_used, c.plan_cpu.nodes_used),
-            c.plan_gpu
-                .as_ref()
-                .map_or_else(|| "n/a".to_string(), |g| format!("{:.1} ms", g.decision_ms_median)),
+            match (&c.baseline_gpu, &c.plan_gpu) {
+                (Some(b), Some(p)) => {
+                    format!("{:.1} / {:.1}", b.decision_ms_median, p.decision_ms_median)
+                }
+                _ => "n/a".to_string(),
+            },
         ]);
     }
     out.push_str(&t.render());

@@ -8,17 +8,20 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use kplace::baseline::{BaselineOptions, run_baseline_with_progress};
-use kplace::batch::{BatchOptions, plan_greedy_with_progress};
+use kplace::baseline::BaselineOptions;
+use kplace::batch::{BatchOptions, plan_greedy_on};
 use kplace::compare::{Comparison, Decided, Settings, SnapshotInfo, compare, report};
-use kplace::eval::Backend;
+use kplace::eval::{Backend, Evaluator};
 use kplace::framework::config::SchedulerConfig;
 use kplace::model::{ClusterState, Pod};
 use kplace::progress::Progress;
 
 use super::output::{Table, print_document, print_stdout};
 use super::plan::Solver;
-use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
+use super::{
+    OutputFormat, SnapshotArgs, load_cluster, load_config, open_evaluator, parse_backend,
+    with_gpu_fallback,
+};
 
 /// Exit code when either plan breaks a rule.
 pub const EXIT_VIOLATIONS: u8 = 3;
@@ -34,8 +37,7 @@ pub struct CompareArgs {
     /// The batch algorithm of `plan` (as `kplace plan --solver`).
     #[arg(long, value_enum, default_value_t = Solver::Auto)]
     solver: Solver,
-    /// Where `plan` evaluates: auto, gpu or cpu. Recorded; `plan` evaluates on the CPU until
-    /// it takes a backend (see `run_plan`).
+    /// Where `baseline` and `plan` evaluate: auto, gpu or cpu (as their `--backend`).
     #[arg(long, value_parser = parse_backend, default_value = "auto", value_name = "BACKEND")]
     backend: Backend,
     /// Seed of both (tie-breaking, preemption).
@@ -52,11 +54,6 @@ pub struct CompareArgs {
     report: Option<PathBuf>,
 }
 
-/// Parses `--backend` as `kplace::eval::Backend` spells it.
-pub(super) fn parse_backend(s: &str) -> Result<Backend, String> {
-    s.parse().map_err(|e: kplace::eval::BackendParseError| e.to_string())
-}
-
 /// How `compare` and `bench` ask for a plan.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct PlanSettings {
@@ -70,30 +67,17 @@ pub(super) struct PlanSettings {
     pub fallback: bool,
 }
 
-impl PlanSettings {
-    /// Remarks for the documents: flags accepted here that `plan` does not act on yet.
-    pub fn notes(&self) -> Vec<String> {
-        let mut notes = Vec::new();
-        if self.backend != Backend::Cpu {
-            notes.push(format!(
-                "--backend {} is recorded but not used yet: `kplace plan` takes no backend, so \
-                 plans are evaluated on the CPU",
-                self.backend
-            ));
-        }
-        notes
-    }
-}
-
 /// Makes `plan`'s plan for `pending` on `state`, exactly as `kplace plan` does with the same
-/// flags, and times it. Every plan of `compare` and `bench` is made here, so that wiring a new
-/// `plan` flag (`--backend`, more `--solver`s) is a change to this one function.
+/// flags, on `evaluator` (opened from `settings.backend`), and times it. Every plan of
+/// `compare` and `bench` is made here, so that wiring a new `plan` flag is a change to this
+/// one function.
 pub(super) fn run_plan(
     state: ClusterState,
     pending: &[Pod],
     config: &SchedulerConfig,
     settings: &PlanSettings,
     progress: &Progress,
+    evaluator: &mut Evaluator,
 ) -> anyhow::Result<Decided> {
     let start = Instant::now();
     let options = BatchOptions {
@@ -102,22 +86,34 @@ pub(super) fn run_plan(
         solver: settings.solver.into(),
         ..Default::default()
     };
-    // `settings.backend` is not passed on: `plan_greedy` evaluates with the CPU framework.
-    let plan = plan_greedy_with_progress(state, pending, config, &options, progress)?;
+    let plan = with_gpu_fallback(settings.backend, evaluator, |evaluator| {
+        plan_greedy_on(state.clone(), pending, config, &options, progress, evaluator)
+    })?;
     Ok(Decided { plan, wall_ms: start.elapsed().as_secs_f64() * 1000.0 })
 }
 
-/// Makes `baseline`'s plan, exactly as `kplace baseline` does with the same seed, and times it.
+/// Makes `baseline`'s plan, exactly as `kplace baseline` does with the same seed and backend,
+/// and times it.
 pub(super) fn run_baseline(
     state: ClusterState,
     pending: &[Pod],
     config: &SchedulerConfig,
     seed: u64,
     progress: &Progress,
+    (backend, evaluator): (Backend, &mut Evaluator),
 ) -> anyhow::Result<Decided> {
     let start = Instant::now();
     let options = BaselineOptions { seed, ..Default::default() };
-    let plan = run_baseline_with_progress(state, pending, config, options, progress)?;
+    let plan = with_gpu_fallback(backend, evaluator, |evaluator| {
+        super::baseline::sequential(
+            state.clone(),
+            pending,
+            config,
+            options.clone(),
+            progress,
+            evaluator,
+        )
+    })?;
     Ok(Decided { plan, wall_ms: start.elapsed().as_secs_f64() * 1000.0 })
 }
 
@@ -133,8 +129,16 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     };
     let state = &loaded.cluster.state;
     let pending = &loaded.cluster.pending;
-    let baseline = run_baseline(state.clone(), pending, &config, args.seed, &progress)?;
-    let plan = run_plan(state.clone(), pending, &config, &settings, &progress)?;
+    let mut evaluator = open_evaluator(args.backend)?;
+    let baseline = run_baseline(
+        state.clone(),
+        pending,
+        &config,
+        args.seed,
+        &progress,
+        (args.backend, &mut evaluator),
+    )?;
+    let plan = run_plan(state.clone(), pending, &config, &settings, &progress, &mut evaluator)?;
     let snapshot = SnapshotInfo {
         paths: args.snapshot.paths.iter().map(|p| p.display().to_string()).collect(),
         load_ms: loaded.load_ms,
@@ -143,11 +147,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     };
     let doc_settings = Settings {
         solver: solver_name(args.solver).to_string(),
-        backend: args.backend.to_string(),
+        backend: evaluator.describe(),
         seed: args.seed,
         fallback: settings.fallback,
         config: args.config.as_ref().map(|p| p.display().to_string()),
-        notes: settings.notes(),
+        notes: Vec::new(),
     };
     let comparison = compare(state, pending, &baseline, &plan, snapshot, doc_settings, &progress);
     if let Some(path) = &args.report {

@@ -5,16 +5,22 @@ use std::process::ExitCode;
 
 use clap::Args;
 use kplace::baseline::BaselineOptions;
-use kplace::explain::{ExplainOptions, Explanation, explain_with_progress};
+use kplace::eval::Evaluator;
+use kplace::explain::{ExplainError, ExplainOptions, Explanation, explain_on};
 
 use super::output::{Table, print_document, print_stdout};
-use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
+use super::{
+    BackendArgs, GpuFailure, OutputFormat, SnapshotArgs, load_cluster, load_config, open_evaluator,
+    with_gpu_fallback,
+};
 
 /// `kplace explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     #[command(flatten)]
     snapshot: SnapshotArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
     /// The pending pod, as NAMESPACE/NAME.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     pod: String,
@@ -44,19 +50,35 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
         as_is: args.as_is,
         baseline: BaselineOptions { seed: args.seed, ..Default::default() },
     };
-    let explanation = explain_with_progress(
-        loaded.cluster.state,
-        &loaded.cluster.pending,
-        &config,
-        &args.pod,
-        &options,
-        &super::progress(),
-    )?;
+    let mut evaluator = open_evaluator(args.backend.backend)?;
+    let progress = super::progress();
+    // On the CPU the framework explains (the reference); on a GPU the pod's row is a matrix.
+    let explanation = with_gpu_fallback(args.backend.backend, &mut evaluator, |evaluator| {
+        let evaluator = match evaluator {
+            Evaluator::Cpu => None,
+            gpu => Some(gpu),
+        };
+        explain_on(
+            loaded.cluster.state.clone(),
+            &loaded.cluster.pending,
+            &config,
+            &args.pod,
+            &options,
+            &progress,
+            evaluator,
+        )
+    })?;
     match args.output {
         OutputFormat::Table => print_stdout(&render(&explanation))?,
         other => print_document(&explanation, other)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+impl GpuFailure for ExplainError {
+    fn is_gpu_failure(&self) -> bool {
+        matches!(self, ExplainError::Eval(kplace::eval::EvalError::Gpu(_)))
+    }
 }
 
 fn render(e: &Explanation) -> String {

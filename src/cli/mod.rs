@@ -168,6 +168,79 @@ pub fn load_cluster_and_snapshot(
     Ok((Loaded { cluster, load_ms, build_ms }, snapshot))
 }
 
+/// `--backend`, shared by every command that evaluates.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct BackendArgs {
+    /// Where filters and scores are evaluated: `auto` (a GPU adapter when there is one,
+    /// hardware first, else the CPU with a one-line notice), `gpu` (an error without a usable
+    /// adapter) or `cpu`. Every backend gives the same result.
+    #[arg(long, value_parser = parse_backend, default_value = "auto", value_name = "BACKEND")]
+    pub backend: kplace::eval::Backend,
+}
+
+/// Parses `--backend` as `kplace::eval::Backend` spells it.
+pub fn parse_backend(s: &str) -> Result<kplace::eval::Backend, String> {
+    s.parse().map_err(|e: kplace::eval::BackendParseError| e.to_string())
+}
+
+/// Opens the evaluator `--backend` asks for and logs which it is; `auto` without a usable GPU
+/// prints a one-line notice and evaluates on the CPU; `gpu` without one is an error.
+pub fn open_evaluator(backend: kplace::eval::Backend) -> anyhow::Result<kplace::eval::Evaluator> {
+    let selected = kplace::eval::Evaluator::select(backend)
+        .map_err(|e| anyhow::anyhow!("--backend {backend}: {e}"))?;
+    if let Some(notice) = &selected.notice {
+        kplace::progress::suspend(|| eprintln!("notice: {notice}"));
+    }
+    tracing::info!("evaluating on {}", selected.evaluator.describe());
+    Ok(selected.evaluator)
+}
+
+/// Runs `work` on `evaluator`; when `--backend auto` chose a GPU and the GPU fails (device
+/// lost, out of memory), says so in one line and runs `work` again on the CPU. With an
+/// explicit `--backend gpu` the failure is the command's error. Never a wrong answer: a
+/// failed GPU evaluation returns an error, not a result.
+pub fn with_gpu_fallback<T, E>(
+    backend: kplace::eval::Backend,
+    evaluator: &mut kplace::eval::Evaluator,
+    mut work: impl FnMut(&mut kplace::eval::Evaluator) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: std::fmt::Display + GpuFailure,
+{
+    match work(evaluator) {
+        Err(e)
+            if backend == kplace::eval::Backend::Auto
+                && e.is_gpu_failure()
+                && matches!(evaluator, kplace::eval::Evaluator::Gpu(_)) =>
+        {
+            kplace::progress::suspend(|| {
+                eprintln!("notice: the GPU failed ({e}); evaluating on the CPU")
+            });
+            *evaluator = kplace::eval::Evaluator::Cpu;
+            work(evaluator)
+        }
+        other => other,
+    }
+}
+
+/// Errors that can say whether the GPU failed.
+pub trait GpuFailure {
+    /// Whether the error is a GPU failure.
+    fn is_gpu_failure(&self) -> bool;
+}
+
+impl GpuFailure for kplace::baseline::BaselineError {
+    fn is_gpu_failure(&self) -> bool {
+        matches!(self, kplace::baseline::BaselineError::Eval(kplace::eval::EvalError::Gpu(_)))
+    }
+}
+
+impl GpuFailure for kplace::batch::BatchError {
+    fn is_gpu_failure(&self) -> bool {
+        matches!(self, kplace::batch::BatchError::Eval(kplace::eval::EvalError::Gpu(_)))
+    }
+}
+
 /// Reads `--config`, or returns upstream's default configuration.
 pub fn load_config(
     path: Option<&std::path::Path>,

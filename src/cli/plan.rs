@@ -5,10 +5,13 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use kplace::batch::{BatchOptions, SolverChoice, plan_greedy_with_progress};
+use kplace::batch::{BatchOptions, SolverChoice, plan_greedy_on};
 
 use super::output::{print_document, print_stdout};
-use super::{OutputFormat, SnapshotArgs, load_cluster, load_config};
+use super::{
+    BackendArgs, OutputFormat, SnapshotArgs, load_cluster, load_config, open_evaluator,
+    with_gpu_fallback,
+};
 
 /// The batch algorithms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,6 +62,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 pub struct PlanArgs {
     #[command(flatten)]
     snapshot: SnapshotArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
     /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -93,13 +98,18 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         deadline: args.time_limit.map(|limit| Instant::now() + limit),
         ..Default::default()
     };
-    let mut plan = plan_greedy_with_progress(
-        state,
-        &loaded.cluster.pending,
-        &config,
-        &options,
-        &super::progress(),
-    )?;
+    let mut evaluator = open_evaluator(args.backend.backend)?;
+    let progress = super::progress();
+    let mut plan = with_gpu_fallback(args.backend.backend, &mut evaluator, |evaluator| {
+        plan_greedy_on(
+            state.clone(),
+            &loaded.cluster.pending,
+            &config,
+            &options,
+            &progress,
+            evaluator,
+        )
+    })?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.build = loaded.build_ms;
     plan.summary.timings_ms.encode += encode_ms;

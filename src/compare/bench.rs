@@ -299,8 +299,11 @@ pub struct BenchCase {
     pub load_ms: f64,
     /// Building the model, ms.
     pub build_ms: f64,
-    /// The sequential default scheduler.
+    /// The sequential default scheduler (CPU: the framework filters every node it visits).
     pub baseline: BenchRun,
+    /// The sequential default scheduler with its static filters evaluated on the GPU
+    /// (`baseline --backend gpu`), when it could run.
+    pub baseline_gpu: Option<BenchRun>,
     /// `plan` with CPU evaluation.
     pub plan_cpu: BenchRun,
     /// `plan` with GPU evaluation, when it could run.

@@ -463,29 +463,7 @@ impl Tensors {
                 let raw = node.allocatable.get(name);
                 let alloc = encode_amount(raw, unit.shift, Rounding::Down)
                     .map_err(|e| amount_error(e, subject(), unit, AmountField::Allocatable, raw))?;
-                let requested = if name == PODS {
-                    let count = i64::try_from(node.pods.len()).unwrap_or(i64::MAX);
-                    encode_amount(count, 0, Rounding::Up).map_err(|e| {
-                        amount_error(e, subject(), unit, AmountField::Requested, count)
-                    })?
-                } else {
-                    sum_requests(node, unit, |p| p.requests.get(name), AmountField::Requested)?
-                };
-                let nonzero = match name {
-                    CPU => sum_requests(
-                        node,
-                        unit,
-                        |p| p.non_zero_requests.milli_cpu,
-                        AmountField::NonZeroRequested,
-                    )?,
-                    MEMORY => sum_requests(
-                        node,
-                        unit,
-                        |p| p.non_zero_requests.memory,
-                        AmountField::NonZeroRequested,
-                    )?,
-                    _ => requested,
-                };
+                let (requested, nonzero) = encode_node_usage_column(node, unit)?;
                 exact &= alloc.exact && requested.exact && nonzero.exact;
                 self.node_allocatable[[i, j]] = alloc.value;
                 self.node_requested[[i, j]] = requested.value;
@@ -850,6 +828,37 @@ impl Tensors {
                     .iter()
                     .any(|&t| self.node_term_matches(t, node)))
     }
+}
+
+/// A node's usage of one resource column in encoded units: `(requested, non-zero requested)`,
+/// as [`Tensors::node_requested`] and [`Tensors::node_nonzero_requested`] hold it (the pod count
+/// for `pods`; every pod's request rounded up, then summed).
+pub fn encode_node_usage_column(
+    node: &crate::model::Node,
+    unit: &super::units::ResourceUnit,
+) -> Result<(Amount, Amount), EncodeError> {
+    let name = unit.name.as_str();
+    let requested = if name == PODS {
+        let count = i64::try_from(node.pods.len()).unwrap_or(i64::MAX);
+        encode_amount(count, 0, Rounding::Up).map_err(|e| {
+            amount_error(e, Subject::Node(node.name.clone()), unit, AmountField::Requested, count)
+        })?
+    } else {
+        sum_requests(node, unit, |p| p.requests.get(name), AmountField::Requested)?
+    };
+    let nonzero = match name {
+        CPU => sum_requests(
+            node,
+            unit,
+            |p| p.non_zero_requests.milli_cpu,
+            AmountField::NonZeroRequested,
+        )?,
+        MEMORY => {
+            sum_requests(node, unit, |p| p.non_zero_requests.memory, AmountField::NonZeroRequested)?
+        }
+        _ => requested,
+    };
+    Ok((requested, nonzero))
 }
 
 fn sum_requests(

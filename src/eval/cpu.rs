@@ -37,6 +37,8 @@ use super::{
     CHECK_PREFILTER_ABSENT, CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT,
     FIT_UNRESOLVABLE, Matrix, RawResults,
 };
+use ndarray::ArrayView1;
+
 use crate::encode::dict::RESOURCE_PODS;
 use crate::encode::gpu_types::PORT_WILDCARD_IP;
 use crate::encode::tensors::{
@@ -210,10 +212,46 @@ pub fn node_ports(p: &Prepared<'_>, c: usize, n: usize) -> u32 {
 /// `node_resources_fit.wgsl`: the filter bit, the insufficient-resource word and the raw score
 /// of the profile's scoring strategy.
 pub fn node_resources_fit(p: &Prepared<'_>, c: usize, n: usize) -> (u32, u32, i32) {
+    node_resources_fit_on(p, c, NodeColumn::of(p, n))
+}
+
+/// One node's resource columns (encoded units, one entry per resource column): what the
+/// usage-dependent cells read. [`super::columns`] passes usage other than the encoding's.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeColumn<'a> {
+    /// Allocatable.
+    pub allocatable: ArrayView1<'a, u32>,
+    /// Requested (the pod count in the `pods` column).
+    pub requested: ArrayView1<'a, u32>,
+    /// Requested with the non-zero defaults in `cpu` and `memory`.
+    pub nonzero_requested: ArrayView1<'a, u32>,
+}
+
+impl<'a> NodeColumn<'a> {
+    /// Node `n` as the encoding has it.
+    pub fn of(p: &Prepared<'a>, n: usize) -> Self {
+        let t = &p.enc.tensors;
+        NodeColumn {
+            allocatable: t.node_allocatable.row(n),
+            requested: t.node_requested.row(n),
+            nonzero_requested: t.node_nonzero_requested.row(n),
+        }
+    }
+
+    /// A node given by its three rows.
+    pub fn new(allocatable: &'a [u32], requested: &'a [u32], nonzero: &'a [u32]) -> Self {
+        NodeColumn {
+            allocatable: ArrayView1::from(allocatable),
+            requested: ArrayView1::from(requested),
+            nonzero_requested: ArrayView1::from(nonzero),
+        }
+    }
+}
+
+/// [`node_resources_fit`] on a node given by its resource columns.
+pub fn node_resources_fit_on(p: &Prepared<'_>, c: usize, node: NodeColumn<'_>) -> (u32, u32, i32) {
     let t = &p.enc.tensors;
-    let alloc = t.node_allocatable.row(n);
-    let used = t.node_requested.row(n);
-    let used_nz = t.node_nonzero_requested.row(n);
+    let (alloc, used, used_nz) = (node.allocatable, node.requested, node.nonzero_requested);
     let req = t.class_requests.row(c);
     let req_nz = t.class_nonzero_requests.row(c);
 
@@ -320,7 +358,12 @@ pub fn broken_linear(shape: &[(i32, i32)], u: i32) -> i32 {
 /// One fraction of `balanced_allocation.wgsl`: `min(requested / allocatable, 1)` of a scored
 /// resource, or `None` when the resource takes no part (no column, allocatable 0, or a scalar
 /// resource the class does not request).
-fn balanced_fraction(p: &Prepared<'_>, spec: &FitSpec, c: usize, n: usize) -> Option<V2> {
+fn balanced_fraction(
+    p: &Prepared<'_>,
+    spec: &FitSpec,
+    c: usize,
+    node: &NodeColumn<'_>,
+) -> Option<V2> {
     let t = &p.enc.tensors;
     if spec.column == NONE {
         return None;
@@ -330,11 +373,11 @@ fn balanced_fraction(p: &Prepared<'_>, spec: &FitSpec, c: usize, n: usize) -> Op
     if spec.kind == FIT_KIND_SCALAR && pod == 0 {
         return None;
     }
-    let capacity = t.node_allocatable[[n, j]];
+    let capacity = node.allocatable[j];
     if capacity == 0 {
         return None;
     }
-    let requested = t.node_requested[[n, j]].wrapping_add(pod);
+    let requested = node.requested[j].wrapping_add(pod);
     let mut f = f64_div(f64_from_u32(requested), f64_from_u32(capacity));
     if f64_lt(F64_ONE, f) {
         f = F64_ONE;
@@ -346,12 +389,17 @@ fn balanced_fraction(p: &Prepared<'_>, spec: &FitSpec, c: usize, n: usize) -> Op
 /// ([`crate::eval::softf64`]) with the operations of upstream's `balancedResourceScorer`, in its
 /// order (see [`crate::plugins::noderesources::balanced_allocation`]).
 pub fn balanced_allocation(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
+    balanced_allocation_on(p, c, &NodeColumn::of(p, n))
+}
+
+/// [`balanced_allocation`] on a node given by its resource columns.
+pub fn balanced_allocation_on(p: &Prepared<'_>, c: usize, node: &NodeColumn<'_>) -> i32 {
     let mut count = 0u32;
     let mut total = F64_ZERO;
     let mut first = F64_ZERO;
     let mut second = F64_ZERO;
     for spec in &p.balanced_specs {
-        let Some(f) = balanced_fraction(p, spec, c, n) else { continue };
+        let Some(f) = balanced_fraction(p, spec, c, node) else { continue };
         total = f64_add(total, f);
         if count == 0 {
             first = f;
@@ -367,7 +415,7 @@ pub fn balanced_allocation(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
         let mean = f64_div(total, f64_from_u32(count));
         let mut sum = F64_ZERO;
         for spec in &p.balanced_specs {
-            let Some(f) = balanced_fraction(p, spec, c, n) else { continue };
+            let Some(f) = balanced_fraction(p, spec, c, node) else { continue };
             let d = f64_sub(f, mean);
             sum = f64_add(sum, f64_mul(d, d));
         }

@@ -78,6 +78,7 @@
 //! for each resource column `j` the node lacks (the `pods` column for "Too many pods") and
 //! [`FIT_UNRESOLVABLE`] when some request exceeds the node's allocatable outright.
 
+pub mod columns;
 pub mod cpu;
 pub mod gpu;
 pub mod prep;
@@ -602,9 +603,34 @@ impl Evaluator {
         enc: &Encoded,
     ) -> Result<Matrix, EvalError> {
         let prepared = Prepared::new(profile, state, pending, enc)?;
+        self.evaluate_prepared(&prepared)
+    }
+
+    /// Evaluates a prepared profile (see [`Prepared::new`]).
+    pub fn evaluate_prepared(&mut self, prepared: &Prepared<'_>) -> Result<Matrix, EvalError> {
         match self {
-            Evaluator::Cpu => Ok(cpu::evaluate(&prepared)),
-            Evaluator::Gpu(ctx) => Ok(ctx.evaluate(&prepared)?),
+            Evaluator::Cpu => Ok(cpu::evaluate(prepared)),
+            Evaluator::Gpu(ctx) => Ok(ctx.evaluate(prepared)?),
+        }
+    }
+
+    /// The incremental entry point ([`columns`]): the usage-dependent cells of the nodes of
+    /// `usage`, after their usage changed, for every class of `prepared`. On the GPU backend,
+    /// updates smaller than [`columns::GPU_MIN_UPDATE_CELLS`] cells run on the CPU twin (a
+    /// dispatch costs more than the work; the results are the same bit for bit).
+    pub fn resource_columns(
+        &mut self,
+        prepared: &Prepared<'_>,
+        usage: &columns::NodeUsage,
+    ) -> Result<columns::ResourceColumns, EvalError> {
+        usage.validate(prepared)?;
+        match self {
+            Evaluator::Gpu(ctx)
+                if prepared.num_classes * usage.nodes.len() >= columns::GPU_MIN_UPDATE_CELLS =>
+            {
+                Ok(ctx.resource_columns(prepared, usage)?)
+            }
+            _ => columns::evaluate_cpu(prepared, usage),
         }
     }
 }

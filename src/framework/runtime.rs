@@ -57,6 +57,11 @@ pub struct CycleState {
 }
 
 impl CycleState {
+    /// Whether the plugin's PreFilter returned `Skip`, so its Filter does not run.
+    pub fn skips_filter(&self, plugin: PluginName) -> bool {
+        self.skip_filter.contains(&plugin)
+    }
+
     /// The nodes PreFilter restricted the pod to, if any (upstream `PreFilterResult.NodeNames`).
     pub fn node_names(&self) -> Option<&BTreeSet<String>> {
         self.node_names.as_ref()

@@ -41,6 +41,7 @@ use thiserror::Error;
 
 use self::kernels::{Buf, KERNELS, kernel_source, max_storage_buffers};
 use self::types::{EvalParams, MAX_CHECKS, WORKGROUP_SIZE, eval_buffers};
+use super::columns::{NodeUsage, ResourceColumns};
 use super::{Matrix, NUM_SCORE_PLANES, Prepared, RawResults, ScorePlugin};
 use crate::encode::gpu_types::nonempty;
 
@@ -440,9 +441,56 @@ impl GpuContext {
             return Ok(results.into_matrix(p));
         }
         let tiling = self.tiling(nc, nn)?;
+        self.scoped(p, Job::Matrix, tiling, &mut results)?;
+        Ok(results.into_matrix(p))
+    }
+
+    /// The incremental entry point on the device: the usage-dependent cells (NodeResourcesFit's
+    /// filter word and raw score, NodeResourcesBalancedAllocation's raw score) of every class
+    /// on the nodes of `usage`, with their usage replaced by `usage`'s. Only the two kernels
+    /// run, over `classes × usage.nodes` cells; the node columns are uploaded, nothing else of
+    /// the nodes. Equal to [`crate::eval::columns::evaluate_cpu`] bit for bit.
+    pub fn resource_columns(
+        &mut self,
+        p: &Prepared<'_>,
+        usage: &NodeUsage,
+    ) -> Result<ResourceColumns, GpuError> {
+        let (nc, k) = (p.num_classes, usage.nodes.len());
+        let mut results = RawResults::new(nc, nc * k);
+        if nc > 0 && k > 0 {
+            let mut allocatable = Vec::with_capacity(k * usage.num_resources);
+            for &n in &usage.nodes {
+                allocatable.extend(p.enc.tensors.node_allocatable.row(n).iter().copied());
+            }
+            let columns = ColumnInputs {
+                allocatable,
+                requested: &usage.requested,
+                nonzero_requested: &usage.nonzero_requested,
+                num_nodes: k,
+            };
+            let tiling = self.tiling(nc, k)?;
+            self.scoped(p, Job::Columns(&columns), tiling, &mut results)?;
+        }
+        Ok(ResourceColumns::from_planes(
+            usage.nodes.clone(),
+            nc,
+            results.fit_insufficient,
+            std::mem::take(&mut results.raw[ScorePlugin::NodeResourcesFit.index()]),
+            std::mem::take(&mut results.raw[ScorePlugin::BalancedAllocation.index()]),
+        ))
+    }
+
+    /// Runs `job` inside validation and out-of-memory error scopes.
+    fn scoped(
+        &mut self,
+        p: &Prepared<'_>,
+        job: Job<'_>,
+        tiling: Tiling,
+        results: &mut RawResults,
+    ) -> Result<(), GpuError> {
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let outcome = self.run(p, tiling, &mut results);
+        let outcome = self.run(p, job, tiling, results);
         let validation = pollster::block_on(validation.pop());
         let oom = pollster::block_on(oom.pop());
         let outcome = match validation.or(oom) {
@@ -454,33 +502,56 @@ impl GpuContext {
             // next one with fresh buffers.
             self.buffers.clear();
         }
-        outcome.map(|()| results.into_matrix(p))
+        outcome
     }
 
     fn run(
         &mut self,
         p: &Prepared<'_>,
+        job: Job<'_>,
         tiling: Tiling,
         results: &mut RawResults,
     ) -> Result<(), GpuError> {
-        let (nc, nn) = (p.num_classes, p.num_nodes);
+        let nc = p.num_classes;
+        let nn = match &job {
+            Job::Matrix => p.num_nodes,
+            Job::Columns(c) => c.num_nodes,
+        };
         let Tiling { tile_stride, tiles, chunk_classes, chunks } = tiling;
         let g = &p.enc.gpu;
         let eval = eval_buffers(p);
+        // The kernels this job runs, and the buffers they bind.
+        let selected: Vec<usize> = (0..KERNELS.len())
+            .filter(|&k| match &job {
+                Job::Matrix => true,
+                Job::Columns(_) => COLUMN_KERNELS.contains(&KERNELS[k].name),
+            })
+            .collect();
+        let needed: std::collections::BTreeSet<Buf> =
+            selected.iter().flat_map(|&k| KERNELS[k].bindings.iter().copied()).collect();
+        let (node_allocatable, node_requested, node_nonzero_requested) = match &job {
+            Job::Matrix => {
+                (&g.node_allocatable[..], &g.node_requested[..], &g.node_nonzero_requested[..])
+            }
+            Job::Columns(c) => (&c.allocatable[..], c.requested, c.nonzero_requested),
+        };
 
         // Inputs.
         let mut bound: BTreeMap<Buf, wgpu::Buffer> = BTreeMap::new();
         macro_rules! upload {
             ($($buf:ident: $data:expr),* $(,)?) => {
-                $( let b = self.upload(Buf::$buf, $data)?; bound.insert(Buf::$buf, b); )*
+                $( if needed.contains(&Buf::$buf) {
+                    let b = self.upload(Buf::$buf, $data)?;
+                    bound.insert(Buf::$buf, b);
+                } )*
             };
         }
         upload!(
             Nodes: &g.nodes,
             Classes: &g.classes,
-            NodeAllocatable: &g.node_allocatable,
-            NodeRequested: &g.node_requested,
-            NodeNonzeroRequested: &g.node_nonzero_requested,
+            NodeAllocatable: node_allocatable,
+            NodeRequested: node_requested,
+            NodeNonzeroRequested: node_nonzero_requested,
             ClassRequests: &g.class_requests,
             ClassNonzeroRequests: &g.class_nonzero_requests,
             NodeLabelIds: &g.node_label_ids,
@@ -516,22 +587,32 @@ impl GpuContext {
         // Scratch: PodTopologySpread's domain bitmaps (cleared once: each class only touches
         // its own words) and weights, and its per-class scored-node counts.
         let scratch_usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let binding_limit = self.device.limits().max_storage_buffer_binding_size;
-        let bitmap_bytes = u64::from(p.topology.bitmap_words.max(1)) * 4;
-        if bitmap_bytes > binding_limit {
-            return Err(GpuError::TooLarge(format!(
-                "PodTopologySpread domain bitmaps need {bitmap_bytes} bytes, a storage binding \
-                 holds {binding_limit}"
-            )));
+        if needed.contains(&Buf::PtsDomainBits) {
+            let binding_limit = self.device.limits().max_storage_buffer_binding_size;
+            let bitmap_bytes = u64::from(p.topology.bitmap_words.max(1)) * 4;
+            if bitmap_bytes > binding_limit {
+                return Err(GpuError::TooLarge(format!(
+                    "PodTopologySpread domain bitmaps need {bitmap_bytes} bytes, a storage \
+                     binding holds {binding_limit}"
+                )));
+            }
+            let bits = self.buffer(Slot::Bound(Buf::PtsDomainBits), bitmap_bytes, scratch_usage);
+            bound.insert(Buf::PtsDomainBits, bits);
         }
-        let bits = self.buffer(Slot::Bound(Buf::PtsDomainBits), bitmap_bytes, scratch_usage);
-        bound.insert(Buf::PtsDomainBits, bits);
-        let weights_bytes = (p.topology.terms.len().max(1) * 8) as u64;
-        let weights_buf = self.buffer(Slot::Bound(Buf::PtsWeights), weights_bytes, scratch_usage);
-        bound.insert(Buf::PtsWeights, weights_buf);
-        let scored =
-            self.buffer(Slot::Bound(Buf::PtsScored), u64::from(chunk_classes) * 4, scratch_usage);
-        bound.insert(Buf::PtsScored, scored);
+        if needed.contains(&Buf::PtsWeights) {
+            let weights_bytes = (p.topology.terms.len().max(1) * 8) as u64;
+            let weights_buf =
+                self.buffer(Slot::Bound(Buf::PtsWeights), weights_bytes, scratch_usage);
+            bound.insert(Buf::PtsWeights, weights_buf);
+        }
+        if needed.contains(&Buf::PtsScored) {
+            let scored = self.buffer(
+                Slot::Bound(Buf::PtsScored),
+                u64::from(chunk_classes) * 4,
+                scratch_usage,
+            );
+            bound.insert(Buf::PtsScored, scored);
+        }
 
         // Planes.
         let cells = u64::from(chunk_classes) * u64::from(tile_stride);
@@ -543,6 +624,7 @@ impl GpuContext {
         let per_class = u64::from(chunk_classes) * 4;
         let sizes: Vec<(Buf, u64)> = READBACK
             .iter()
+            .filter(|b| needed.contains(b))
             .map(|&b| (b, b.cell_planes() * plane_bytes + b.class_planes() * per_class))
             .collect();
         for &(b, size) in &sizes {
@@ -561,7 +643,8 @@ impl GpuContext {
         // Bind groups: per kernel, per tile.
         let params_size = wgpu::BufferSize::new(size_of::<EvalParams>() as u64);
         let mut groups: Vec<Vec<wgpu::BindGroup>> = Vec::new();
-        for (k, kernel) in KERNELS.iter().enumerate() {
+        for &k in &selected {
+            let kernel = &KERNELS[k];
             let layout = self.pipelines[k].get_bind_group_layout(0);
             let mut per_tile = Vec::new();
             for t in 0..u64::from(tiles) {
@@ -652,21 +735,30 @@ impl GpuContext {
             for m in &mut row_max[pts..pts + chunk_classes as usize] {
                 *m = 0;
             }
-            self.queue.write_buffer(&bound[&Buf::RowMax], 0, cast_slice(&row_max));
-            self.queue.write_buffer(&bound[&Buf::RowMin], 0, cast_slice(&row_min));
-            self.queue.write_buffer(&bound[&Buf::BestTotal], 0, cast_slice(&min));
             let zero = vec![0u32; chunk_classes as usize];
-            self.queue.write_buffer(&bound[&Buf::FeasibleCount], 0, cast_slice(&zero));
-            self.queue.write_buffer(&bound[&Buf::PtsScored], 0, cast_slice(&zero));
+            for (b, data) in [
+                (Buf::RowMax, cast_slice::<i32, u8>(&row_max)),
+                (Buf::RowMin, cast_slice(&row_min)),
+                (Buf::BestTotal, cast_slice(&min)),
+                (Buf::FeasibleCount, cast_slice(&zero)),
+                (Buf::PtsScored, cast_slice(&zero)),
+            ] {
+                if let Some(buf) = bound.get(&b) {
+                    self.queue.write_buffer(buf, 0, data);
+                }
+            }
 
             let mut encoder = self
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("eval") });
             encoder.clear_buffer(&bound[&Buf::CellFilter], 0, None);
-            if chunk == 0 {
-                encoder.clear_buffer(&bound[&Buf::PtsDomainBits], 0, None);
+            if chunk == 0
+                && let Some(bits) = bound.get(&Buf::PtsDomainBits)
+            {
+                encoder.clear_buffer(bits, 0, None);
             }
-            for (k, kernel) in KERNELS.iter().enumerate() {
+            for (slot, &k) in selected.iter().enumerate() {
+                let kernel = &KERNELS[k];
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some(kernel.name),
                     timestamp_writes: None,
@@ -674,13 +766,13 @@ impl GpuContext {
                 pass.set_pipeline(&self.pipelines[k]);
                 if kernel.per_class {
                     // Tile 0's parameters carry the chunk's classes.
-                    pass.set_bind_group(0, &groups[k][0], &[]);
+                    pass.set_bind_group(0, &groups[slot][0], &[]);
                     pass.dispatch_workgroups(1, class_len, 1);
                     continue;
                 }
                 for t in 0..tiles {
                     let tile_len = tile_stride.min(nn as u32 - t * tile_stride);
-                    pass.set_bind_group(0, &groups[k][t as usize], &[]);
+                    pass.set_bind_group(0, &groups[slot][t as usize], &[]);
                     pass.dispatch_workgroups(tile_len.div_ceil(WORKGROUP_SIZE), class_len, 1);
                 }
             }
@@ -722,6 +814,25 @@ impl GpuContext {
         }
         Ok(())
     }
+}
+
+/// The kernels of a [`Job::Columns`] run: the usage-dependent ones.
+const COLUMN_KERNELS: [&str; 2] = ["node_resources_fit", "balanced_allocation"];
+
+/// The node columns of a [`Job::Columns`] run, `k × R` each, row-major.
+struct ColumnInputs<'u> {
+    allocatable: Vec<u32>,
+    requested: &'u [u32],
+    nonzero_requested: &'u [u32],
+    num_nodes: usize,
+}
+
+/// What one run computes.
+enum Job<'u> {
+    /// Every cell of the matrix, with the reductions.
+    Matrix,
+    /// The usage-dependent kernels over some node columns ([`GpuContext::resource_columns`]).
+    Columns(&'u ColumnInputs<'u>),
 }
 
 /// Little-endian `u32` words of mapped bytes (no alignment assumption).
