@@ -302,7 +302,14 @@ fn plans_on_a_generated_cluster_move_pods_improve_their_objective_and_pass_check
     let touched: std::collections::BTreeSet<&str> =
         bad.moves.iter().flat_map(|m| [m.from.as_str(), m.to.as_str()]).collect();
     let pod_cpu = |key: &str| {
-        state.nodes.iter().flat_map(|n| &n.pods).find(|p| p.key() == key).unwrap().requests.milli_cpu
+        state
+            .nodes
+            .iter()
+            .flat_map(|n| &n.pods)
+            .find(|p| p.key() == key)
+            .unwrap()
+            .requests
+            .milli_cpu
     };
     let (i, full) = bad
         .moves

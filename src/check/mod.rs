@@ -613,7 +613,12 @@ fn check_moves<'a>(
                 continue;
             };
             if let Some(why) = not_replaced(pod) {
-                report.push(ViolationKind::MoveNotReplaced, &m.pod, at, format!("wave {wave}: {why}"));
+                report.push(
+                    ViolationKind::MoveNotReplaced,
+                    &m.pod,
+                    at,
+                    format!("wave {wave}: {why}"),
+                );
                 continue;
             }
             if let Some(pods) = replay.live.get_mut(from)

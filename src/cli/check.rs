@@ -76,11 +76,8 @@ fn render(report: &CheckReport, plan: &Plan) -> String {
     } else {
         format!("plan is invalid: {} violation(s)", report.violations.len())
     };
-    let moves = if plan.moves.is_empty() {
-        String::new()
-    } else {
-        format!(", {} moves", plan.moves.len())
-    };
+    let moves =
+        if plan.moves.is_empty() { String::new() } else { format!(", {} moves", plan.moves.len()) };
     out.push_str(&format!(
         "{verdict} ({} placements, {} evictions, {} unschedulable{moves} checked)\n",
         plan.placements.len(),

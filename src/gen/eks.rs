@@ -7,9 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::engine::{
-    Ctx, Free, Limits, NodeOut, Owner, Placement, PodDraft, Request, Strategy,
-};
+use super::engine::{Ctx, Free, Limits, NodeOut, Owner, Placement, PodDraft, Request, Strategy};
 use super::objects::{self, KI, NOW, NodeShape};
 
 /// m5.xlarge: 4 vCPU, 16 GiB.

@@ -65,9 +65,10 @@ pub fn uuid(bits: u128) -> String {
 /// 122-bit collision).
 pub fn owner_uid(namespace: &str, kind: &str, name: &str) -> String {
     let fnv = |offset: u64| {
-        [namespace, "/", kind, "/", name].iter().flat_map(|s| s.bytes()).fold(offset, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        })
+        [namespace, "/", kind, "/", name]
+            .iter()
+            .flat_map(|s| s.bytes())
+            .fold(offset, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
     };
     let hi = fnv(0xcbf2_9ce4_8422_2325);
     let lo = fnv(0x6c62_272e_07bb_0142);

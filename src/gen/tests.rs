@@ -434,9 +434,7 @@ fn pods_are_owned_by_their_controllers_as_on_a_real_cluster() {
         assert_eq!(distinct.len(), uids.len(), "{case}: one uid per owner");
         if kinds.is_some() {
             let movable = bound_pods(&cluster)
-                .filter(|(_, p)| {
-                    crate::rebalance::evictor::filter(p, &Default::default()).is_ok()
-                })
+                .filter(|(_, p)| crate::rebalance::evictor::filter(p, &Default::default()).is_ok())
                 .count();
             assert!(movable > 0, "{case}: descheduler's evictor may evict bound pods");
         }
