@@ -2,7 +2,8 @@
 //! for all three objectives: the plans are valid under `kplace check` wave by wave (checked here
 //! again, independently of the command's own verdict), keep every PodDisruptionBudget at every
 //! eviction, respect `--max-moves`, and improve their objective; the other commands' plan
-//! documents are unchanged; `--report` writes a self-contained HTML page.
+//! documents are unchanged; `--report` writes a self-contained HTML page. `kplace check --plan`
+//! accepts the rebalancing plans (moves replayed wave by wave) and rejects corrupted moves.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -58,6 +59,13 @@ fn every_objective(path: &Path, extra: &[&str]) -> Vec<(&'static str, Plan)> {
         let report = check_moves(&state, &p.moves);
         assert!(report.is_valid(), "{objective}: {report:#?}");
         assert_eq!(verify_waves(&state, &budgets, &p.moves), Ok(()), "{objective}");
+        // `kplace check --plan` replays the moves on its own and agrees.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plan.json");
+        std::fs::write(&file, serde_json::to_string(&p).unwrap()).unwrap();
+        let (code, report) = check_plan(path, &file);
+        assert!(report.is_valid(), "{objective}: {:#?}", report.violations);
+        assert_eq!(code, Some(0), "{objective}");
         out.push((objective, p));
     }
     out
@@ -173,11 +181,11 @@ fn bad_arguments_exit_with_2() {
     );
 }
 
-/// Writes a generated cluster whose pods are owned by ReplicaSets named after their
-/// `generateName`, as Deployments create them (`kplace gen` writes no owner references, and
-/// descheduler's evictor leaves pods without one alone).
+/// Writes a generated cluster (`kplace gen`, seed 7) as it comes: its pods are owned by their
+/// controllers (ReplicaSets for Deployment-like services), so descheduler's evictor and
+/// `rebalance` may move them.
 fn generated(dir: &Path, workload: &str, nodes: &str, pods: &str, init: &str) -> PathBuf {
-    let raw = dir.join(format!("{workload}-raw.yaml"));
+    let path = dir.join(format!("{workload}.yaml"));
     let out = kplace(&[
         "gen",
         "--workload",
@@ -191,23 +199,9 @@ fn generated(dir: &Path, workload: &str, nodes: &str, pods: &str, init: &str) ->
         "--seed",
         "7",
         "-o",
-        raw.to_str().unwrap(),
+        path.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = std::fs::read_to_string(&raw).unwrap();
-    let mut owned = String::with_capacity(text.len() * 2);
-    for line in text.lines() {
-        owned.push_str(line);
-        owned.push('\n');
-        if let Some(prefix) = line.strip_prefix("  generateName: ") {
-            let rs = prefix.trim_end_matches('-');
-            owned.push_str(&format!(
-                "  ownerReferences:\n  - apiVersion: apps/v1\n    blockOwnerDeletion: true\n    controller: true\n    kind: ReplicaSet\n    name: {rs}\n    uid: uid-rs-{rs}\n"
-            ));
-        }
-    }
-    let path = dir.join(format!("{workload}.yaml"));
-    std::fs::write(&path, owned).unwrap();
     path
 }
 
@@ -230,4 +224,120 @@ fn every_objective_on_generated_clusters_gives_valid_budget_safe_plans() {
     }
     let pack = plans[0].1.summary.rebalance.as_ref().unwrap();
     assert!(!pack.budgets.is_empty() || pack.moves == 0, "{pack:#?}");
+}
+
+/// `kplace check SNAPSHOT --plan PLAN -o json`: exit code and report.
+fn check_plan(snapshot: &Path, plan: &Path) -> (Option<i32>, kplace::check::CheckReport) {
+    let out = kplace(&[
+        "check",
+        snapshot.to_str().unwrap(),
+        "--plan",
+        plan.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), report)
+}
+
+#[test]
+fn plans_on_a_generated_cluster_move_pods_improve_their_objective_and_pass_check() {
+    let dir = tempfile::tempdir().unwrap();
+    // 40 of the 200 pods stay pending: a rebalancing plan leaves them alone.
+    let snapshot = generated(dir.path(), "fragmentation-mix", "24", "200", "160");
+    let (state, _) = load(&snapshot);
+    let mut plans = Vec::new();
+    for objective in ["pack", "balance"] {
+        let p = plan(&[
+            "rebalance",
+            snapshot.to_str().unwrap(),
+            "--objective",
+            objective,
+            "-o",
+            "json",
+        ]);
+        let s = p.summary.rebalance.as_ref().expect("summary.rebalance");
+        assert!(!p.moves.is_empty(), "{objective}: gen's pods are movable: {s:#?}");
+        match objective {
+            "pack" => assert!(!s.nodes_freed.is_empty(), "pack frees nodes: {s:#?}"),
+            _ => {
+                let (b, a) = (s.node_stddev_before["cpu"], s.node_stddev_after["cpu"]);
+                assert!(a < b, "balance lowers the cpu stddev: {b} -> {a}");
+            }
+        }
+        let path = dir.path().join(format!("{objective}.json"));
+        std::fs::write(&path, serde_json::to_string(&p).unwrap()).unwrap();
+        let (code, report) = check_plan(&snapshot, &path);
+        assert!(report.is_valid(), "{objective}: {:#?}", report.violations);
+        assert_eq!(code, Some(0), "{objective}");
+        plans.push(p);
+    }
+
+    // A corrupted move: a `from` node the pod is not on; the table names the pod and the node.
+    let mut bad = plans[0].clone();
+    let first = bad.moves[0].clone();
+    let elsewhere = state.nodes.iter().map(|n| n.name.as_str()).find(|n| *n != first.from).unwrap();
+    bad.moves[0].from = elsewhere.to_string();
+    let path = dir.path().join("wrong-from.json");
+    std::fs::write(&path, serde_json::to_string(&bad).unwrap()).unwrap();
+    let (code, report) = check_plan(&snapshot, &path);
+    assert_eq!(code, Some(3));
+    assert!(
+        report.violations.iter().any(|v| v.kind.as_str() == "move_wrong_node"
+            && v.pod == first.pod
+            && v.message.contains(&first.from)
+            && v.message.contains(elsewhere)),
+        "{:#?}",
+        report.violations
+    );
+    let out = kplace(&["check", snapshot.to_str().unwrap(), "--plan", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("move_wrong_node") && text.contains(&first.pod), "{text}");
+    assert!(text.contains(elsewhere) && text.contains("plan is invalid"), "{text}");
+
+    // A corrupted move: onto a node where the pod does not fit (one no move touches).
+    let mut bad = plans[0].clone();
+    let touched: std::collections::BTreeSet<&str> =
+        bad.moves.iter().flat_map(|m| [m.from.as_str(), m.to.as_str()]).collect();
+    let pod_cpu = |key: &str| {
+        state
+            .nodes
+            .iter()
+            .flat_map(|n| &n.pods)
+            .find(|p| p.key() == key)
+            .unwrap()
+            .requests
+            .milli_cpu
+    };
+    let (i, full) = bad
+        .moves
+        .iter()
+        .enumerate()
+        .find_map(|(i, m)| {
+            let cpu = pod_cpu(&m.pod);
+            state
+                .nodes
+                .iter()
+                .find(|n| {
+                    !touched.contains(n.name.as_str())
+                        && n.allocatable.milli_cpu - n.requested.milli_cpu < cpu
+                })
+                .map(|n| (i, n.name.clone()))
+        })
+        .expect("some moved pod does not fit some untouched node");
+    bad.moves[i].to = full.clone();
+    let pod = bad.moves[i].pod.clone();
+    let path = dir.path().join("no-room.json");
+    std::fs::write(&path, serde_json::to_string(&bad).unwrap()).unwrap();
+    let (code, report) = check_plan(&snapshot, &path);
+    assert_eq!(code, Some(3));
+    assert!(
+        report.violations.iter().any(|v| v.kind.as_str() == "insufficient_resource"
+            && v.pod == pod
+            && v.node.as_deref() == Some(full.as_str())),
+        "{:#?}",
+        report.violations
+    );
 }

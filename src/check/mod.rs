@@ -3,7 +3,7 @@
 //! Input: the cluster snapshot ([`ClusterState`]), the pending pods and a [`Plan`]. Output: a
 //! [`CheckReport`] listing every hard constraint of the default kube-scheduler profile (v1.35)
 //! that the plan breaks, and every bookkeeping error (unknown pods and nodes, pods placed twice
-//! or missing, invalid evictions).
+//! or missing, invalid evictions and moves).
 //!
 //! This module is the oracle the solvers are tested against, so it shares no code with them:
 //! it never calls `crate::plugins` or the framework runtime, and its predicates ([`rules`]) are
@@ -81,6 +81,21 @@
 //! node, with a strictly higher priority than the victim and a preemption policy other than
 //! `Never`.
 //!
+//! # Moves (rebalancing plans)
+//!
+//! A plan with `moves` (`kplace rebalance`) is replayed further, after the evictions and
+//! placements (the order `kplace bind` carries a plan out in): wave by wave, ascending, every
+//! pod of a wave is taken off its `from` node, then each replacement is placed on its `to` node
+//! in plan order and judged by every placement rule above, on the pods live at that moment (the
+//! wave's other pods gone, the earlier replacements of the wave already in place). This is how a
+//! wave is carried out: evict, then let the replacements schedule. A moved pod must be a running
+//! pod of the snapshot, on `from`, not evicted by the plan, with a controlling owner that
+//! recreates it elsewhere (not a DaemonSet, not its node); `to` must be a node of the snapshot;
+//! and a pod moves at most once in a plan, since its replacement is a new pod with another name
+//! (so never twice in one wave). A rebalancing plan (one with `moves` or `summary.rebalance`)
+//! leaves pending pods alone: those it neither places nor lists as unschedulable are not
+//! missing.
+//!
 //! # Not checked
 //!
 //! Profile-specific settings (the checker judges the default profile: every filter enabled,
@@ -153,6 +168,13 @@ pub enum ViolationKind {
     /// A gang has some pending members placed, but fewer than its `minMember` with its bound
     /// members counted.
     Gang,
+    /// A move names a running pod that is not on the move's `from` node.
+    MoveWrongNode,
+    /// A pod is moved more than once (its replacement is a new pod with another name).
+    DuplicateMove,
+    /// A moved pod has no controller that would create its replacement elsewhere (no
+    /// controlling owner, or a DaemonSet or its node owns it).
+    MoveNotReplaced,
 }
 
 impl ViolationKind {
@@ -183,6 +205,9 @@ impl ViolationKind {
             ViolationKind::EvictionPriority => "eviction_priority",
             ViolationKind::EvictionPreemptionPolicy => "eviction_preemption_policy",
             ViolationKind::Gang => "gang",
+            ViolationKind::MoveWrongNode => "move_wrong_node",
+            ViolationKind::DuplicateMove => "duplicate_move",
+            ViolationKind::MoveNotReplaced => "move_not_replaced",
         }
     }
 }
@@ -371,7 +396,9 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
             );
         }
     }
-    for key in pending_by_key.keys() {
+    // A rebalancing plan moves running pods and leaves the pending ones alone.
+    let rebalancing = !plan.moves.is_empty() || plan.summary.rebalance.is_some();
+    for key in pending_by_key.keys().filter(|_| !rebalancing) {
         if !placed.contains_key(key.as_str()) && !unschedulable.contains(key.as_str()) {
             report.push(
                 ViolationKind::MissingPod,
@@ -502,7 +529,117 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
     }
 
     check_gangs(cluster, &pending_by_key, &placed, &evicted, &mut report);
+
+    let lookup = Lookup { pending: &pending_by_key, bound: &bound_by_key, nodes: &node_by_name };
+    check_moves(&mut replay, &lookup, &evicted, turns.len(), plan, &mut report);
     report
+}
+
+/// The snapshot's pods and nodes by key and name.
+struct Lookup<'m, 'a> {
+    pending: &'m BTreeMap<String, &'a Pod>,
+    /// Bound pods: (snapshot node, pod).
+    bound: &'m BTreeMap<String, (usize, &'a Pod)>,
+    nodes: &'m BTreeMap<&'a str, usize>,
+}
+
+/// Why a controller would not create `pod`'s replacement on another node, if it would not.
+fn not_replaced(pod: &Pod) -> Option<&'static str> {
+    match pod.owner.as_ref().map(|o| o.kind.as_str()) {
+        None => Some("the pod has no controlling owner: nothing would create its replacement"),
+        Some("DaemonSet") => Some("a DaemonSet recreates its pod on the same node"),
+        Some("Node") => Some("a static pod belongs to its node"),
+        Some(_) => None,
+    }
+}
+
+/// The moves of a rebalancing plan, replayed after the evictions and placements, wave by wave
+/// (ascending; within a wave in plan order): every pod of the wave is taken off its `from`
+/// node, then each replacement is placed on its `to` node as a placement is (every rule of
+/// [`check_placement`], on the pods live at that moment). Bookkeeping: a moved pod is a running
+/// pod of the snapshot, not evicted, on `from`, moved at most once, with a controller that
+/// recreates it elsewhere; `to` is a node of the snapshot. Violations of a move's placement
+/// carry its wave in their message.
+fn check_moves<'a>(
+    replay: &mut Replay<'a>,
+    lookup: &Lookup<'_, 'a>,
+    evicted: &BTreeSet<&str>,
+    first_turn: usize,
+    plan: &'a Plan,
+    report: &mut CheckReport,
+) {
+    let mut waves: BTreeMap<u32, Vec<&'a crate::plan::Move>> = BTreeMap::new();
+    for m in &plan.moves {
+        waves.entry(m.wave).or_default().push(m);
+    }
+    let mut moved: BTreeSet<&str> = BTreeSet::new();
+    let mut turn = first_turn;
+    for (wave, moves) in waves {
+        let mut landing: Vec<(&'a Pod, usize, &'a crate::plan::Move)> = Vec::new();
+        for m in moves {
+            let at = Some(m.from.as_str());
+            let Some(&(from, pod)) = lookup.bound.get(&m.pod) else {
+                let what = if lookup.pending.contains_key(&m.pod) {
+                    "is pending, not running on a node"
+                } else {
+                    "is not a pod of the snapshot"
+                };
+                let message = format!("wave {wave}: moved pod {:?} {what}", m.pod);
+                report.push(ViolationKind::UnknownPod, &m.pod, at, message);
+                continue;
+            };
+            if !moved.insert(m.pod.as_str()) {
+                let message = format!(
+                    "wave {wave}: the pod is moved more than once (its replacement is a new pod)"
+                );
+                report.push(ViolationKind::DuplicateMove, &m.pod, at, message);
+                continue;
+            }
+            if evicted.contains(m.pod.as_str()) {
+                let message = format!("wave {wave}: moved pod {:?} is evicted by the plan", m.pod);
+                report.push(ViolationKind::UnknownPod, &m.pod, at, message);
+                continue;
+            }
+            let runs_on = replay.node(from).map_or("", |n| n.name.as_str());
+            if runs_on != m.from {
+                let message =
+                    format!("wave {wave}: the pod runs on {runs_on:?}, not on {:?}", m.from);
+                report.push(ViolationKind::MoveWrongNode, &m.pod, at, message);
+                continue;
+            }
+            let Some(&to) = lookup.nodes.get(m.to.as_str()) else {
+                let message = format!("wave {wave}: node {:?} is not in the snapshot", m.to);
+                report.push(ViolationKind::UnknownNode, &m.pod, Some(m.to.as_str()), message);
+                continue;
+            };
+            if let Some(why) = not_replaced(pod) {
+                report.push(
+                    ViolationKind::MoveNotReplaced,
+                    &m.pod,
+                    at,
+                    format!("wave {wave}: {why}"),
+                );
+                continue;
+            }
+            if let Some(pods) = replay.live.get_mut(from)
+                && let Some(i) = pods.iter().position(|p| std::ptr::eq(*p, pod))
+            {
+                pods.remove(i);
+            }
+            landing.push((pod, to, m));
+        }
+        for (pod, to, m) in landing {
+            let first = report.violations.len();
+            check_placement(replay, turn, pod, to, report);
+            for v in report.violations.iter_mut().skip(first) {
+                v.message = format!("wave {wave}: move from {:?}: {}", m.from, v.message);
+            }
+            if let Some(pods) = replay.live.get_mut(to) {
+                pods.push(pod);
+            }
+            turn += 1;
+        }
+    }
 }
 
 /// What the gang rule counts for one group.

@@ -1097,3 +1097,252 @@ fn gangs_are_placed_all_or_nothing() {
          minMember 4; all or nothing"
     );
 }
+
+/// A pod a ReplicaSet owns (its replacement is created elsewhere when it is evicted).
+fn owned(b: PodBuilder) -> Pod {
+    owned_by(b, "ReplicaSet")
+}
+
+fn owned_by(b: PodBuilder, kind: &str) -> Pod {
+    let mut p = b.obj();
+    p.owner = Some(crate::model::OwnerRef {
+        kind: kind.to_string(),
+        name: format!("{}-rs", p.name),
+        uid: format!("uid-{}", p.name),
+    });
+    p
+}
+
+fn mv(pod: &str, from: &str, to: &str, wave: u32) -> crate::plan::Move {
+    crate::plan::Move {
+        pod: pod.to_string(),
+        from: from.to_string(),
+        to: to.to_string(),
+        wave,
+        reason: String::new(),
+    }
+}
+
+fn moves(list: Vec<crate::plan::Move>) -> Plan {
+    Plan { moves: list, ..Default::default() }
+}
+
+#[test]
+fn moves_are_replayed_wave_by_wave() {
+    use ViolationKind as K;
+    // n1 and n2 hold 4000m each; web (1000m) on n1, big (3000m) on n2.
+    let web = || owned(PodBuilder::new("d", "web").cpu(1000).label("app", "web").node("n1"));
+    let big = || owned(PodBuilder::new("d", "big").cpu(3000).node("n2"));
+    let state = |extra: Vec<Pod>| {
+        let mut pods = vec![web(), big()];
+        pods.extend(extra);
+        cluster(
+            vec![
+                zone_node("n1", "a").obj(),
+                zone_node("n2", "b").obj(),
+                zone_node("n3", "c").unschedulable().obj(),
+            ],
+            pods,
+        )
+    };
+    let pending = || vec![PodBuilder::new("d", "waiting").cpu(100).obj()];
+    let rebalancing_without_moves = {
+        let mut p = Plan::default();
+        p.summary.rebalance = Some(Default::default());
+        p
+    };
+    let low = owned(PodBuilder::new("d", "low").cpu(2500).priority(0).node("n1"));
+    let hi = PodBuilder::new("d", "hi").cpu(3000).priority(100).obj();
+    let filler = owned(PodBuilder::new("d", "filler").cpu(2000).node("n1"));
+    let guard = owned(
+        PodBuilder::new("d", "guard")
+            .cpu(0)
+            .node("n2")
+            .pod_anti_affinity(affinity_term("kubernetes.io/hostname", &[("app", "web")])),
+    );
+    let bare = PodBuilder::new("d", "bare").cpu(100).node("n1").obj();
+    let daemon = owned_by(PodBuilder::new("d", "daemon").cpu(100).node("n1"), "DaemonSet");
+    run_cases(vec![
+        Case {
+            name: "a move of a controller-owned pod onto a roomy node is valid",
+            state: state(vec![]),
+            pending: vec![],
+            plan: moves(vec![mv("d/web", "n1", "n2", 1)]),
+            want: vec![],
+        },
+        Case {
+            name: "pending pods a rebalancing plan leaves alone are not missing",
+            state: state(vec![]),
+            pending: pending(),
+            plan: moves(vec![mv("d/web", "n1", "n2", 1)]),
+            want: vec![],
+        },
+        Case {
+            name: "a rebalancing plan without moves leaves pending pods alone too",
+            state: state(vec![]),
+            pending: pending(),
+            plan: rebalancing_without_moves,
+            want: vec![],
+        },
+        Case {
+            name: "a plan that is not a rebalancing plan still misses unlisted pending pods",
+            state: state(vec![]),
+            pending: pending(),
+            plan: Plan::default(),
+            want: vec![K::MissingPod],
+        },
+        Case {
+            name: "a move onto a node where the pod does not fit is insufficient_resource",
+            state: state(vec![filler.clone()]),
+            pending: vec![],
+            plan: moves(vec![mv("d/big", "n2", "n1", 1)]),
+            want: vec![K::InsufficientResource],
+        },
+        Case {
+            name: "a move onto a cordoned node is node_cordoned",
+            state: state(vec![]),
+            pending: vec![],
+            plan: moves(vec![mv("d/web", "n1", "n3", 1)]),
+            want: vec![K::NodeCordoned],
+        },
+        Case {
+            name: "a move next to a pod whose anti-affinity selects it is existing_pod_anti_affinity",
+            state: state(vec![guard]),
+            pending: vec![],
+            plan: moves(vec![mv("d/web", "n1", "n2", 1)]),
+            want: vec![K::ExistingPodAntiAffinity],
+        },
+        Case {
+            name: "two pods swapping nodes in one wave fit: both leave before either lands",
+            state: state(vec![filler.clone()]),
+            pending: vec![],
+            plan: moves(vec![mv("d/big", "n2", "n1", 1), mv("d/filler", "n1", "n2", 1)]),
+            want: vec![],
+        },
+        Case {
+            name: "the same swap in two waves does not fit: the target is still full in wave 1",
+            state: state(vec![filler.clone()]),
+            pending: vec![],
+            plan: moves(vec![mv("d/big", "n2", "n1", 1), mv("d/filler", "n1", "n2", 2)]),
+            want: vec![K::InsufficientResource],
+        },
+        Case {
+            name: "waves are replayed in ascending order whatever the plan's order",
+            state: cluster(
+                vec![
+                    zone_node("n1", "a").obj(),
+                    zone_node("n2", "b").obj(),
+                    zone_node("n3", "c").obj(),
+                ],
+                vec![
+                    owned(PodBuilder::new("d", "x").cpu(3000).node("n1")),
+                    owned(PodBuilder::new("d", "y").cpu(3000).node("n2")),
+                ],
+            ),
+            pending: vec![],
+            // y leaves n2 in wave 1, so x fits there in wave 2.
+            plan: moves(vec![mv("d/x", "n1", "n2", 2), mv("d/y", "n2", "n3", 1)]),
+            want: vec![],
+        },
+        Case {
+            name: "a move whose from node is not the pod's node is move_wrong_node",
+            state: state(vec![]),
+            pending: vec![],
+            plan: moves(vec![mv("d/web", "n2", "n1", 1)]),
+            want: vec![K::MoveWrongNode],
+        },
+        Case {
+            name: "a move of a pod that is not in the snapshot is unknown_pod",
+            state: state(vec![]),
+            pending: vec![],
+            plan: moves(vec![mv("d/ghost", "n1", "n2", 1)]),
+            want: vec![K::UnknownPod],
+        },
+        Case {
+            name: "a move of a pending pod is unknown_pod",
+            state: state(vec![]),
+            pending: pending(),
+            plan: moves(vec![mv("d/waiting", "n1", "n2", 1)]),
+            want: vec![K::UnknownPod],
+        },
+        Case {
+            name: "a move to a node that is not in the snapshot is unknown_node",
+            state: state(vec![]),
+            pending: vec![],
+            plan: moves(vec![mv("d/web", "n1", "n9", 1)]),
+            want: vec![K::UnknownNode],
+        },
+        Case {
+            name: "the same pod moved twice in one wave is duplicate_move",
+            state: state(vec![]),
+            pending: vec![],
+            plan: moves(vec![mv("d/web", "n1", "n2", 1), mv("d/web", "n1", "n2", 1)]),
+            want: vec![K::DuplicateMove],
+        },
+        Case {
+            name: "the same pod moved again in a later wave is duplicate_move",
+            state: state(vec![]),
+            pending: vec![],
+            plan: moves(vec![mv("d/web", "n1", "n2", 1), mv("d/web", "n2", "n1", 2)]),
+            want: vec![K::DuplicateMove],
+        },
+        Case {
+            name: "a move of a pod without a controlling owner is move_not_replaced",
+            state: state(vec![bare]),
+            pending: vec![],
+            plan: moves(vec![mv("d/bare", "n1", "n2", 1)]),
+            want: vec![K::MoveNotReplaced],
+        },
+        Case {
+            name: "a move of a DaemonSet pod is move_not_replaced",
+            state: state(vec![daemon]),
+            pending: vec![],
+            plan: moves(vec![mv("d/daemon", "n1", "n2", 1)]),
+            want: vec![K::MoveNotReplaced],
+        },
+        Case {
+            name: "a pod the plan evicts cannot also move",
+            state: cluster(
+                vec![zone_node("n1", "a").obj(), zone_node("n2", "b").obj()],
+                vec![low.clone()],
+            ),
+            pending: vec![hi.clone()],
+            plan: Plan {
+                placements: vec![place("d/hi", "n1")],
+                evictions: vec![evict("d/low", "n1", "d/hi")],
+                moves: vec![mv("d/low", "n1", "n2", 1)],
+                ..Default::default()
+            },
+            want: vec![K::UnknownPod],
+        },
+        Case {
+            name: "moves are replayed after the placements, on the room they leave",
+            state: state(vec![]),
+            pending: vec![PodBuilder::new("d", "new").cpu(1000).obj()],
+            plan: Plan {
+                placements: vec![place("d/new", "n2")],
+                moves: vec![mv("d/web", "n1", "n2", 1)],
+                ..Default::default()
+            },
+            want: vec![K::InsufficientResource],
+        },
+    ]);
+}
+
+#[test]
+fn a_bad_move_is_reported_with_its_pod_node_and_wave() {
+    let state = cluster(
+        vec![zone_node("n1", "a").obj(), zone_node("n2", "b").obj()],
+        vec![
+            owned(PodBuilder::new("d", "web").cpu(1000).node("n1")),
+            owned(PodBuilder::new("d", "big").cpu(3500).node("n2")),
+        ],
+    );
+    let report = check(&state, &[], &moves(vec![mv("d/web", "n1", "n2", 3)]));
+    assert_eq!(report.violations.len(), 1, "{:#?}", report.violations);
+    let v = &report.violations[0];
+    assert_eq!(v.kind, ViolationKind::InsufficientResource);
+    assert_eq!(v.pod, "d/web");
+    assert_eq!(v.node.as_deref(), Some("n2"));
+    assert!(v.message.starts_with("wave 3: move from \"n1\": insufficient cpu"), "{}", v.message);
+}

@@ -19,8 +19,9 @@ pub const EXIT_INVALID_PLAN: u8 = 3;
 pub struct CheckArgs {
     #[command(flatten)]
     snapshot: SnapshotArgs,
-    /// The plan to check: a plan document (JSON, or YAML for `.yaml`/`.yml`), as `kplace plan`
-    /// and `kplace baseline` print it.
+    /// The plan to check: a plan document (JSON, or YAML for `.yaml`/`.yml`), as `kplace plan`,
+    /// `kplace baseline` and `kplace rebalance` print it (a rebalancing plan's moves are replayed
+    /// wave by wave).
     #[arg(long, value_name = "PLAN")]
     plan: PathBuf,
     /// Output format.
@@ -75,8 +76,10 @@ fn render(report: &CheckReport, plan: &Plan) -> String {
     } else {
         format!("plan is invalid: {} violation(s)", report.violations.len())
     };
+    let moves =
+        if plan.moves.is_empty() { String::new() } else { format!(", {} moves", plan.moves.len()) };
     out.push_str(&format!(
-        "{verdict} ({} placements, {} evictions, {} unschedulable checked)\n",
+        "{verdict} ({} placements, {} evictions, {} unschedulable{moves} checked)\n",
         plan.placements.len(),
         plan.evictions.len(),
         plan.unschedulable.len()

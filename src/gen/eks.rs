@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::engine::{Ctx, Free, Limits, NodeOut, Placement, PodDraft, Request, Strategy};
+use super::engine::{Ctx, Free, Limits, NodeOut, Owner, Placement, PodDraft, Request, Strategy};
 use super::objects::{self, KI, NOW, NodeShape};
 
 /// m5.xlarge: 4 vCPU, 16 GiB.
@@ -165,6 +165,11 @@ pub fn app_pod(
         spec: Map::new(),
         admission: true,
         placement: Placement { nodes, strategy, exclusive: 0 },
+        owner: Some(Owner {
+            api_version: "apps/v1",
+            kind: "ReplicaSet",
+            name: format!("{app}-{hash}"),
+        }),
     }
 }
 

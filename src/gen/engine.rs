@@ -110,6 +110,18 @@ pub enum Limits {
     Memory,
 }
 
+/// The controller that owns a pod (`metadata.ownerReferences`, `controller: true`), as a real
+/// cluster's pods of a Deployment (owned by its ReplicaSet), StatefulSet or Job carry it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// `apiVersion` of the owner (`apps/v1`).
+    pub api_version: &'static str,
+    /// `kind` of the owner (`ReplicaSet`).
+    pub kind: &'static str,
+    /// `name` of the owner (in the pod's namespace).
+    pub name: String,
+}
+
 /// One pod before it is named, timed and placed.
 #[derive(Debug, Clone)]
 pub struct PodDraft {
@@ -139,6 +151,8 @@ pub struct PodDraft {
     pub admission: bool,
     /// Where it may be bound.
     pub placement: Placement,
+    /// Its controlling owner (`None`: a bare pod, as scheduler_perf creates them).
+    pub owner: Option<Owner>,
 }
 
 /// A coscheduled gang: a PodGroup and its pods. The engine writes the PodGroup of the gang's
@@ -520,6 +534,11 @@ impl Generator {
         {
             m.insert("generateName".into(), pod.generate_name.clone().into());
         }
+        if let Some(owner) = &pod.owner
+            && let Some(m) = meta.as_object_mut()
+        {
+            m.insert("ownerReferences".into(), owner_references(pod.namespace, owner));
+        }
         if let Some(g) = gang
             && let Some(m) = meta.as_object_mut()
         {
@@ -642,6 +661,22 @@ impl Generator {
             other => *self.summary.other_objects.entry(other.to_string()).or_insert(0) += 1,
         }
     }
+}
+
+/// `metadata.ownerReferences` naming `owner` as the pod's controller, as the ReplicaSet,
+/// StatefulSet and Job controllers write it (`metav1.NewControllerRef`: `controller` and
+/// `blockOwnerDeletion` true). The owner's uid is a function of its namespace, kind and name
+/// ([`objects::owner_uid`]), so every pod of one owner names the same uid and the random stream
+/// is not touched.
+fn owner_references(namespace: &str, owner: &Owner) -> Value {
+    json!([{
+        "apiVersion": owner.api_version,
+        "blockOwnerDeletion": true,
+        "controller": true,
+        "kind": owner.kind,
+        "name": owner.name,
+        "uid": objects::owner_uid(namespace, owner.kind, &owner.name),
+    }])
 }
 
 impl Iterator for Generator {

@@ -24,7 +24,8 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
     nodes: "EKS eu-west-1, three zones round-robin, 10% spot; instance types by weight: \
             m5.xlarge (4 CPU/16Gi) 20, m5.2xlarge (8/32Gi) 35, m5.4xlarge (16/64Gi) 20, \
             r5.2xlarge (8/64Gi) 15, c5.4xlarge (16/32Gi) 10",
-    pods: "ten Deployment-like services with one size class each, drawn by weight: 100m/128Mi 10, \
+    pods: "ten Deployment-like services (pods owned by ReplicaSet <app>-<pod-template-hash>, \
+           controller: true) with one size class each, drawn by weight: 100m/128Mi 10, \
            250m/512Mi 25, 500m/1Gi 20, 1/2Gi 15, 1/4Gi 8, 2/4Gi 8, 2/8Gi 5, 4/8Gi 4, 4/16Gi 3, \
            8/32Gi 2; memory limit = request (Burstable); web-frontend spreads over zones \
            (ScheduleAnyway); bound pods sit on random nodes where they fit",

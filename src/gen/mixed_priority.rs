@@ -29,8 +29,9 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
            1/2Gi, 5/15, minAvailable 80%), prod/frontend (high, 500m/1Gi, 10/10, maxUnavailable \
            10%), prod/api (default, 1/1Gi, 15/10, maxUnavailable 1), analytics/reports (default, \
            500m/2Gi, 12/8, minAvailable 60%), batch/etl (batch-low, 2/4Gi, 25/25, none), \
-           batch/spark-executor (preemptible, 1/4Gi, 30/15, none); PDB status computed from \
-           the pods written",
+           batch/spark-executor (preemptible, 1/4Gi, 30/15, none), each pod owned by its \
+           service's ReplicaSet <app>-<pod-template-hash> (controller: true); PDB status \
+           computed from the pods written",
     knobs: "--nodes; --pods; --init-pods: pods already bound (round-robin where they fit); \
             --seed: which service each pod belongs to",
 };

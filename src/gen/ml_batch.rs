@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use super::eks::{self, G5_12XLARGE, M5_4XLARGE, P4D_24XLARGE};
 use super::engine::{
-    Ctx, Family, Gang, Limits, NodeOut, Placement, PodDraft, Request, Strategy, Unit,
+    Ctx, Family, Gang, Limits, NodeOut, Owner, Placement, PodDraft, Request, Strategy, Unit,
 };
 use super::objects::{self, GI, NodeShape};
 use super::{GenParams, WorkloadInfo};
@@ -37,8 +37,9 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
            alternate between coscheduling (label scheduling.x-k8s.io/pod-group, PodGroup \
            scheduling.x-k8s.io/v1alpha1) and Volcano (annotation scheduling.k8s.io/group-name, \
            PodGroup scheduling.volcano.sh/v1beta1), the PodGroup (spec.minMember = gang size) \
-           written before the pods; 30% single CPU pods (data-loader 2/8Gi, feature-etl 4/16Gi, \
-           notebook 1/4Gi)",
+           written before the pods, the workers owned by their job (kubeflow.org/v1 PyTorchJob \
+           beside coscheduling, batch.volcano.sh/v1alpha1 Job beside Volcano); 30% single CPU \
+           pods (data-loader 2/8Gi, feature-etl 4/16Gi, notebook 1/4Gi) owned by ReplicaSets",
     knobs: "--nodes; --pods (the last gang of each batch is cut to fit the count); --init-pods: \
             pods already bound (whole gangs packed on GPU nodes, or left pending together); \
             --seed: jobs, gang sizes, GPUs per worker",
@@ -129,6 +130,12 @@ impl MlBatch {
         let gang = format!("{job}-{}", objects::name_suffix(self.gangs, self.pods));
         let convention = GangConvention::ALL[self.gangs % GangConvention::ALL.len()];
         self.gangs += 1;
+        // The job controller of the gang's convention owns its workers: Kubeflow's training
+        // operator (a PyTorchJob) beside coscheduling, Volcano's job controller beside Volcano.
+        let (api_version, kind) = match convention {
+            GangConvention::Coscheduling => ("kubeflow.org/v1", "PyTorchJob"),
+            GangConvention::Volcano => ("batch.volcano.sh/v1alpha1", "Job"),
+        };
         let mut pods = Vec::with_capacity(size);
         for k in 0..size {
             let mut labels = Map::new();
@@ -163,6 +170,7 @@ impl MlBatch {
                     strategy: Strategy::Pack,
                     exclusive: 0,
                 },
+                owner: Some(Owner { api_version, kind, name: gang.clone() }),
             });
         }
         Unit { pods, gang: Some(Gang { namespace, name: gang, convention }) }

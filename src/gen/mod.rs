@@ -20,6 +20,14 @@
 //! (`kubernetes.io/hostname`, os, arch) so that hostname-keyed terms mean what they mean on a
 //! real cluster. kplace adds three families of its own: `fragmentation-mix`, `ml-batch` and
 //! `mixed-priority`. `kplace gen --list` describes each ([`Workload::info`]).
+//!
+//! Owners: as on a real cluster, the pods of kplace's own families carry their controller in
+//! `metadata.ownerReferences` (`controller: true`, `blockOwnerDeletion: true`): a Deployment's
+//! pods its ReplicaSet `<app>-<pod-template-hash>`, gang workers their job (Kubeflow
+//! PyTorchJob or Volcano Job), each owner with a uid derived from its name
+//! ([`objects::owner_uid`]); the owners themselves are not written. scheduler_perf's pods stay
+//! bare, as its `createPods` op creates them. So `kplace rebalance`, which moves only pods a
+//! controller replaces, has something to move on a generated cluster.
 
 mod eks;
 mod engine;

@@ -59,6 +59,22 @@ pub fn uuid(bits: u128) -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
+/// A deterministic version-4 UUID for an object that `kplace gen` names but does not write (the
+/// controllers owning generated pods): two FNV-1a 64-bit hashes of `namespace/kind/name`, so
+/// the same owner always gets the same uid and distinct owners distinct ones (barring a
+/// 122-bit collision).
+pub fn owner_uid(namespace: &str, kind: &str, name: &str) -> String {
+    let fnv = |offset: u64| {
+        [namespace, "/", kind, "/", name]
+            .iter()
+            .flat_map(|s| s.bytes())
+            .fold(offset, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    };
+    let hi = fnv(0xcbf2_9ce4_8422_2325);
+    let lo = fnv(0x6c62_272e_07bb_0142);
+    uuid((u128::from(hi) << 64) | u128::from(lo))
+}
+
 /// The characters Kubernetes uses for generated name suffixes (`k8s.io/apimachinery`
 /// `util/rand`: no vowels, no confusable digits).
 const ALPHANUMS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -543,6 +559,21 @@ mod tests {
         assert_eq!(u.len(), 36);
         assert_eq!(&u[14..15], "4");
         assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"), "{u}");
+    }
+
+    #[test]
+    fn owner_uids_are_stable_per_owner_and_distinct_between_owners() {
+        let a = owner_uid("shop", "ReplicaSet", "web-abc");
+        assert_eq!(a, owner_uid("shop", "ReplicaSet", "web-abc"), "the same owner, the same uid");
+        assert_eq!(&a[14..15], "4", "{a} is a version-4 uuid");
+        let others = [
+            owner_uid("other", "ReplicaSet", "web-abc"),
+            owner_uid("shop", "StatefulSet", "web-abc"),
+            owner_uid("shop", "ReplicaSet", "web-abd"),
+        ];
+        for o in others {
+            assert_ne!(a, o, "another namespace, kind or name gives another uid");
+        }
     }
 
     #[test]

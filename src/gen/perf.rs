@@ -50,43 +50,43 @@ pub fn info(w: Workload) -> WorkloadInfo {
             "SchedulingBasic",
             "scheduler_perf SchedulingBasic (misc/performance-config.yaml)",
             node_default,
-            "pod-default.yaml (pause, 100m/500Mi, Guaranteed): init in namespace-1, pending in namespace-2",
+            "pod-default.yaml (pause, 100m/500Mi, Guaranteed): init in namespace-1, pending in namespace-2; bare pods without ownerReferences, as scheduler_perf creates them",
         ),
         Workload::SchedulingPodAntiAffinity => (
             "SchedulingPodAntiAffinity",
             "scheduler_perf SchedulingPodAntiAffinity (affinity/performance-config.yaml)",
             node_default,
-            "pod-with-pod-anti-affinity.yaml: label color=green, required anti-affinity to color=green on kubernetes.io/hostname over namespaces sched-0 and sched-1; init in sched-0 (at most one per node), pending in sched-1",
+            "pod-with-pod-anti-affinity.yaml: label color=green, required anti-affinity to color=green on kubernetes.io/hostname over namespaces sched-0 and sched-1; init in sched-0 (at most one per node), pending in sched-1; bare pods without ownerReferences, as scheduler_perf creates them",
         ),
         Workload::SchedulingPodAffinity => (
             "SchedulingPodAffinity",
             "scheduler_perf SchedulingPodAffinity (affinity/performance-config.yaml)",
             "node-default.yaml, every node labelled topology.kubernetes.io/zone=zone1",
-            "pod-with-pod-affinity.yaml: label color=blue, required affinity to color=blue on topology.kubernetes.io/zone over sched-0 and sched-1; init in sched-0, pending in sched-1",
+            "pod-with-pod-affinity.yaml: label color=blue, required affinity to color=blue on topology.kubernetes.io/zone over sched-0 and sched-1; init in sched-0, pending in sched-1; bare pods without ownerReferences, as scheduler_perf creates them",
         ),
         Workload::SchedulingNodeAffinity => (
             "SchedulingNodeAffinity",
             "scheduler_perf SchedulingNodeAffinity (affinity/performance-config.yaml)",
             "node-default.yaml, every node labelled topology.kubernetes.io/zone=zone1",
-            "pod-with-node-affinity.yaml: required node affinity topology.kubernetes.io/zone In [zone1, zone2]; init in namespace-1, pending in namespace-2",
+            "pod-with-node-affinity.yaml: required node affinity topology.kubernetes.io/zone In [zone1, zone2]; init in namespace-1, pending in namespace-2; bare pods without ownerReferences, as scheduler_perf creates them",
         ),
         Workload::TopologySpreading => (
             "TopologySpreading",
             "scheduler_perf TopologySpreading (topology_spreading/performance-config.yaml)",
             "node-default.yaml, topology.kubernetes.io/zone moon-1, moon-2, moon-3 round-robin",
-            "init: pod-default.yaml in namespace-1; pending: pod-with-topology-spreading.yaml (color=blue, maxSkew 5 on topology.kubernetes.io/zone, DoNotSchedule) in namespace-2",
+            "init: pod-default.yaml in namespace-1; pending: pod-with-topology-spreading.yaml (color=blue, maxSkew 5 on topology.kubernetes.io/zone, DoNotSchedule) in namespace-2; bare pods without ownerReferences, as scheduler_perf creates them",
         ),
         Workload::PreferredTopologySpreading => (
             "PreferredTopologySpreading",
             "scheduler_perf PreferredTopologySpreading (topology_spreading/performance-config.yaml)",
             "node-default.yaml, topology.kubernetes.io/zone moon-1, moon-2, moon-3 round-robin",
-            "init: pod-default.yaml in namespace-1; pending: pod-with-preferred-topology-spreading.yaml (color=blue, maxSkew 5 on topology.kubernetes.io/zone, ScheduleAnyway) in namespace-2",
+            "init: pod-default.yaml in namespace-1; pending: pod-with-preferred-topology-spreading.yaml (color=blue, maxSkew 5 on topology.kubernetes.io/zone, ScheduleAnyway) in namespace-2; bare pods without ownerReferences, as scheduler_perf creates them",
         ),
         _ => (
             "PreemptionBasic",
             "scheduler_perf PreemptionBasic (misc/performance-config.yaml)",
             node_default,
-            "init: pod-low-priority.yaml (900m/500Mi, no priority: 0; four fill a node's CPU to 3600m) in namespace-1; pending: pod-high-priority.yaml (3000m/500Mi, priority 10) in namespace-2",
+            "init: pod-low-priority.yaml (900m/500Mi, no priority: 0; four fill a node's CPU to 3600m) in namespace-1; pending: pod-high-priority.yaml (3000m/500Mi, priority 10) in namespace-2; bare pods without ownerReferences, as scheduler_perf creates them",
         ),
     };
     WorkloadInfo { name, mirrors, nodes, pods, knobs: KNOBS }
@@ -153,6 +153,8 @@ fn template(
         spec: Map::new(),
         admission: false,
         placement: Placement { nodes: 0..nodes, strategy: Strategy::Spread, exclusive: 0 },
+        // scheduler_perf's createPods op creates bare pods.
+        owner: None,
     }
 }
 

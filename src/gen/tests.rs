@@ -357,3 +357,86 @@ fn fragmentation_mix_mixes_node_shapes_and_request_sizes() {
         cluster.pending.iter().map(|p| (p.requests.milli_cpu, p.requests.memory)).collect();
     assert!(sizes.len() >= 6, "{sizes:?}");
 }
+
+#[test]
+fn pods_are_owned_by_their_controllers_as_on_a_real_cluster() {
+    // (case, workload, init pods, (apiVersion, kind) owning each pod; None: bare pods).
+    type Kinds = &'static [(&'static str, &'static str)];
+    let cases: &[(&str, Workload, usize, Option<Kinds>)] = &[
+        (
+            "fragmentation-mix pods are owned by their Deployment's ReplicaSet",
+            Workload::FragmentationMix,
+            40,
+            Some(&[("apps/v1", "ReplicaSet")]),
+        ),
+        (
+            "mixed-priority pods are owned by their service's ReplicaSet",
+            Workload::MixedPriority,
+            40,
+            Some(&[("apps/v1", "ReplicaSet")]),
+        ),
+        (
+            "ml-batch workers are owned by their job, CPU pods by ReplicaSets",
+            Workload::MlBatch,
+            30,
+            Some(&[
+                ("apps/v1", "ReplicaSet"),
+                ("kubeflow.org/v1", "PyTorchJob"),
+                ("batch.volcano.sh/v1alpha1", "Job"),
+            ]),
+        ),
+        (
+            "scheduler_perf pods are bare, as its createPods op makes them",
+            Workload::SchedulingBasic,
+            20,
+            None,
+        ),
+    ];
+    for (case, workload, init, kinds) in cases {
+        let (_, snapshot, cluster) = generate_and_load(&params(*workload, 20, 60, *init));
+        // The objects as written: one controller reference, blockOwnerDeletion set.
+        for sourced in &snapshot.pods {
+            let meta = &sourced.object.metadata;
+            let refs = meta.owner_references.as_deref().unwrap_or_default();
+            match kinds {
+                None => assert!(refs.is_empty(), "{case}: {:?}", meta.name),
+                Some(kinds) => {
+                    assert_eq!(refs.len(), 1, "{case}: {:?}", meta.name);
+                    let r = &refs[0];
+                    assert!(
+                        kinds.contains(&(r.api_version.as_str(), r.kind.as_str())),
+                        "{case}: {r:?}"
+                    );
+                    assert_eq!(r.controller, Some(true), "{case}");
+                    assert_eq!(r.block_owner_deletion, Some(true), "{case}");
+                    let name = meta.name.as_deref().unwrap_or_default();
+                    assert!(name.starts_with(&format!("{}-", r.name)), "{case}: {name} of {r:?}");
+                }
+            }
+        }
+        // The model reads them back: every pod of one owner names the same uid, distinct
+        // owners distinct uids.
+        let all: Vec<&Pod> =
+            bound_pods(&cluster).map(|(_, p)| p).chain(cluster.pending.iter()).collect();
+        let mut uids: BTreeMap<(String, String, String), String> = BTreeMap::new();
+        for pod in &all {
+            match (kinds, &pod.owner) {
+                (None, owner) => assert!(owner.is_none(), "{case}: {}", pod.name),
+                (Some(_), None) => panic!("{case}: {} has no owner in the model", pod.name),
+                (Some(_), Some(o)) => {
+                    let key = (pod.namespace.clone(), o.kind.clone(), o.name.clone());
+                    let uid = uids.entry(key).or_insert_with(|| o.uid.clone());
+                    assert_eq!(uid, &o.uid, "{case}: {}", pod.name);
+                }
+            }
+        }
+        let distinct: std::collections::BTreeSet<&String> = uids.values().collect();
+        assert_eq!(distinct.len(), uids.len(), "{case}: one uid per owner");
+        if kinds.is_some() {
+            let movable = bound_pods(&cluster)
+                .filter(|(_, p)| crate::rebalance::evictor::filter(p, &Default::default()).is_ok())
+                .count();
+            assert!(movable > 0, "{case}: descheduler's evictor may evict bound pods");
+        }
+    }
+}
