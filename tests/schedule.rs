@@ -543,3 +543,57 @@ async fn a_preemptor_is_nominated_its_victim_evicted_and_it_is_bound() {
     );
     replica.stop().await.expect("a clean stop");
 }
+
+/// `pod` owned by the ReplicaSet `rs` (controller reference, uid `uid-rs-{rs}`).
+fn owned(mut p: Pod, rs: &str) -> Pod {
+    p.metadata.owner_references =
+        Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: rs.into(),
+            uid: format!("uid-rs-{rs}"),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }]);
+    p
+}
+
+#[tokio::test]
+async fn the_replacement_of_a_moved_pod_is_steered_to_its_planned_node_once() {
+    let server = ApiServer::start(vec![], vec![]).await;
+    server.put_object("nodes", &node("node-a", "4"));
+    server.put_object("nodes", &node("node-b", "4"));
+    // node-b is busier, so scoring (LeastAllocated) prefers node-a for any new pod.
+    let mut busy = owned(pod("busy", "2"), "other");
+    busy.spec.as_mut().unwrap().node_name = Some("node-b".into());
+    server.create_pod(busy);
+    let mut web = owned(pod("web-1", "500m"), "web");
+    web.spec.as_mut().unwrap().node_name = Some("node-a".into());
+    server.create_pod(web);
+    let mut options = fast_options();
+    options.steer = vec![kplace::plan::Move {
+        pod: "team/web-1".into(),
+        from: "node-a".into(),
+        to: "node-b".into(),
+        wave: 1,
+        reason: String::new(),
+    }];
+    let replica = Replica::start(&server, "a", options).await;
+    // A pod of another owner is placed by scoring: on node-a.
+    server.create_pod(owned(pod("stranger", "500m"), "stranger"));
+    eventually("the stranger bound", || bound(&server, &["team/stranger".to_string()])).await;
+    assert_eq!(server.binds("team/stranger"), vec!["node-a".to_string()]);
+
+    // The moved pod goes; its ReplicaSet creates a replacement, which lands on node-b.
+    server.delete_pod("team/web-1");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    server.create_pod(owned(pod("web-2", "500m"), "web"));
+    eventually("the replacement bound", || bound(&server, &["team/web-2".to_string()])).await;
+    assert_eq!(server.binds("team/web-2"), vec!["node-b".to_string()], "steered");
+    // One replacement per move: a further pod of the same owner is placed by scoring.
+    server.create_pod(owned(pod("web-3", "500m"), "web"));
+    eventually("the next pod bound", || bound(&server, &["team/web-3".to_string()])).await;
+    assert_eq!(server.binds("team/web-3"), vec!["node-a".to_string()], "not steered");
+    let summary = replica.stop().await.expect("a clean stop");
+    assert_eq!((summary.bound, summary.steered), (3, 1));
+}

@@ -67,6 +67,12 @@ pub struct ScheduleArgs {
     /// Requests allowed at once before `--qps` applies.
     #[arg(long, default_value_t = 100)]
     burst: u32,
+    /// A rebalancing plan (`kplace rebalance -o json|yaml`) being carried out by
+    /// `kplace bind --plan`: the replacement of each moved pod (the next pending pod of the same
+    /// controlling owner, once the moved pod is gone) is placed on the move's planned node when
+    /// that node can take it (repeatable).
+    #[arg(long, value_name = "PLAN")]
+    steer: Vec<std::path::PathBuf>,
 }
 
 fn duration_arg(s: &str) -> Result<Duration, String> {
@@ -96,6 +102,13 @@ fn options(
         anyhow::bail!("--qps must be a number of requests per second, 0 or more: {}", args.qps);
     }
     let mut o = ScheduleOptions::new(names);
+    for path in &args.steer {
+        let plan = kplace::bind::read_plan(path)?;
+        if plan.moves.is_empty() {
+            tracing::warn!("{}: the plan has no moves; nothing to steer", path.display());
+        }
+        o.steer.extend(plan.moves);
+    }
     o.batch_window = args.batch_window;
     o.max_batch = args.max_batch as usize;
     let defaults = BackoffPolicy::default();

@@ -11,6 +11,12 @@
 //! (`RunPreFilterPlugins`, `RunFilterPlugins`, `RunScorePlugins`) applied to the representative
 //! pod of each class, over every node; the plugins are those of [`crate::plugins`].
 //!
+//! [`columns`] is the incremental entry point: after pods land on some nodes, only those
+//! nodes' usage-dependent cells are evaluated again. [`Evaluator`] is what the commands hold
+//! (`--backend auto|gpu|cpu`): `plan` evaluates its tiers' matrices and column updates on it,
+//! `baseline` its profiles' leading static filters
+//! ([`crate::baseline::StaticFilters`]), `explain` the explained pod's row.
+//!
 //! # What is evaluated
 //!
 //! Every plugin kplace evaluates ([`PluginName::evaluated`]); [`NOT_YET_IN_MATRIX`] is empty.

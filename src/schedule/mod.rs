@@ -22,7 +22,11 @@
 //!    built from the caches by the snapshot builder ([`cache`]), with the pods this scheduler
 //!    bound but not yet seen bound counted on their nodes (upstream's assumed pods), and
 //!    planned by [`planner::plan_batch`] on a blocking thread, so lease renewals and watches go
-//!    on meanwhile.
+//!    on meanwhile. With [`ScheduleOptions::steer`] (`--steer PLAN`, the rebalancing plan that
+//!    `kplace bind --plan` carries out), the replacement of each moved pod — the next pending
+//!    pod of the moved pod's controlling owner once the moved pod is gone or terminating — is
+//!    placed on the move's planned node first, when every filter passes there
+//!    ([`planner::plan_batch_steered`]); otherwise it is planned like any pod.
 //! 5. **Bind** with [`crate::bind::bind`]: evictions for preemptors (nominated first through
 //!    `status.nominatedNodeName`), then Bindings, with its retries. A binding that fails goes
 //!    back to the queue with backoff; one the cluster already shows done or moot leaves it.
@@ -105,6 +109,9 @@ pub struct ScheduleOptions {
     pub hostname: String,
     /// The longest wait at shutdown for queued events and patches to be sent.
     pub shutdown_timeout: Duration,
+    /// Moves of rebalancing plans (`kplace rebalance`) whose replacements this scheduler steers
+    /// to the planned node ([`planner::Steer`]).
+    pub steer: Vec<crate::plan::Move>,
 }
 
 impl ScheduleOptions {
@@ -125,6 +132,7 @@ impl ScheduleOptions {
             write_timeout: Duration::from_secs(30),
             hostname: hostname(),
             shutdown_timeout: Duration::from_secs(10),
+            steer: Vec::new(),
         }
     }
 }
@@ -166,6 +174,8 @@ pub struct RunSummary {
     pub batches: u64,
     /// Pods bound.
     pub bound: u64,
+    /// Replacements of moved pods placed on their planned node (`--steer`).
+    pub steered: u64,
     /// Times a pod was found unschedulable.
     pub unschedulable: u64,
     /// Whether the Lease was released at the end (`None` without leader election or when this
@@ -314,6 +324,8 @@ struct Loop {
     /// Objects already warned about as not converting.
     warned: BTreeSet<String>,
     summary: RunSummary,
+    /// The moves whose replacements are steered, with the moved pods' owners once seen.
+    steering: Vec<planner::Steer>,
 }
 
 /// Resolves when `leading` turns false (or its sender goes away).
@@ -519,10 +531,21 @@ impl Loop {
         let config = Arc::clone(&self.config);
         let state = built.cluster.state;
         let now_unix = Timestamp::now().as_second();
+        // Replacements of moved pods go to their planned node when it can take them.
+        for s in &mut self.steering {
+            s.observe(self.stores.pod(&s.pod).as_deref());
+        }
+        let mut steering = std::mem::take(&mut self.steering);
         let planned = tokio::task::spawn_blocking(move || {
-            planner::plan_batch(state, &pending, &config, now_unix)
+            let plan =
+                planner::plan_batch_steered(state, &pending, &config, now_unix, &mut steering);
+            (plan, steering)
         })
-        .await;
+        .await
+        .map(|(plan, steering)| {
+            self.steering = steering;
+            plan
+        });
         let plan = match planned {
             Ok(Ok(plan)) => plan,
             Ok(Err(e)) => {
@@ -573,6 +596,15 @@ impl Loop {
                     tracing::warn!("{what}: {}", f.message());
                 }
             }
+        }
+        for s in self.steering.iter().filter(|s| s.taken_by.is_some() && !s.counted) {
+            if plan.placements.iter().any(|p| Some(&p.pod) == s.taken_by.as_ref()) {
+                tracing::info!("steered {:?} (replacing {}) to {}", s.taken_by, s.pod, s.node);
+                self.summary.steered += 1;
+            }
+        }
+        for s in &mut self.steering {
+            s.counted |= s.taken_by.is_some();
         }
         for p in &plan.placements {
             if let Some(pod) = self.stores.pod(&p.pod) {
@@ -828,7 +860,9 @@ pub async fn run(
         synced: BTreeSet::new(),
         warned: BTreeSet::new(),
         summary: RunSummary::default(),
+        steering: Vec::new(),
     };
+    lp.steering = lp.options.steer.iter().map(planner::Steer::new).collect();
     let result = lp.run(notices, leading_rx, shutdown).await;
     let Loop { mut summary, writes, .. } = lp;
 
