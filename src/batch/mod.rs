@@ -121,6 +121,9 @@ use crate::resources::{
     CPU, EPHEMERAL_STORAGE, MEMORY, PODS, is_extended_resource_name, is_scalar_resource_name,
 };
 
+/// The most cells of one matrix evaluation in a tier (classes are evaluated in chunks below it).
+const EVAL_CHUNK_CELLS: usize = 1 << 22;
+
 /// The hostname label (`kubernetes.io/hostname`).
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 
@@ -726,13 +729,20 @@ impl Run {
                 }
             }
         }
-        // Feasibility apart from capacity (the solver tracks capacity) and scores: one matrix
-        // per scheduler name, on the evaluator's backend.
-        let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        // Feasibility apart from capacity (the solver tracks capacity) and scores: matrices on
+        // the evaluator's backend, one per scheduler name and chunk of classes (a chunk's
+        // planes are at most EVAL_CHUNK_CELLS cells; only what the solver keeps outlives it).
+        let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (k, rep) in reps.iter().enumerate() {
-            groups.entry(rep.scheduler_name.as_str()).or_default().push(k);
+            by_name.entry(rep.scheduler_name.as_str()).or_default().push(k);
         }
-        let groups: Vec<(&str, Vec<usize>)> = groups.into_iter().collect();
+        let per_chunk = (EVAL_CHUNK_CELLS / n_nodes.max(1)).max(1);
+        let groups: Vec<(&str, Vec<usize>)> = by_name
+            .into_iter()
+            .flat_map(|(name, ks)| {
+                ks.chunks(per_chunk).map(|chunk| (name, chunk.to_vec())).collect::<Vec<_>>()
+            })
+            .collect();
         let group_pods: Vec<Vec<Pod>> =
             groups.iter().map(|(_, ks)| ks.iter().map(|&k| reps[k].clone()).collect()).collect();
         let encs = group_pods
