@@ -50,13 +50,7 @@ impl NodeUsage {
         nodes: &[usize],
     ) -> Result<NodeUsage, EvalError> {
         let units = &enc.dicts.resources.units;
-        let r = units.len();
-        let mut usage = NodeUsage {
-            nodes: nodes.to_vec(),
-            num_resources: r,
-            requested: Vec::with_capacity(nodes.len() * r),
-            nonzero_requested: Vec::with_capacity(nodes.len() * r),
-        };
+        let mut usage = NodeUsage::empty(nodes, units.len());
         for &n in nodes {
             let node = state.nodes.get(n).ok_or_else(|| {
                 EvalError::Mismatch(format!("node {n} of a cluster of {}", state.nodes.len()))
@@ -74,13 +68,7 @@ impl NodeUsage {
     /// from an unchanged cluster must equal.
     pub fn encoded(enc: &Encoded, nodes: &[usize]) -> Result<NodeUsage, EvalError> {
         let t = &enc.tensors;
-        let r = t.node_requested.ncols();
-        let mut usage = NodeUsage {
-            nodes: nodes.to_vec(),
-            num_resources: r,
-            requested: Vec::with_capacity(nodes.len() * r),
-            nonzero_requested: Vec::with_capacity(nodes.len() * r),
-        };
+        let mut usage = NodeUsage::empty(nodes, t.node_requested.ncols());
         for &n in nodes {
             if n >= t.node_requested.nrows() {
                 return Err(EvalError::Mismatch(format!(
@@ -92,6 +80,16 @@ impl NodeUsage {
             usage.nonzero_requested.extend(t.node_nonzero_requested.row(n).iter().copied());
         }
         Ok(usage)
+    }
+
+    /// No rows yet, room for `nodes` × `r`.
+    fn empty(nodes: &[usize], r: usize) -> NodeUsage {
+        NodeUsage {
+            nodes: nodes.to_vec(),
+            num_resources: r,
+            requested: Vec::with_capacity(nodes.len() * r),
+            nonzero_requested: Vec::with_capacity(nodes.len() * r),
+        }
     }
 
     /// Checks the update against the evaluation it updates.
