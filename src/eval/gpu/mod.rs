@@ -35,6 +35,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use bytemuck::{Pod, bytes_of, cast_slice};
 use thiserror::Error;
@@ -127,6 +128,30 @@ const READBACK: [Buf; 9] = [
     Buf::BestTotal,
 ];
 
+/// Where the last [`GpuContext::evaluate`] spent its wall time, summed over its class chunks
+/// (all zero after an evaluation with no cells).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StageTimings {
+    /// Host to device: writing the input buffers (and creating or growing cached buffers), and
+    /// each chunk's parameters and initial row reductions (`write_buffer` stages them on the
+    /// host; the device copies them at submission, inside `dispatch`).
+    pub upload: Duration,
+    /// Creating the bind groups (per kernel, per tile).
+    pub bind: Duration,
+    /// Recording the command buffer, submitting it and waiting for the device: every kernel
+    /// and the device-side copies of the planes to the staging buffers, until the poll returns.
+    pub dispatch: Duration,
+    /// Device to host: the mapped staging buffers copied out and scattered into the matrix.
+    pub readback: Duration,
+}
+
+impl StageTimings {
+    /// The sum of the stages.
+    pub fn total(&self) -> Duration {
+        self.upload + self.bind + self.dispatch + self.readback
+    }
+}
+
 /// Byte distance between the per-tile `params` slots (the uniform offset alignment).
 const PARAMS_SLOT: u64 = 256;
 
@@ -139,6 +164,7 @@ pub struct GpuContext {
     pipelines: Vec<wgpu::ComputePipeline>,
     options: GpuOptions,
     buffers: BTreeMap<Slot, (wgpu::Buffer, u64)>,
+    timings: StageTimings,
 }
 
 fn adapter_rank(t: wgpu::DeviceType) -> u8 {
@@ -224,6 +250,7 @@ impl GpuContext {
             pipelines,
             options: *options,
             buffers: BTreeMap::new(),
+            timings: StageTimings::default(),
         })
     }
 
@@ -339,6 +366,11 @@ impl GpuContext {
         self.info.device_type == wgpu::DeviceType::Cpu
     }
 
+    /// The stage timings of the last [`GpuContext::evaluate`] (zero before the first).
+    pub fn last_timings(&self) -> StageTimings {
+        self.timings
+    }
+
     /// Replaces the tiling knobs.
     pub fn set_options(&mut self, options: GpuOptions) {
         self.options = options;
@@ -436,6 +468,7 @@ impl GpuContext {
     pub fn evaluate(&mut self, p: &Prepared<'_>) -> Result<Matrix, GpuError> {
         let (nc, nn) = (p.num_classes, p.num_nodes);
         let mut results = RawResults::new(nc, nc * nn);
+        self.timings = StageTimings::default();
         if nc == 0 || nn == 0 {
             return Ok(results.into_matrix(p));
         }
@@ -466,6 +499,7 @@ impl GpuContext {
         let (nc, nn) = (p.num_classes, p.num_nodes);
         let Tiling { tile_stride, tiles, chunk_classes, chunks } = tiling;
         let g = &p.enc.gpu;
+        let started = Instant::now();
         let eval = eval_buffers(p);
 
         // Inputs.
@@ -558,7 +592,10 @@ impl GpuContext {
         let params_buf =
             self.buffer(Slot::Bound(Buf::Params), PARAMS_SLOT * u64::from(tiles), params_usage);
 
+        self.timings.upload += started.elapsed();
+
         // Bind groups: per kernel, per tile.
+        let started = Instant::now();
         let params_size = wgpu::BufferSize::new(size_of::<EvalParams>() as u64);
         let mut groups: Vec<Vec<wgpu::BindGroup>> = Vec::new();
         for (k, kernel) in KERNELS.iter().enumerate() {
@@ -597,6 +634,7 @@ impl GpuContext {
             }
             groups.push(per_tile);
         }
+        self.timings.bind += started.elapsed();
 
         let mut weights = [[0i32; 4]; 2];
         let mut score_mask = 0u32;
@@ -611,6 +649,7 @@ impl GpuContext {
         }
 
         for chunk in 0..chunks {
+            let started = Instant::now();
             let class_start = chunk * chunk_classes;
             let class_len = chunk_classes.min(nc as u32 - class_start);
             let mut slots = vec![0u8; (PARAMS_SLOT * u64::from(tiles)) as usize];
@@ -658,6 +697,8 @@ impl GpuContext {
             let zero = vec![0u32; chunk_classes as usize];
             self.queue.write_buffer(&bound[&Buf::FeasibleCount], 0, cast_slice(&zero));
             self.queue.write_buffer(&bound[&Buf::PtsScored], 0, cast_slice(&zero));
+            self.timings.upload += started.elapsed();
+            let started = Instant::now();
 
             let mut encoder = self
                 .device
@@ -701,6 +742,8 @@ impl GpuContext {
             self.device
                 .poll(wgpu::PollType::wait_indefinitely())
                 .map_err(|e| GpuError::Readback(e.to_string()))?;
+            self.timings.dispatch += started.elapsed();
+            let started = Instant::now();
             for (b, r) in rx.iter() {
                 r.map_err(|e| GpuError::Readback(format!("{}: {e}", b.name())))?;
             }
@@ -719,6 +762,7 @@ impl GpuContext {
                     Scatter { nn, tile_stride, tiles, chunk_classes, class_start, class_len },
                 );
             }
+            self.timings.readback += started.elapsed();
         }
         Ok(())
     }
