@@ -88,13 +88,16 @@ fn bound(i: usize) -> [Pod; 2] {
             .memory([512 * MI, GI, 2 * GI, 4 * GI][(i / 2 + j) % 4])
             // Zone a runs more databases than the others: spreading databases over zones
             // then rejects its nodes.
-            .label("app", if j == 1 && i % 3 == 0 { "db" } else { APPS[(i + j) % APPS.len()] })
+            .label(
+                "app",
+                if j == 1 && i.is_multiple_of(3) { "db" } else { APPS[(i + j) % APPS.len()] },
+            )
             .image(APP_IMAGE)
             .node(&name);
-        if j == 0 && i % 11 == 0 {
+        if j == 0 && i.is_multiple_of(11) {
             b = b.host_port("", "TCP", 8080);
         }
-        if j == 1 && i % 50 == 0 {
+        if j == 1 && i.is_multiple_of(50) {
             b = b.pod_anti_affinity(affinity_term("kubernetes.io/hostname", &[("app", "batch")]));
         }
         b.obj()
@@ -148,7 +151,7 @@ fn class_pod(c: usize) -> Pod {
     if c % 13 == 1 {
         b = b.toleration("maintenance", TolerationOperator::Exists, "", None);
     }
-    if c % 17 == 0 {
+    if c.is_multiple_of(17) {
         b = b.host_port("", "TCP", 8080);
     }
     if c % 5 == 1 {
