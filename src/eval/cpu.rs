@@ -12,7 +12,10 @@
 //! [`evaluate`] runs them cell by cell in the order the GPU dispatches them: every filter and
 //! raw-score kernel, then [`feasibility`] (the filter word, row maxima and minima, feasible
 //! counts), then PodTopologySpread's scoring (which needs the feasible nodes), then
-//! [`normalize_score`] (normalized scores, totals, best totals).
+//! [`normalize_score`] (normalized scores, totals, best totals). Each of these steps reads the
+//! prepared inputs and its own class row only, so [`evaluate_parallel`] runs runs of rows on
+//! rayon's threads and gets the same matrix bit for bit; [`evaluate`], on one thread, is the
+//! specification.
 
 use super::prep::{
     CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_REJECTED, CLASS_RESTRICTED,
@@ -47,14 +50,142 @@ use crate::encode::tensors::{
 };
 use crate::encode::units::MAX_NODE_SCORE;
 
-/// Evaluates every cell on the CPU.
+/// Evaluates every cell on the CPU, on one thread: the specification that
+/// [`evaluate_parallel`] and the GPU kernels reproduce bit for bit.
 pub fn evaluate(p: &Prepared<'_>) -> Matrix {
     let (nc, nn) = (p.num_classes, p.num_nodes);
-    let cells = nc * nn;
-    let mut r = RawResults::new(nc, cells);
-    for c in 0..nc {
+    let mut r = RawResults::new(nc, nc * nn);
+    for mut rows in Rows::split(&mut r, nn, &[nc]) {
+        evaluate_rows(p, &mut rows);
+    }
+    r.into_matrix(p)
+}
+
+/// Evaluates every cell on the CPU with `threads` threads (0: rayon's global pool, all cores
+/// unless `RAYON_NUM_THREADS` says otherwise; 1: [`evaluate`] itself, no thread is started).
+///
+/// The matrix is cut into runs of class rows, evaluated concurrently: every step of
+/// [`evaluate`] (filters and raw scores, feasibility and row reductions, PodTopologySpread's
+/// scoring, normalization) reads only the prepared inputs and its own row, so the result is
+/// equal bit for bit to [`evaluate`]'s whatever the number of threads. When a pool of
+/// `threads` threads cannot be started, evaluates on the current thread.
+pub fn evaluate_parallel(p: &Prepared<'_>, threads: usize) -> Matrix {
+    let (nc, nn) = (p.num_classes, p.num_nodes);
+    let pool = match threads {
+        0 | 1 => None,
+        n => rayon::ThreadPoolBuilder::new().num_threads(n).build().ok(),
+    };
+    let workers = match (&pool, threads) {
+        (Some(pool), _) => pool.current_num_threads(),
+        (None, 0) => rayon::current_num_threads(),
+        (None, _) => 1,
+    };
+    if workers <= 1 || nc <= 1 {
+        return evaluate(p);
+    }
+    // A few runs per thread so that rows of unequal cost (long toleration or term lists, a
+    // PodTopologySpread row) balance out; at least one row per run.
+    let runs = (workers * 4).min(nc);
+    let lens: Vec<usize> =
+        (0..runs).map(|k| (k + 1) * nc / runs - k * nc / runs).filter(|&l| l > 0).collect();
+    let mut r = RawResults::new(nc, nc * nn);
+    let rows = Rows::split(&mut r, nn, &lens);
+    let work = move || {
+        use rayon::prelude::*;
+        rows.into_par_iter().for_each(|mut rows| evaluate_rows(p, &mut rows));
+    };
+    match &pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+    r.into_matrix(p)
+}
+
+/// A run of consecutive class rows of a [`RawResults`], borrowed mutably: classes
+/// `first .. first + len`, with their cells and per-class results (local row `row` is class
+/// `first + row`; its cells start at `row * num_nodes`).
+struct Rows<'a> {
+    first: usize,
+    len: usize,
+    filter: &'a mut [u32],
+    fit_insufficient: &'a mut [u32],
+    raw: [&'a mut [i32]; NUM_SCORE_PLANES],
+    normalized: [&'a mut [i32]; NUM_SCORE_PLANES],
+    total: &'a mut [i32],
+    row_max: [&'a mut [i32]; NUM_SCORE_PLANES],
+    row_min: [&'a mut [i32]; NUM_SCORE_PLANES],
+    feasible_count: &'a mut [u32],
+    best_total: &'a mut [i32],
+}
+
+/// Cuts `s` into consecutive pieces of `unit × len` elements, one per entry of `lens`.
+fn pieces<'a, T>(mut s: &'a mut [T], lens: &[usize], unit: usize) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(lens.len());
+    for &len in lens {
+        let at = (len * unit).min(s.len());
+        let (head, tail) = std::mem::take(&mut s).split_at_mut(at);
+        out.push(head);
+        s = tail;
+    }
+    out
+}
+
+/// [`pieces`] of each plane, regrouped by piece.
+fn plane_pieces<'a>(
+    planes: &'a mut [Vec<i32>; NUM_SCORE_PLANES],
+    lens: &[usize],
+    unit: usize,
+) -> Vec<[&'a mut [i32]; NUM_SCORE_PLANES]> {
+    let mut per_plane: Vec<std::vec::IntoIter<&'a mut [i32]>> =
+        planes.iter_mut().map(|v| pieces(v, lens, unit).into_iter()).collect();
+    (0..lens.len())
+        .map(|_| std::array::from_fn(|k| per_plane[k].next().unwrap_or_default()))
+        .collect()
+}
+
+impl<'a> Rows<'a> {
+    /// `r` (of `Σ lens` classes and `num_nodes` nodes) cut into runs of `lens` rows, in order.
+    fn split(r: &'a mut RawResults, num_nodes: usize, lens: &[usize]) -> Vec<Rows<'a>> {
+        let mut filter = pieces(&mut r.filter, lens, num_nodes).into_iter();
+        let mut fit = pieces(&mut r.fit_insufficient, lens, num_nodes).into_iter();
+        let mut raw = plane_pieces(&mut r.raw, lens, num_nodes).into_iter();
+        let mut normalized = plane_pieces(&mut r.normalized, lens, num_nodes).into_iter();
+        let mut total = pieces(&mut r.total, lens, num_nodes).into_iter();
+        let mut row_max = plane_pieces(&mut r.row_max, lens, 1).into_iter();
+        let mut row_min = plane_pieces(&mut r.row_min, lens, 1).into_iter();
+        let mut feasible_count = pieces(&mut r.feasible_count, lens, 1).into_iter();
+        let mut best_total = pieces(&mut r.best_total, lens, 1).into_iter();
+        let mut first = 0;
+        let mut out = Vec::with_capacity(lens.len());
+        for &len in lens {
+            out.push(Rows {
+                first,
+                len,
+                filter: filter.next().unwrap_or_default(),
+                fit_insufficient: fit.next().unwrap_or_default(),
+                raw: raw.next().unwrap_or_default(),
+                normalized: normalized.next().unwrap_or_default(),
+                total: total.next().unwrap_or_default(),
+                row_max: row_max.next().unwrap_or_default(),
+                row_min: row_min.next().unwrap_or_default(),
+                feasible_count: feasible_count.next().unwrap_or_default(),
+                best_total: best_total.next().unwrap_or_default(),
+            });
+            first += len;
+        }
+        out
+    }
+}
+
+/// [`evaluate`]'s steps over one run of class rows: every filter and raw-score kernel, then
+/// [`feasibility`] with the row reductions, then PodTopologySpread's scoring, then
+/// [`normalize_score`].
+fn evaluate_rows(p: &Prepared<'_>, r: &mut Rows<'_>) {
+    let nn = p.num_nodes;
+    for row in 0..r.len {
+        let c = r.first + row;
         for n in 0..nn {
-            let i = c * nn + n;
+            let i = row * nn + n;
             let mut word = node_unschedulable(p, c, n);
             word |= node_name(p, c, n);
             let (bits, raw_tt) = taint_toleration(p, c, n);
@@ -77,31 +208,32 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             r.raw[ScorePlugin::ImageLocality.index()][i] = image_locality(p, c, n);
         }
     }
-    for c in 0..nc {
+    for row in 0..r.len {
         for n in 0..nn {
-            let i = c * nn + n;
+            let i = row * nn + n;
             r.filter[i] = feasibility(p, r.filter[i]);
             if r.filter[i] & CELL_FEASIBLE != 0 {
-                r.feasible_count[c] += 1;
+                r.feasible_count[row] += 1;
                 for k in 0..NUM_SCORE_PLANES {
                     if k == PTS_PLANE {
                         continue;
                     }
                     let v = r.raw[k][i];
-                    r.row_max[k][c] = r.row_max[k][c].max(v);
-                    r.row_min[k][c] = r.row_min[k][c].min(v);
+                    r.row_max[k][row] = r.row_max[k][row].max(v);
+                    r.row_min[k][row] = r.row_min[k][row].min(v);
                 }
             }
         }
     }
-    for c in 0..nc {
-        pod_topology_spread_score(p, c, &mut r);
+    for row in 0..r.len {
+        pod_topology_spread_score(p, row, r);
     }
-    for c in 0..nc {
-        let row_max: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_max[k][c]);
-        let row_min: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_min[k][c]);
+    for row in 0..r.len {
+        let c = r.first + row;
+        let row_max: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_max[k][row]);
+        let row_min: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.row_min[k][row]);
         for n in 0..nn {
-            let i = c * nn + n;
+            let i = row * nn + n;
             let raw: [i32; NUM_SCORE_PLANES] = std::array::from_fn(|k| r.raw[k][i]);
             let (normalized, total) = normalize_score(p, c, r.filter[i], &raw, &row_max, &row_min);
             // An ignored node's sentinel becomes the 0 upstream's Score gives it.
@@ -113,11 +245,10 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
             }
             r.total[i] = total;
             if r.filter[i] & CELL_FEASIBLE != 0 {
-                r.best_total[c] = r.best_total[c].max(total);
+                r.best_total[row] = r.best_total[row].max(total);
             }
         }
     }
-    r.into_matrix(p)
 }
 
 /// `node_unschedulable.wgsl`: a cordoned node rejects a class that does not tolerate the
@@ -520,8 +651,8 @@ pub fn pod_topology_spread_ignored(p: &Prepared<'_>, c: usize, n: usize) -> bool
 /// `ln(size + 2)`; each node's raw score is `round(Σ cnt · weight + (maxSkew − 1))` in binary64
 /// over the constraints whose key it has ([`PTS_IGNORED`] for ignored nodes); the row maximum
 /// (from 0, as upstream) and minimum are taken over the scored nodes.
-pub(crate) fn pod_topology_spread_score(p: &Prepared<'_>, c: usize, r: &mut RawResults) {
-    let (topo, nn) = (&p.topology, p.num_nodes);
+fn pod_topology_spread_score(p: &Prepared<'_>, row: usize, r: &mut Rows<'_>) {
+    let (topo, nn, c) = (&p.topology, p.num_nodes, r.first + row);
     let Some(class) = topo.classes.get(c) else { return };
     if class.pts_flags & PTS_SCORE == 0 {
         return;
@@ -530,7 +661,7 @@ pub(crate) fn pod_topology_spread_score(p: &Prepared<'_>, c: usize, r: &mut RawR
     let mut scored = 0usize;
     let mut domains: Vec<std::collections::BTreeSet<u32>> = vec![Default::default(); terms.len()];
     for n in 0..nn {
-        if r.filter[c * nn + n] & CELL_FEASIBLE == 0 || pod_topology_spread_ignored(p, c, n) {
+        if r.filter[row * nn + n] & CELL_FEASIBLE == 0 || pod_topology_spread_ignored(p, c, n) {
             continue;
         }
         scored += 1;
@@ -549,7 +680,7 @@ pub(crate) fn pod_topology_spread_score(p: &Prepared<'_>, c: usize, r: &mut RawR
         })
         .collect();
     for n in 0..nn {
-        let i = c * nn + n;
+        let i = row * nn + n;
         if pod_topology_spread_ignored(p, c, n) {
             r.raw[PTS_PLANE][i] = PTS_IGNORED;
             continue;
@@ -567,8 +698,8 @@ pub(crate) fn pod_topology_spread_score(p: &Prepared<'_>, c: usize, r: &mut RawR
         let raw = f64_to_i64(f64_round(score)).x as i32;
         r.raw[PTS_PLANE][i] = raw;
         if r.filter[i] & CELL_FEASIBLE != 0 {
-            r.row_max[PTS_PLANE][c] = r.row_max[PTS_PLANE][c].max(raw);
-            r.row_min[PTS_PLANE][c] = r.row_min[PTS_PLANE][c].min(raw);
+            r.row_max[PTS_PLANE][row] = r.row_max[PTS_PLANE][row].max(raw);
+            r.row_min[PTS_PLANE][row] = r.row_min[PTS_PLANE][row].min(raw);
         }
     }
 }

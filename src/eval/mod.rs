@@ -89,6 +89,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod prep;
 pub mod softf64;
+pub mod synthetic;
 pub mod testing;
 pub mod topology;
 
@@ -556,7 +557,9 @@ impl Matrix {
 /// A chosen evaluator: the CPU, or a GPU context that lives as long as it does.
 #[derive(Debug)]
 pub enum Evaluator {
-    /// The CPU matrix evaluator.
+    /// The CPU matrix evaluator, on every core ([`cpu::evaluate_parallel`] on rayon's global
+    /// pool; `RAYON_NUM_THREADS=1` forces one thread). The matrix is the same on any number of
+    /// threads.
     Cpu,
     /// The GPU evaluator.
     Gpu(Box<gpu::GpuContext>),
@@ -615,7 +618,7 @@ impl Evaluator {
     /// Evaluates a prepared profile (see [`Prepared::new`]).
     pub fn evaluate_prepared(&mut self, prepared: &Prepared<'_>) -> Result<Matrix, EvalError> {
         match self {
-            Evaluator::Cpu => Ok(cpu::evaluate(prepared)),
+            Evaluator::Cpu => Ok(cpu::evaluate_parallel(prepared, 0)),
             Evaluator::Gpu(ctx) => Ok(ctx.evaluate(prepared)?),
         }
     }

@@ -35,6 +35,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use bytemuck::{Pod, bytes_of, cast_slice};
 use thiserror::Error;
@@ -128,6 +129,30 @@ const READBACK: [Buf; 9] = [
     Buf::BestTotal,
 ];
 
+/// Where the last [`GpuContext::evaluate`] spent its wall time, summed over its class chunks
+/// (all zero after an evaluation with no cells).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StageTimings {
+    /// Host to device: writing the input buffers (and creating or growing cached buffers), and
+    /// each chunk's parameters and initial row reductions (`write_buffer` stages them on the
+    /// host; the device copies them at submission, inside `dispatch`).
+    pub upload: Duration,
+    /// Creating the bind groups (per kernel, per tile).
+    pub bind: Duration,
+    /// Recording the command buffer, submitting it and waiting for the device: every kernel
+    /// and the device-side copies of the planes to the staging buffers, until the poll returns.
+    pub dispatch: Duration,
+    /// Device to host: the mapped staging buffers copied out and scattered into the matrix.
+    pub readback: Duration,
+}
+
+impl StageTimings {
+    /// The sum of the stages.
+    pub fn total(&self) -> Duration {
+        self.upload + self.bind + self.dispatch + self.readback
+    }
+}
+
 /// Byte distance between the per-tile `params` slots (the uniform offset alignment).
 const PARAMS_SLOT: u64 = 256;
 
@@ -140,6 +165,7 @@ pub struct GpuContext {
     pipelines: Vec<wgpu::ComputePipeline>,
     options: GpuOptions,
     buffers: BTreeMap<Slot, (wgpu::Buffer, u64)>,
+    timings: StageTimings,
 }
 
 fn adapter_rank(t: wgpu::DeviceType) -> u8 {
@@ -225,6 +251,7 @@ impl GpuContext {
             pipelines,
             options: *options,
             buffers: BTreeMap::new(),
+            timings: StageTimings::default(),
         })
     }
 
@@ -340,6 +367,12 @@ impl GpuContext {
         self.info.device_type == wgpu::DeviceType::Cpu
     }
 
+    /// The stage timings of the last [`GpuContext::evaluate`] or
+    /// [`GpuContext::resource_columns`] (zero before the first).
+    pub fn last_timings(&self) -> StageTimings {
+        self.timings
+    }
+
     /// Replaces the tiling knobs.
     pub fn set_options(&mut self, options: GpuOptions) {
         self.options = options;
@@ -437,6 +470,7 @@ impl GpuContext {
     pub fn evaluate(&mut self, p: &Prepared<'_>) -> Result<Matrix, GpuError> {
         let (nc, nn) = (p.num_classes, p.num_nodes);
         let mut results = RawResults::new(nc, nc * nn);
+        self.timings = StageTimings::default();
         if nc == 0 || nn == 0 {
             return Ok(results.into_matrix(p));
         }
@@ -457,6 +491,7 @@ impl GpuContext {
     ) -> Result<ResourceColumns, GpuError> {
         let (nc, k) = (p.num_classes, usage.nodes.len());
         let mut results = RawResults::new(nc, nc * k);
+        self.timings = StageTimings::default();
         if nc > 0 && k > 0 {
             let mut allocatable = Vec::with_capacity(k * usage.num_resources);
             for &n in &usage.nodes {
@@ -519,6 +554,7 @@ impl GpuContext {
         };
         let Tiling { tile_stride, tiles, chunk_classes, chunks } = tiling;
         let g = &p.enc.gpu;
+        let started = Instant::now();
         let eval = eval_buffers(p);
         // The kernels this job runs, and the buffers they bind.
         let selected: Vec<usize> = (0..KERNELS.len())
@@ -640,7 +676,10 @@ impl GpuContext {
         let params_buf =
             self.buffer(Slot::Bound(Buf::Params), PARAMS_SLOT * u64::from(tiles), params_usage);
 
+        self.timings.upload += started.elapsed();
+
         // Bind groups: per kernel, per tile.
+        let started = Instant::now();
         let params_size = wgpu::BufferSize::new(size_of::<EvalParams>() as u64);
         let mut groups: Vec<Vec<wgpu::BindGroup>> = Vec::new();
         for &k in &selected {
@@ -680,6 +719,7 @@ impl GpuContext {
             }
             groups.push(per_tile);
         }
+        self.timings.bind += started.elapsed();
 
         let mut weights = [[0i32; 4]; 2];
         let mut score_mask = 0u32;
@@ -694,6 +734,7 @@ impl GpuContext {
         }
 
         for chunk in 0..chunks {
+            let started = Instant::now();
             let class_start = chunk * chunk_classes;
             let class_len = chunk_classes.min(nc as u32 - class_start);
             let mut slots = vec![0u8; (PARAMS_SLOT * u64::from(tiles)) as usize];
@@ -747,6 +788,8 @@ impl GpuContext {
                     self.queue.write_buffer(buf, 0, data);
                 }
             }
+            self.timings.upload += started.elapsed();
+            let started = Instant::now();
 
             let mut encoder = self
                 .device
@@ -793,6 +836,8 @@ impl GpuContext {
             self.device
                 .poll(wgpu::PollType::wait_indefinitely())
                 .map_err(|e| GpuError::Readback(e.to_string()))?;
+            self.timings.dispatch += started.elapsed();
+            let started = Instant::now();
             for (b, r) in rx.iter() {
                 r.map_err(|e| GpuError::Readback(format!("{}: {e}", b.name())))?;
             }
@@ -811,6 +856,7 @@ impl GpuContext {
                     Scatter { nn, tile_stride, tiles, chunk_classes, class_start, class_len },
                 );
             }
+            self.timings.readback += started.elapsed();
         }
         Ok(())
     }

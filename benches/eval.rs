@@ -1,0 +1,352 @@
+//! Matrix evaluation benchmarks: throughput in cells (pod class × node) per second of the CPU
+//! evaluator on one thread (`cpu::evaluate`) and on every core (`cpu::evaluate_parallel`), and
+//! of the GPU evaluator (`GpuContext::evaluate`), with the GPU's upload, bind-group, dispatch
+//! and readback stages reported separately (`GpuContext::last_timings`).
+//!
+//! Inputs: the synthetic clusters of `kplace::eval::synthetic` (every class distinct, every
+//! plugin of the default profile in play), at 1,000 classes × 1,000 nodes, 10,000 classes ×
+//! 5,000 nodes and 1,000 classes × 100,000 nodes; the time measured is one evaluation of an
+//! already [`Prepared`] input (encoding and preparation are timed once and printed).
+//!
+//! Run with `cargo bench --bench eval` (optionally `-- <substring>` to run only the matching
+//! `eval/<path>/<shape>` ids). Shapes of up to [`CRITERION_MAX_CELLS`] cells are measured by
+//! criterion (10 samples); larger ones would need at least 11 evaluations of tens of seconds
+//! each, so they are timed by a plain loop of `KPLACE_BENCH_RUNS` evaluations (default 3),
+//! printed in the same units. After every run the summary table (mean time and cells per
+//! second per path and shape, and the mean GPU stage times) is printed for BENCHMARKS.md.
+//!
+//! `cargo test --benches` (criterion's test mode, every benchmark run once), `-- --test`, or
+//! `KPLACE_BENCH_SMALL=1` use small shapes instead, so that tests stay fast. Without a GPU
+//! adapter the GPU benchmarks are skipped with a notice.
+//!
+//! Every path's first result of a shape is reduced to a digest (filter words, totals, feasible
+//! counts, best totals) and compared with the one-thread result's: the benchmarks fail if the
+//! paths disagree.
+
+use std::cell::RefCell;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use kplace::encode::encode;
+use kplace::eval::gpu::{GpuContext, GpuOptions, StageTimings};
+use kplace::eval::synthetic::cluster_of;
+use kplace::eval::testing::matrix_profile;
+use kplace::eval::{Matrix, Prepared, cpu};
+use kplace::framework::profile::Profile;
+
+/// Shapes above this many cells are timed by a plain loop instead of criterion.
+const CRITERION_MAX_CELLS: usize = 5_000_000;
+
+/// A benchmark shape.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    name: &'static str,
+    classes: usize,
+    nodes: usize,
+}
+
+impl Shape {
+    fn cells(self) -> usize {
+        self.classes * self.nodes
+    }
+}
+
+const FULL: [Shape; 3] = [
+    Shape { name: "1k_classes_x_1k_nodes", classes: 1_000, nodes: 1_000 },
+    Shape { name: "10k_classes_x_5k_nodes", classes: 10_000, nodes: 5_000 },
+    Shape { name: "1k_classes_x_100k_nodes", classes: 1_000, nodes: 100_000 },
+];
+
+const SMALL: [Shape; 2] = [
+    Shape { name: "small_40_classes_x_100_nodes", classes: 40, nodes: 100 },
+    Shape { name: "small_7_classes_x_300_nodes", classes: 7, nodes: 300 },
+];
+
+/// The evaluation paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    CpuOneThread,
+    CpuAllCores,
+    Gpu,
+}
+
+impl Path {
+    fn name(self) -> &'static str {
+        match self {
+            Path::CpuOneThread => "cpu-1-thread",
+            Path::CpuAllCores => "cpu-all-cores",
+            Path::Gpu => "gpu",
+        }
+    }
+}
+
+/// How the benchmark binary was invoked.
+#[derive(Debug)]
+struct Invocation {
+    small: bool,
+    list: bool,
+    filter: Option<String>,
+    runs: u32,
+}
+
+impl Invocation {
+    fn from_env() -> Invocation {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let has = |flag: &str| args.iter().any(|a| a == flag);
+        // As criterion decides: without `--bench` (cargo test --benches) or with `--test`,
+        // every benchmark runs once as a test.
+        let test_mode = has("--test") || !has("--bench");
+        let small = test_mode || std::env::var_os("KPLACE_BENCH_SMALL").is_some();
+        let filter = args.iter().find(|a| !a.starts_with('-')).cloned();
+        let runs = std::env::var("KPLACE_BENCH_RUNS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&r| r > 0)
+            .unwrap_or(3);
+        Invocation { small, list: has("--list"), filter, runs }
+    }
+
+    fn wants(&self, id: &str) -> bool {
+        self.filter.as_deref().is_none_or(|f| id.contains(f))
+    }
+}
+
+/// Mean times of one path on one shape (criterion's warm-up evaluations included).
+#[derive(Debug, Default, Clone)]
+struct Tally {
+    evaluations: u32,
+    time: Duration,
+    stages: StageTimings,
+}
+
+impl Tally {
+    fn mean(&self) -> Duration {
+        self.time / self.evaluations.max(1)
+    }
+}
+
+/// A digest of a matrix: FNV-1a over its filter words, totals, feasible counts and best totals.
+fn digest(m: &Matrix) -> u64 {
+    let words = m
+        .filter
+        .iter()
+        .chain(&m.feasible_count)
+        .copied()
+        .chain(m.total.iter().chain(&m.best_total).map(|&v| v as u32));
+    words.fold(0xcbf2_9ce4_8422_2325u64, |h, w| (h ^ u64::from(w)).wrapping_mul(0x100_0000_01b3))
+}
+
+/// One prepared shape, its one-thread digest and the tallies of every path.
+struct Bench<'a> {
+    shape: Shape,
+    prepared: Prepared<'a>,
+    reference: RefCell<Option<u64>>,
+    tallies: RefCell<Vec<(Path, Tally)>>,
+}
+
+impl Bench<'_> {
+    /// Runs `path` once: the wall time of the evaluation, recorded with its GPU stages; the
+    /// first result of each path is checked against the one-thread result.
+    fn evaluate(&self, path: Path, gpu: Option<&RefCell<GpuContext>>) -> Duration {
+        let start = Instant::now();
+        let m = match path {
+            Path::CpuOneThread => cpu::evaluate(black_box(&self.prepared)),
+            Path::CpuAllCores => cpu::evaluate_parallel(black_box(&self.prepared), 0),
+            Path::Gpu => {
+                let ctx = gpu.expect("the GPU path runs with a context");
+                ctx.borrow_mut().evaluate(black_box(&self.prepared)).expect("the GPU evaluates")
+            }
+        };
+        let elapsed = start.elapsed();
+        let stages = gpu.map(|ctx| ctx.borrow().last_timings()).unwrap_or_default();
+        let mut tallies = self.tallies.borrow_mut();
+        let first = !tallies.iter().any(|(p, _)| *p == path);
+        if first {
+            tallies.push((path, Tally::default()));
+        }
+        if let Some((_, t)) = tallies.iter_mut().find(|(p, _)| *p == path) {
+            t.evaluations += 1;
+            t.time += elapsed;
+            t.stages.upload += stages.upload;
+            t.stages.bind += stages.bind;
+            t.stages.dispatch += stages.dispatch;
+            t.stages.readback += stages.readback;
+        }
+        drop(tallies);
+        if first {
+            self.check(path, &m);
+        }
+        drop(m);
+        elapsed
+    }
+
+    fn check(&self, path: Path, m: &Matrix) {
+        let d = digest(m);
+        let mut reference = self.reference.borrow_mut();
+        match *reference {
+            None if path == Path::CpuOneThread => *reference = Some(d),
+            None => {
+                // The one-thread path was filtered out: the all-cores evaluator gives the same
+                // matrix (tests/cpu_parallel.rs) in less time.
+                drop(reference);
+                let want = digest(&cpu::evaluate_parallel(&self.prepared, 0));
+                *self.reference.borrow_mut() = Some(want);
+                assert_eq!(
+                    d,
+                    want,
+                    "{} differs from cpu-1-thread on {}",
+                    path.name(),
+                    self.shape.name
+                );
+            }
+            Some(want) => {
+                assert_eq!(
+                    d,
+                    want,
+                    "{} differs from cpu-1-thread on {}",
+                    path.name(),
+                    self.shape.name
+                )
+            }
+        }
+    }
+}
+
+fn profile() -> Profile {
+    matrix_profile(&Profile::default_profile())
+}
+
+fn main() {
+    let inv = Invocation::from_env();
+    let mut criterion = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .configure_from_args();
+    let gpu = match GpuContext::new(&GpuOptions::default()) {
+        Ok(ctx) => {
+            println!("GPU adapter: {}", ctx.adapter_description());
+            Some(RefCell::new(ctx))
+        }
+        Err(e) => {
+            println!("notice: GPU benchmarks skipped: {e}");
+            None
+        }
+    };
+    println!("CPU threads (all cores): {}", rayon::current_num_threads());
+    let profile = profile();
+    let shapes: &[Shape] = if inv.small { &SMALL } else { &FULL };
+    let mut summary: Vec<(Shape, Vec<(Path, Tally)>)> = Vec::new();
+    for &shape in shapes {
+        let ids = [Path::CpuOneThread, Path::CpuAllCores, Path::Gpu]
+            .map(|p| (p, format!("eval/{}/{}", p.name(), shape.name)));
+        if inv.list || !ids.iter().any(|(_, id)| inv.wants(id)) {
+            continue;
+        }
+        let start = Instant::now();
+        let s = cluster_of(shape.classes, shape.nodes);
+        let built = start.elapsed();
+        let start = Instant::now();
+        let enc = encode(&s.state, &s.pending).expect("the synthetic cluster encodes");
+        let encoded = start.elapsed();
+        let start = Instant::now();
+        let prepared =
+            Prepared::new(&profile, &s.state, &s.pending, &enc).expect("the profile prepares");
+        let prepared_in = start.elapsed();
+        assert_eq!(prepared.num_classes, shape.classes, "one class per pending pod");
+        println!(
+            "{}: {} cells; built in {built:.2?}, encoded in {encoded:.2?}, prepared in \
+             {prepared_in:.2?}",
+            shape.name,
+            shape.cells()
+        );
+        let bench = Bench {
+            shape,
+            prepared,
+            reference: RefCell::new(None),
+            tallies: RefCell::new(Vec::new()),
+        };
+        for (path, id) in &ids {
+            if !inv.wants(id) {
+                continue;
+            }
+            let ctx = match (path, &gpu) {
+                (Path::Gpu, None) => continue,
+                (Path::Gpu, Some(ctx)) => Some(ctx),
+                _ => None,
+            };
+            if shape.cells() <= CRITERION_MAX_CELLS {
+                let mut group = criterion.benchmark_group(format!("eval/{}", path.name()));
+                group.sample_size(10).sampling_mode(SamplingMode::Flat);
+                group.throughput(Throughput::Elements(shape.cells() as u64));
+                group.bench_function(BenchmarkId::from_parameter(shape.name), |b| {
+                    b.iter_custom(|iters| (0..iters).map(|_| bench.evaluate(*path, ctx)).sum())
+                });
+                group.finish();
+            } else {
+                let times: Vec<Duration> =
+                    (0..inv.runs).map(|_| bench.evaluate(*path, ctx)).collect();
+                let mean = times.iter().sum::<Duration>() / inv.runs;
+                let min = times.iter().min().copied().unwrap_or_default();
+                let max = times.iter().max().copied().unwrap_or_default();
+                println!(
+                    "{id}\n                        time:   [{min:.3?} {mean:.3?} {max:.3?}] \
+                     (min mean max of {} runs, plain loop)\n                        thrpt:  \
+                     {:.3} Melem/s",
+                    inv.runs,
+                    shape.cells() as f64 / mean.as_secs_f64() / 1e6
+                );
+            }
+        }
+        summary.push((shape, bench.tallies.into_inner()));
+    }
+    criterion.final_summary();
+    print_summary(&summary);
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e3)
+}
+
+/// The markdown tables for BENCHMARKS.md.
+fn print_summary(summary: &[(Shape, Vec<(Path, Tally)>)]) {
+    if summary.iter().all(|(_, t)| t.is_empty()) {
+        return;
+    }
+    println!("\n| path | shape | cells | evaluations | mean time (ms) | cells/s |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for (shape, tallies) in summary {
+        for (path, t) in tallies {
+            let mean = t.mean();
+            println!(
+                "| {} | {} | {} | {} | {} | {:.3e} |",
+                path.name(),
+                shape.name,
+                shape.cells(),
+                t.evaluations,
+                ms(mean),
+                shape.cells() as f64 / mean.as_secs_f64().max(1e-12)
+            );
+        }
+    }
+    println!(
+        "\n| GPU stages, mean per evaluation (ms) | upload | bind | dispatch | readback | total |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (shape, tallies) in summary {
+        for (_, t) in tallies.iter().filter(|(p, _)| *p == Path::Gpu) {
+            let n = t.evaluations.max(1);
+            let s = t.stages;
+            println!(
+                "| {} | {} | {} | {} | {} | {} |",
+                shape.name,
+                ms(s.upload / n),
+                ms(s.bind / n),
+                ms(s.dispatch / n),
+                ms(s.readback / n),
+                ms(t.mean())
+            );
+        }
+    }
+}

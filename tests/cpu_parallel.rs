@@ -1,0 +1,150 @@
+//! The all-cores CPU evaluator (`cpu::evaluate_parallel`) gives the matrix of the one-thread
+//! specification (`cpu::evaluate`) bit for bit, on any number of threads: on degenerate shapes
+//! (no classes, no nodes, one node, one class, fewer classes than threads, class counts that
+//! are not a multiple of the threads), on the benchmarks' synthetic clusters, on the demo
+//! fixture and on generated clusters; and `Evaluator::Cpu` (which uses it) agrees too. The
+//! synthetic cluster the benchmarks time also evaluates identically on the GPU when an adapter
+//! exists (as in `tests/gpu_parity.rs`, a missing adapter fails only with `CI=true`).
+
+mod common;
+
+use common::{Scenario, demo, scenarios};
+use kplace::encode::encode;
+use kplace::eval::gpu::{GpuContext, GpuOptions};
+use kplace::eval::synthetic::cluster_of;
+use kplace::eval::testing::matrix_profile;
+use kplace::eval::{Backend, Evaluator, Prepared, cpu};
+use kplace::framework::profile::Profile;
+use kplace::model::{ClusterState, Pod};
+use proptest::prelude::*;
+
+/// Thread counts tried on every input: the global pool, one thread, and pools of several sizes
+/// (more threads than classes included).
+const THREADS: [usize; 6] = [0, 1, 2, 3, 4, 16];
+
+fn profile() -> Profile {
+    matrix_profile(&Profile::default_profile())
+}
+
+/// Asserts that every thread count gives `cpu::evaluate`'s matrix; returns it.
+fn assert_same_on_every_thread_count(
+    profile: &Profile,
+    state: &ClusterState,
+    pending: &[Pod],
+    what: &str,
+) -> kplace::eval::Matrix {
+    let enc = encode(state, pending).expect("encodes");
+    let prepared = Prepared::new(profile, state, pending, &enc).expect("prepares");
+    let want = cpu::evaluate(&prepared);
+    for threads in THREADS {
+        let got = cpu::evaluate_parallel(&prepared, threads);
+        if let Some(diff) = want.first_difference(&got) {
+            panic!("{what}, {threads} threads: differs from the one-thread evaluation: {diff}");
+        }
+    }
+    want
+}
+
+#[test]
+fn every_thread_count_gives_the_one_thread_matrix_on_degenerate_and_synthetic_shapes() {
+    let cases: &[(&str, usize, usize)] = &[
+        ("no classes give an empty matrix on any number of threads", 0, 10),
+        ("classes over no nodes give empty rows on any number of threads", 5, 0),
+        ("no classes and no nodes give an empty matrix", 0, 0),
+        ("classes over a single node match the one-thread matrix", 7, 1),
+        ("a single class over many nodes matches the one-thread matrix", 1, 57),
+        ("fewer classes than threads match the one-thread matrix", 3, 40),
+        ("a class count that no thread count divides matches the one-thread matrix", 37, 61),
+        ("many classes over a few nodes match the one-thread matrix", 130, 9),
+    ];
+    for &(name, classes, nodes) in cases {
+        let s = cluster_of(classes, nodes);
+        let m = assert_same_on_every_thread_count(&profile(), &s.state, &s.pending, name);
+        assert_eq!((m.num_classes, m.num_nodes), (classes, nodes), "{name}");
+        assert_eq!(m.filter.len(), classes * nodes, "{name}");
+    }
+}
+
+#[test]
+fn the_synthetic_cluster_has_feasible_and_infeasible_cells_and_every_score() {
+    // Guards the benchmarks' input: a mix where filters reject some cells and every score
+    // plugin scores some class.
+    let s = cluster_of(60, 120);
+    let m = assert_same_on_every_thread_count(&profile(), &s.state, &s.pending, "synthetic");
+    let feasible: u32 = m.feasible_count.iter().sum();
+    assert!(feasible > 0 && (feasible as usize) < m.filter.len(), "{feasible} feasible cells");
+    let failed = m.filter.iter().fold(0, |acc, w| acc | (w & kplace::eval::CHECK_MASK));
+    for check in [
+        kplace::eval::CHECK_NODE_UNSCHEDULABLE,
+        kplace::eval::CHECK_TAINT_TOLERATION,
+        kplace::eval::CHECK_NODE_AFFINITY_POD,
+        kplace::eval::CHECK_NODE_PORTS,
+        kplace::eval::CHECK_POD_TOPOLOGY_SPREAD_SKEW,
+        kplace::eval::CHECK_INTER_POD_ANTI_AFFINITY,
+        kplace::eval::CHECK_INTER_POD_EXISTING_ANTI_AFFINITY,
+    ] {
+        assert!(failed & check != 0, "no cell failed check {check:#x}");
+    }
+    for plane in &m.scores {
+        assert!(plane.raw.iter().any(|&v| v != 0), "{:?} scores nothing", plane.plugin);
+    }
+}
+
+#[test]
+fn the_demo_fixture_evaluates_identically_on_every_thread_count() {
+    let cluster = demo();
+    assert_same_on_every_thread_count(&profile(), &cluster.state, &cluster.pending, "demo");
+}
+
+#[test]
+fn the_cpu_evaluator_gives_the_one_thread_matrix() {
+    let s = cluster_of(23, 50);
+    let enc = encode(&s.state, &s.pending).expect("encodes");
+    let prepared = Prepared::new(&profile(), &s.state, &s.pending, &enc).expect("prepares");
+    let want = cpu::evaluate(&prepared);
+    let mut selected = Evaluator::select(Backend::Cpu).expect("selects");
+    let got =
+        selected.evaluator.evaluate(&profile(), &s.state, &s.pending, &enc).expect("evaluates");
+    assert_eq!(want.first_difference(&got), None);
+}
+
+#[test]
+fn the_synthetic_cluster_evaluates_identically_on_the_gpu() {
+    let mut ctx = match GpuContext::new(&GpuOptions::default()) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("CI=true and no usable GPU adapter ({e}): install mesa-vulkan-drivers");
+            }
+            eprintln!("notice: GPU check skipped: {e}");
+            return;
+        }
+    };
+    let s = cluster_of(37, 150);
+    let enc = encode(&s.state, &s.pending).expect("encodes");
+    let prepared = Prepared::new(&profile(), &s.state, &s.pending, &enc).expect("prepares");
+    let want = cpu::evaluate_parallel(&prepared, 0);
+    let got = ctx.evaluate(&prepared).expect("the GPU evaluates");
+    assert_eq!(want.first_difference(&got), None);
+    let t = ctx.last_timings();
+    assert!(t.dispatch > std::time::Duration::ZERO, "dispatch is timed: {t:?}");
+    assert!(t.readback > std::time::Duration::ZERO, "readback is timed: {t:?}");
+    assert_eq!(t.total(), t.upload + t.bind + t.dispatch + t.readback);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_clusters_evaluate_identically_on_every_thread_count(
+        s in scenarios(0..=12, 8, false),
+        threads in prop::sample::select(vec![0usize, 2, 3, 5]),
+    ) {
+        let Scenario { profile, state, pending } = s;
+        let enc = encode(&state, &pending).expect("encodes");
+        let prepared = Prepared::new(&profile, &state, &pending, &enc).expect("prepares");
+        let want = cpu::evaluate(&prepared);
+        let got = cpu::evaluate_parallel(&prepared, threads);
+        prop_assert_eq!(want.first_difference(&got), None);
+    }
+}
