@@ -8,6 +8,13 @@
 //! By default the pod is explained in the state the sequential scheduler (`baseline`) saw when
 //! the pod's turn came: every pod ahead of it in the queue has been placed first. With `as_is`
 //! it is explained against the snapshot as it is.
+//!
+//! Backends ([`explain_on`]): with an [`Evaluator`], the pods ahead are scheduled as `baseline`
+//! schedules them on that backend ([`StaticFilters`]), and the pod's verdicts and scores come
+//! from its matrix row ([`crate::eval`]) — unless some amount of the pod or of a node is not a
+//! whole number of encoded units, where NodeResourcesFit's matrix cells could round; the
+//! framework explains it then. Either way the explanation is the same; `evaluated_on` says
+//! which was used.
 
 use serde::Serialize;
 
