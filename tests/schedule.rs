@@ -597,3 +597,47 @@ async fn the_replacement_of_a_moved_pod_is_steered_to_its_planned_node_once() {
     let summary = replica.stop().await.expect("a clean stop");
     assert_eq!((summary.bound, summary.steered), (3, 1));
 }
+
+#[tokio::test]
+async fn batches_are_planned_on_the_gpu_backend_when_one_is_asked_for() {
+    if let Err(e) = kplace::eval::gpu::GpuContext::new(&Default::default()) {
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "CI=true and no GPU adapter: {e}");
+        eprintln!("notice: skipped without a GPU adapter: {e}");
+        return;
+    }
+    let server = ApiServer::start(vec![], vec![]).await;
+    server.put_object("nodes", &node("node-a", "4"));
+    server.put_object("nodes", &node("node-b", "2"));
+    let mut options = fast_options();
+    options.backend = kplace::eval::Backend::Gpu;
+    let replica = Replica::start(&server, "a", options).await;
+    let keys: Vec<String> = (0..6).map(|i| format!("team/g-{i}")).collect();
+    for i in 0..6 {
+        server.create_pod(pod(&format!("g-{i}"), "1"));
+    }
+    eventually("every pod bound", || bound(&server, &keys)).await;
+    let on = |n: &str| keys.iter().filter(|k| server.binds(k) == vec![n.to_string()]).count();
+    assert_eq!((on("node-a"), on("node-b")), (4, 2), "capacity respected on the GPU path");
+    let summary = replica.stop().await.expect("a clean stop");
+    assert_eq!(summary.bound, 6);
+}
+
+#[tokio::test]
+async fn the_binary_refuses_an_explicit_gpu_backend_without_an_adapter() {
+    let server = ApiServer::start(vec![], vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path(), "test");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kplace"))
+            .args(["schedule", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .args(["--metrics-addr", "off", "--leader-elect", "false", "--backend", "gpu"])
+            .env("WGPU_BACKEND", "metal")
+            .output()
+            .expect("kplace runs")
+    });
+    let out = bounded(out).await.expect("joins");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--backend gpu: no GPU adapter found"), "{stderr}");
+}

@@ -73,6 +73,8 @@ pub struct ScheduleArgs {
     /// that node can take it (repeatable).
     #[arg(long, value_name = "PLAN")]
     steer: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    backend: super::BackendArgs,
 }
 
 fn duration_arg(s: &str) -> Result<Duration, String> {
@@ -102,6 +104,7 @@ fn options(
         anyhow::bail!("--qps must be a number of requests per second, 0 or more: {}", args.qps);
     }
     let mut o = ScheduleOptions::new(names);
+    o.backend = args.backend.backend;
     for path in &args.steer {
         let plan = kplace::bind::read_plan(path)?;
         if plan.moves.is_empty() {

@@ -74,6 +74,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::bind::{ActionResult, BindOptions, Outcome, RetryPolicy};
+use crate::eval::Evaluator;
 use crate::framework::config::SchedulerConfig;
 use crate::plan::Plan;
 
@@ -112,6 +113,9 @@ pub struct ScheduleOptions {
     /// Moves of rebalancing plans (`kplace rebalance`) whose replacements this scheduler steers
     /// to the planned node ([`planner::Steer`]).
     pub steer: Vec<crate::plan::Move>,
+    /// Where batches are evaluated (`--backend`): the GPU context is opened once, at start,
+    /// and kept. Under `auto` a GPU failure moves the rest of the run to the CPU.
+    pub backend: crate::eval::Backend,
 }
 
 impl ScheduleOptions {
@@ -133,6 +137,7 @@ impl ScheduleOptions {
             hostname: hostname(),
             shutdown_timeout: Duration::from_secs(10),
             steer: Vec::new(),
+            backend: crate::eval::Backend::Cpu,
         }
     }
 }
@@ -163,6 +168,15 @@ pub enum ScheduleError {
     /// This replica led and could not renew its Lease in time.
     #[error("leader election lost: the lease was not renewed within the renew deadline")]
     LeadershipLost,
+    /// `--backend gpu` and no usable GPU.
+    #[error("--backend {backend}: {source}")]
+    Backend {
+        /// The backend asked for.
+        backend: crate::eval::Backend,
+        /// Why it could not be opened.
+        #[source]
+        source: crate::eval::EvalError,
+    },
 }
 
 /// What a run did.
@@ -326,6 +340,8 @@ struct Loop {
     summary: RunSummary,
     /// The moves whose replacements are steered, with the moved pods' owners once seen.
     steering: Vec<planner::Steer>,
+    /// The evaluator batches are planned on (lent to the planning thread for each batch).
+    evaluator: Option<Evaluator>,
 }
 
 /// Resolves when `leading` turns false (or its sender goes away).
@@ -536,14 +552,45 @@ impl Loop {
             s.observe(self.stores.pod(&s.pod).as_deref());
         }
         let mut steering = std::mem::take(&mut self.steering);
+        let mut evaluator = self.evaluator.take().unwrap_or(Evaluator::Cpu);
+        let backend = self.options.backend;
         let planned = tokio::task::spawn_blocking(move || {
-            let plan =
-                planner::plan_batch_steered(state, &pending, &config, now_unix, &mut steering);
-            (plan, steering)
+            // Under `auto`, a GPU failure is retried on the CPU: keep a copy to retry on.
+            let retry = (backend == crate::eval::Backend::Auto
+                && matches!(evaluator, Evaluator::Gpu(_)))
+            .then(|| state.clone());
+            let mut plan = planner::plan_batch_steered(
+                state,
+                &pending,
+                &config,
+                now_unix,
+                &mut steering,
+                &mut evaluator,
+            );
+            let gpu_failed = matches!(
+                &plan,
+                Err(crate::batch::BatchError::Eval(crate::eval::EvalError::Gpu(_)))
+            );
+            if let Some(state) = retry.filter(|_| gpu_failed) {
+                if let Err(e) = &plan {
+                    tracing::warn!("the GPU failed ({e}); planning on the CPU from now on");
+                }
+                evaluator = Evaluator::Cpu;
+                plan = planner::plan_batch_steered(
+                    state,
+                    &pending,
+                    &config,
+                    now_unix,
+                    &mut steering,
+                    &mut evaluator,
+                );
+            }
+            (plan, steering, evaluator)
         })
         .await
-        .map(|(plan, steering)| {
+        .map(|(plan, steering, evaluator)| {
             self.steering = steering;
+            self.evaluator = Some(evaluator);
             plan
         });
         let plan = match planned {
@@ -782,6 +829,13 @@ pub async fn run(
     if let Some(le) = &options.leader_election {
         le.validate().map_err(ScheduleError::LeaderElection)?;
     }
+    let selected = Evaluator::select(options.backend)
+        .map_err(|source| ScheduleError::Backend { backend: options.backend, source })?;
+    if let Some(notice) = &selected.notice {
+        tracing::warn!("{notice}");
+    }
+    tracing::info!("planning batches on {}", selected.evaluator.describe());
+    let evaluator = selected.evaluator;
     let metrics = Arc::new(Metrics::new());
 
     // Watches.
@@ -861,6 +915,7 @@ pub async fn run(
         warned: BTreeSet::new(),
         summary: RunSummary::default(),
         steering: Vec::new(),
+        evaluator: Some(evaluator),
     };
     lp.steering = lp.options.steer.iter().map(planner::Steer::new).collect();
     let result = lp.run(notices, leading_rx, shutdown).await;

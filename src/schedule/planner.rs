@@ -9,7 +9,8 @@
 
 use std::sync::Arc;
 
-use crate::batch::{BatchError, BatchOptions, plan_greedy};
+use crate::batch::{BatchError, BatchOptions, plan_greedy_on};
+use crate::eval::Evaluator;
 use crate::framework::config::SchedulerConfig;
 use crate::framework::runtime::{Framework, PreFilterOutcome};
 use crate::model::{ClusterState, Pod};
@@ -83,6 +84,7 @@ pub fn plan_batch_steered(
     config: &SchedulerConfig,
     now_unix: i64,
     steering: &mut [Steer],
+    evaluator: &mut Evaluator,
 ) -> Result<Plan, BatchError> {
     let mut steered = Vec::new();
     let mut rest = Vec::new();
@@ -119,7 +121,7 @@ pub fn plan_batch_steered(
         cluster.nodes[node].add_pod(Arc::new(placed));
         steered.push(Placement { pod: pod.key(), node: s.node.clone() });
     }
-    let mut plan = plan_batch(cluster, &rest, config, now_unix)?;
+    let mut plan = plan_batch(cluster, &rest, config, now_unix, evaluator)?;
     if !steered.is_empty() {
         steered.append(&mut plan.placements);
         plan.placements = steered;
@@ -134,7 +136,9 @@ pub fn plan_batch(
     batch: &[Pod],
     config: &SchedulerConfig,
     now_unix: i64,
+    evaluator: &mut Evaluator,
 ) -> Result<Plan, BatchError> {
     let options = BatchOptions { now: now_unix, ..BatchOptions::default() };
-    plan_greedy(cluster, batch, config, &options)
+    let progress = crate::progress::Progress::hidden();
+    plan_greedy_on(cluster, batch, config, &options, &progress, evaluator)
 }
