@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::Args;
 use kplace::baseline::{BaselineOptions, run_baseline_on, run_baseline_with_progress};
@@ -59,19 +58,17 @@ pub(super) fn sequential(
 pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_deref())?;
     let loaded = load_cluster(&args.snapshot, Some(&config))?;
-    let encode_start = Instant::now();
-    let state = loaded.cluster.state.clone();
-    let encode_ms = encode_start.elapsed().as_secs_f64() * 1000.0;
     let options = BaselineOptions {
         seed: args.seed,
         score_all_nodes: args.score_all_nodes,
         ..Default::default()
     };
     let mut evaluator = open_evaluator(args.backend.backend)?;
+    let mut state = super::Attempts::new(loaded.cluster.state, args.backend.backend, &evaluator);
     let progress = super::progress();
     let mut plan = with_gpu_fallback(args.backend.backend, &mut evaluator, |evaluator| {
         sequential(
-            state.clone(),
+            state.take(),
             &loaded.cluster.pending,
             &config,
             options.clone(),
@@ -81,7 +78,6 @@ pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
     })?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.build = loaded.build_ms;
-    plan.summary.timings_ms.encode = encode_ms;
     match args.output {
         OutputFormat::Table => print_stdout(&render(&plan))?,
         other => print_document(&plan, other)?,

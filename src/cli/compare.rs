@@ -86,8 +86,9 @@ pub(super) fn run_plan(
         solver: settings.solver.into(),
         ..Default::default()
     };
+    let mut state = super::Attempts::new(state, settings.backend, evaluator);
     let plan = with_gpu_fallback(settings.backend, evaluator, |evaluator| {
-        plan_greedy_on(state.clone(), pending, config, &options, progress, evaluator)
+        plan_greedy_on(state.take(), pending, config, &options, progress, evaluator)
     })?;
     Ok(Decided { plan, wall_ms: start.elapsed().as_secs_f64() * 1000.0 })
 }
@@ -104,15 +105,10 @@ pub(super) fn run_baseline(
 ) -> anyhow::Result<Decided> {
     let start = Instant::now();
     let options = BaselineOptions { seed, ..Default::default() };
+    let mut state = super::Attempts::new(state, backend, evaluator);
     let plan = with_gpu_fallback(backend, evaluator, |evaluator| {
-        super::baseline::sequential(
-            state.clone(),
-            pending,
-            config,
-            options.clone(),
-            progress,
-            evaluator,
-        )
+        let options = options.clone();
+        super::baseline::sequential(state.take(), pending, config, options, progress, evaluator)
     })?;
     Ok(Decided { plan, wall_ms: start.elapsed().as_secs_f64() * 1000.0 })
 }

@@ -223,6 +223,32 @@ where
     }
 }
 
+/// The input of each attempt of [`with_gpu_fallback`]: the first attempt takes the value
+/// itself; a copy for the retry is made only when a retry can happen (`auto` on a GPU).
+pub struct Attempts<T> {
+    first: Option<T>,
+    spare: Option<T>,
+}
+
+impl<T: Clone + Default> Attempts<T> {
+    /// Holds `value` for the attempts `with_gpu_fallback(backend, evaluator, …)` makes.
+    pub fn new(
+        value: T,
+        backend: kplace::eval::Backend,
+        evaluator: &kplace::eval::Evaluator,
+    ) -> Self {
+        let retry = backend == kplace::eval::Backend::Auto
+            && matches!(evaluator, kplace::eval::Evaluator::Gpu(_));
+        let spare = retry.then(|| value.clone());
+        Attempts { first: Some(value), spare }
+    }
+
+    /// The value for the next attempt.
+    pub fn take(&mut self) -> T {
+        self.first.take().or_else(|| self.spare.take()).unwrap_or_default()
+    }
+}
+
 /// Errors that can say whether the GPU failed.
 pub trait GpuFailure {
     /// Whether the error is a GPU failure.

@@ -88,9 +88,6 @@ pub struct PlanArgs {
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_deref())?;
     let loaded = load_cluster(&args.snapshot, Some(&config))?;
-    let encode_start = Instant::now();
-    let state = loaded.cluster.state.clone();
-    let encode_ms = encode_start.elapsed().as_secs_f64() * 1000.0;
     let options = BatchOptions {
         seed: args.seed,
         fallback: !args.no_fallback,
@@ -99,10 +96,11 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         ..Default::default()
     };
     let mut evaluator = open_evaluator(args.backend.backend)?;
+    let mut state = super::Attempts::new(loaded.cluster.state, args.backend.backend, &evaluator);
     let progress = super::progress();
     let mut plan = with_gpu_fallback(args.backend.backend, &mut evaluator, |evaluator| {
         plan_greedy_on(
-            state.clone(),
+            state.take(),
             &loaded.cluster.pending,
             &config,
             &options,
@@ -112,7 +110,6 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     })?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.build = loaded.build_ms;
-    plan.summary.timings_ms.encode += encode_ms;
     match args.output {
         OutputFormat::Table => print_stdout(&super::baseline::render(&plan))?,
         other => print_document(&plan, other)?,
