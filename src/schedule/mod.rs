@@ -555,35 +555,25 @@ impl Loop {
         let mut evaluator = self.evaluator.take().unwrap_or(Evaluator::Cpu);
         let backend = self.options.backend;
         let planned = tokio::task::spawn_blocking(move || {
-            // Under `auto`, a GPU failure is retried on the CPU: keep a copy to retry on.
+            let attempt = |state, steering: &mut Vec<planner::Steer>, evaluator: &mut Evaluator| {
+                planner::plan_batch_steered(state, &pending, &config, now_unix, steering, evaluator)
+            };
+            // Under `auto`, a GPU failure is retried on the CPU: keep copies to retry from.
             let retry = (backend == crate::eval::Backend::Auto
                 && matches!(evaluator, Evaluator::Gpu(_)))
-            .then(|| state.clone());
-            let mut plan = planner::plan_batch_steered(
-                state,
-                &pending,
-                &config,
-                now_unix,
-                &mut steering,
-                &mut evaluator,
-            );
+            .then(|| (state.clone(), steering.clone()));
+            let mut plan = attempt(state, &mut steering, &mut evaluator);
             let gpu_failed = matches!(
                 &plan,
                 Err(crate::batch::BatchError::Eval(crate::eval::EvalError::Gpu(_)))
             );
-            if let Some(state) = retry.filter(|_| gpu_failed) {
+            if let Some((state, before)) = retry.filter(|_| gpu_failed) {
                 if let Err(e) = &plan {
                     tracing::warn!("the GPU failed ({e}); planning on the CPU from now on");
                 }
                 evaluator = Evaluator::Cpu;
-                plan = planner::plan_batch_steered(
-                    state,
-                    &pending,
-                    &config,
-                    now_unix,
-                    &mut steering,
-                    &mut evaluator,
-                );
+                steering = before;
+                plan = attempt(state, &mut steering, &mut evaluator);
             }
             (plan, steering, evaluator)
         })
