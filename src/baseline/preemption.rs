@@ -225,6 +225,40 @@ pub fn preempt<R: rand::Rng + ?Sized>(
     }
 }
 
+/// [`preempt`]'s outcome when none of the `potential` nodes (those whose filter status is
+/// `Unschedulable`) holds a pod of lower priority than `pod`: the dry run visits every one of
+/// them, finds no victims, and the message counts them — without visiting any node. Draws the
+/// same random offset as [`preempt`], so the generator stays in step.
+pub fn preempt_without_victims<R: rand::Rng + ?Sized>(
+    pod: &Pod,
+    num_all_nodes: usize,
+    potential: usize,
+    args: &DefaultPreemptionArgs,
+    rng: &mut R,
+) -> PreemptionOutcome {
+    if let Err(reason) = pod_eligible_to_preempt_others(pod) {
+        return PreemptionOutcome::Ineligible { post_filter_msg: prefixed(reason) };
+    }
+    if num_all_nodes == 0 {
+        return PreemptionOutcome::Error { post_filter_msg: prefixed(NO_NODES_AVAILABLE) };
+    }
+    let mut grouped_statuses = Vec::new();
+    if potential > 0 {
+        let num_nodes = i32::try_from(potential).unwrap_or(i32::MAX);
+        let _ = get_offset_and_num_candidates(num_nodes, args, rng);
+        grouped_statuses.push((Status::unresolvable(NO_VICTIMS_REASON), potential));
+    }
+    let fit_error = FitError {
+        num_all_nodes,
+        diagnosis: Diagnosis {
+            grouped_statuses,
+            absent_nodes_status: Some(Status::unresolvable(NOT_HELPFUL_REASON)),
+            ..Diagnosis::default()
+        },
+    };
+    PreemptionOutcome::NotPossible { post_filter_msg: prefixed(&fit_error.message()) }
+}
+
 /// Upstream `PodEligibleToPreemptOthers`: `Err(reason)` when the pod may not preempt.
 ///
 /// Only the `preemptionPolicy: Never` rule applies: the simulator has no nominated pods, so the
@@ -2162,6 +2196,70 @@ mod tests {
             let selected = select_candidate(&candidates, NOW).map(|c| c.node);
             let want_node = want.and_then(|i| candidates.get(i)).map(|c| c.node);
             assert_eq!(selected, want_node, "{name}");
+        }
+    }
+
+    #[test]
+    fn without_lower_priority_pods_the_shortcut_is_the_dry_run() {
+        use rand::{Rng, SeedableRng};
+        // (name, nodes, bound pods, preemptor, node statuses: Unschedulable or not)
+        let full = || node("full", SMALL);
+        type Case = (&'static str, Vec<Node>, Vec<Pod>, Pod, Vec<Code>);
+        let cases: Vec<Case> = vec![
+            (
+                "equal priorities on every node: no victims anywhere",
+                vec![full().obj(), node("other", SMALL).obj()],
+                vec![
+                    pod("a", MID, SMALL).node("full").obj(),
+                    pod("b", MID, SMALL).node("other").obj(),
+                ],
+                pod("p", MID, SMALL).obj(),
+                vec![Code::Unschedulable, Code::Unschedulable],
+            ),
+            (
+                "a lower-priority pod only where preemption cannot help",
+                vec![full().obj(), node("other", SMALL).obj()],
+                vec![
+                    pod("a", HIGH, SMALL).node("full").obj(),
+                    pod("b", LOW, SMALL).node("other").obj(),
+                ],
+                pod("p", MID, SMALL).obj(),
+                vec![Code::Unschedulable, Code::UnschedulableAndUnresolvable],
+            ),
+            (
+                "no node where preemption might help",
+                vec![full().obj()],
+                vec![pod("a", LOW, SMALL).node("full").obj()],
+                pod("p", MID, SMALL).obj(),
+                vec![Code::UnschedulableAndUnresolvable],
+            ),
+            (
+                "a preemptor that never preempts",
+                vec![full().obj()],
+                vec![pod("a", MID, SMALL).node("full").obj()],
+                pod("p", MID, SMALL).preemption_never().obj(),
+                vec![Code::Unschedulable],
+            ),
+        ];
+        let args = DefaultPreemptionArgs::default();
+        for (name, nodes, bound, preemptor, codes) in cases {
+            let state = cluster(nodes, bound);
+            let explicit: Vec<(usize, Code)> = codes.iter().copied().enumerate().collect();
+            let d = diagnosis(&explicit, None);
+            let potential = codes.iter().filter(|&&c| c == Code::Unschedulable).count();
+            let oracle = TestOracle::resources(&state);
+            let mut full_rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+            let mut short_rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+            let want = preempt(&preemptor, &state, &d, &args, &oracle, 0, &mut full_rng);
+            let got = preempt_without_victims(
+                &preemptor,
+                state.nodes.len(),
+                potential,
+                &args,
+                &mut short_rng,
+            );
+            assert_eq!(got, want, "{name}");
+            assert_eq!(short_rng.next_u64(), full_rng.next_u64(), "{name}: the generators differ");
         }
     }
 

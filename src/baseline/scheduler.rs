@@ -27,11 +27,12 @@ use rand_chacha::ChaCha8Rng;
 
 use super::node_order::scheduler_node_order;
 use super::preemption::{self, PreemptionOutcome};
+use crate::encode::classes::PodSignature;
 use crate::eval::{EvalError, Evaluator, Matrix};
 use crate::framework::config::SchedulerConfig;
 use crate::framework::fit_error::{Diagnosis, FitError};
 use crate::framework::profile::{PluginName, Profile};
-use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
+use crate::framework::runtime::{CycleState, Framework, FrameworkError, PreFilterOutcome};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Pod};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
@@ -113,6 +114,60 @@ pub struct Baseline {
     order: Vec<usize>,
     next_start_node_index: usize,
     rng: ChaCha8Rng,
+    /// Per pod signature that last fit no node: its verdicts, for the next such pod.
+    infeasible: BTreeMap<PodSignature, Infeasible>,
+    /// Whether `infeasible` is used (tests compare against the full pass).
+    memoize: bool,
+}
+
+/// The filter verdicts of a pod signature that fit no node, per node, with the node generation
+/// each was computed at. Only kept for pods whose filters read nothing but the pod and the node
+/// itself ([`node_local_filters`]), so a verdict stays true until its node changes.
+#[derive(Debug)]
+struct Infeasible {
+    /// Per node index: the generation its verdict was computed at.
+    generations: Vec<u64>,
+    /// Per node index: its verdict, as an index into `statuses`.
+    kinds: Vec<usize>,
+    /// The distinct verdicts.
+    statuses: Vec<Status>,
+    /// Per distinct verdict: how many nodes have it.
+    counts: Vec<usize>,
+}
+
+impl Infeasible {
+    fn intern(&mut self, status: Status) -> usize {
+        let kind = match self.statuses.iter().position(|s| *s == status) {
+            Some(k) => k,
+            None => {
+                self.statuses.push(status);
+                self.counts.push(0);
+                self.statuses.len() - 1
+            }
+        };
+        self.counts[kind] += 1;
+        kind
+    }
+}
+
+/// The filter plugins whose verdict on a node reads only the pod and that node.
+const NODE_LOCAL_FILTERS: [PluginName; 6] = [
+    PluginName::NodeUnschedulable,
+    PluginName::NodeName,
+    PluginName::TaintToleration,
+    PluginName::NodeAffinity,
+    PluginName::NodePorts,
+    PluginName::NodeResourcesFit,
+];
+
+/// Whether every filter that runs for this cycle is node-local: the profile's other evaluated
+/// filters (InterPodAffinity, PodTopologySpread) returned `Skip` from PreFilter.
+fn node_local_filters(fw: &Framework, state: &CycleState) -> bool {
+    fw.profile()
+        .plugins
+        .filter
+        .iter()
+        .all(|&p| !p.evaluated() || state.skips_filter(p) || NODE_LOCAL_FILTERS.contains(&p))
 }
 
 impl Baseline {
@@ -120,7 +175,15 @@ impl Baseline {
     pub fn new(cluster: ClusterState, options: BaselineOptions) -> Self {
         let order = scheduler_node_order(&cluster.nodes);
         let rng = ChaCha8Rng::seed_from_u64(options.seed);
-        Baseline { options, cluster, order, next_start_node_index: 0, rng }
+        Baseline {
+            options,
+            cluster,
+            order,
+            next_start_node_index: 0,
+            rng,
+            infeasible: BTreeMap::new(),
+            memoize: true,
+        }
     }
 
     /// Runs one scheduling cycle for `pod` and applies its outcome to the cluster.
@@ -180,41 +243,68 @@ impl Baseline {
             num_to_find = 1;
         }
 
+        // A pod whose signature fit no node last time, with node-local filters only: re-run
+        // the filters on the nodes that changed since; if it still fits nowhere, the outcome is
+        // the full pass's (every node evaluated, the start index unchanged).
+        let memo_key =
+            (self.memoize && state.node_names().is_none() && node_local_filters(fw, &state))
+                .then(|| PodSignature::of(pod));
+        if let Some(key) = &memo_key
+            && let Some(result) = self.reuse_infeasible(fw, pod, &state, row, key)
+        {
+            return result;
+        }
+
+        // Filter until enough feasible nodes are found; rejected nodes only get their statuses
+        // (a second pass over them) when none is feasible, since only then are they reported.
         let mut feasible = Vec::new();
+        let mut rejected = Vec::new();
         if !nodes.is_empty() {
             for i in 0..nodes.len() {
                 let n = nodes[(self.next_start_node_index + i) % nodes.len()];
-                let status = match row.and_then(|r| r.rejection(n)) {
-                    Some(status) => status,
-                    None => fw.filter(&state, pod, &self.cluster.nodes[n]),
-                };
-                if status.is_success() {
+                let passes = !row.is_some_and(|r| r.rejects(n))
+                    && fw.passes(&state, pod, &self.cluster.nodes[n]);
+                if passes {
                     feasible.push(n);
                     if feasible.len() >= num_to_find {
                         break;
                     }
                 } else {
-                    diagnosis.add_plugin_status(&status);
-                    diagnosis.node_statuses.insert(n, status);
+                    rejected.push(n);
                 }
             }
         }
-        let processed = feasible.len() + diagnosis.node_statuses.len();
+        let processed = feasible.len() + rejected.len();
         self.next_start_node_index = (self.next_start_node_index + processed) % num_nodes;
+        if feasible.is_empty() {
+            for &n in &rejected {
+                let status = match row.and_then(|r| r.rejection(n)) {
+                    Some(status) => status,
+                    None => fw.filter(&state, pod, &self.cluster.nodes[n]),
+                };
+                diagnosis.add_plugin_status(&status);
+                diagnosis.node_statuses.insert(n, status);
+            }
+        }
 
         let chosen = match feasible.len() {
-            0 => return self.post_filter(fw, pod, diagnosis),
+            0 => {
+                if let Some(key) = memo_key {
+                    self.remember_infeasible(key, &diagnosis);
+                }
+                return self.post_filter(fw, pod, diagnosis);
+            }
             1 => feasible[0],
             _ => {
-                let scores = match fw.score(pod, &self.cluster, &feasible) {
-                    Ok(s) => s,
+                let totals = match fw.score_totals(pod, &self.cluster, &feasible) {
+                    Ok(t) => t,
                     Err(status) => return CycleResult::Error(status.reasons.join(", ")),
                 };
                 // Upstream pops a max-heap on (total score, random): a uniform choice among ties.
                 let mut best: Option<(i64, u64, usize)> = None;
-                for s in &scores {
+                for (&total, &node) in totals.iter().zip(&feasible) {
                     let r: u64 = self.rng.random();
-                    let key = (s.total, r, s.node);
+                    let key = (total, r, node);
                     if best.is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
                         best = Some(key);
                     }
@@ -227,6 +317,94 @@ impl Baseline {
         };
         self.assume(pod, chosen);
         CycleResult::Scheduled(chosen)
+    }
+
+    /// Keeps the verdicts of a full pass that found no feasible node (every node evaluated).
+    fn remember_infeasible(&mut self, key: PodSignature, diagnosis: &Diagnosis) {
+        let n = self.cluster.nodes.len();
+        if diagnosis.node_statuses.len() != n {
+            return;
+        }
+        let mut memo = Infeasible {
+            generations: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
+            statuses: Vec::new(),
+            counts: Vec::new(),
+        };
+        for (&i, status) in &diagnosis.node_statuses {
+            memo.generations.push(self.cluster.nodes[i].generation.get());
+            let kind = memo.intern(status.clone());
+            memo.kinds.push(kind);
+        }
+        self.infeasible.insert(key, memo);
+    }
+
+    /// The cycle's outcome from the verdicts remembered for `key`, re-running the filters on
+    /// the nodes whose generation changed; `None` (and the memo dropped) when there is none or
+    /// some node now fits, so the full pass runs.
+    fn reuse_infeasible(
+        &mut self,
+        fw: &Framework,
+        pod: &Pod,
+        state: &CycleState,
+        row: Option<StaticRow<'_>>,
+        key: &PodSignature,
+    ) -> Option<CycleResult> {
+        let mut memo = self.infeasible.remove(key)?;
+        let num_nodes = self.cluster.nodes.len();
+        if memo.generations.len() != num_nodes {
+            return None;
+        }
+        let mut potential = 0;
+        let mut victims_possible = false;
+        for (n, node) in self.cluster.nodes.iter().enumerate() {
+            let generation = node.generation.get();
+            if memo.generations[n] != generation {
+                let status = match row.and_then(|r| r.rejection(n)) {
+                    Some(status) => status,
+                    None => fw.filter(state, pod, node),
+                };
+                if status.is_success() {
+                    return None;
+                }
+                memo.counts[memo.kinds[n]] -= 1;
+                memo.kinds[n] = memo.intern(status);
+                memo.generations[n] = generation;
+            }
+            if memo.statuses[memo.kinds[n]].code == Code::Unschedulable {
+                potential += 1;
+                victims_possible |= node.lowest_priority < pod.priority;
+            }
+        }
+
+        let mut diagnosis = Diagnosis::default();
+        for (status, &count) in memo.statuses.iter().zip(&memo.counts) {
+            if count > 0 {
+                diagnosis.add_plugin_status(status);
+                diagnosis.grouped_statuses.push((status.clone(), count));
+            }
+        }
+        if fw.preemption_enabled() && victims_possible {
+            // Preemption reads each node's verdict: list them.
+            diagnosis.grouped_statuses.clear();
+            for (n, &kind) in memo.kinds.iter().enumerate() {
+                diagnosis.node_statuses.insert(n, memo.statuses[kind].clone());
+            }
+            self.infeasible.insert(key.clone(), memo);
+            return Some(self.post_filter(fw, pod, diagnosis));
+        }
+        if fw.preemption_enabled() {
+            let outcome = preemption::preempt_without_victims(
+                pod,
+                num_nodes,
+                potential,
+                &fw.preemption_args(),
+                &mut self.rng,
+            );
+            diagnosis.post_filter_msg = outcome.post_filter_msg().map(str::to_string);
+        }
+        self.infeasible.insert(key.clone(), memo);
+        Some(CycleResult::Unschedulable(FitError { num_all_nodes: num_nodes, diagnosis }))
     }
 
     fn post_filter(&mut self, fw: &Framework, pod: &Pod, mut diagnosis: Diagnosis) -> CycleResult {
@@ -323,6 +501,11 @@ pub struct StaticRow<'a> {
 }
 
 impl StaticRow<'_> {
+    /// Whether a static filter rejects node `n` ([`StaticRow::rejection`] is `Some`).
+    pub fn rejects(&self, n: usize) -> bool {
+        n < self.matrix.num_nodes && !self.matrix.feasible(self.class, n)
+    }
+
     /// The status the framework's Filter returns on node `n` when a static filter rejects it,
     /// or `None` when they all pass (the framework's filters must then run).
     pub fn rejection(&self, n: usize) -> Option<Status> {
@@ -661,5 +844,188 @@ mod tests {
         let names: Vec<&str> =
             queue_order(&pods).into_iter().map(|i| pods[i].name.as_str()).collect();
         assert_eq!(names, ["high-early", "high-late", "low"]);
+    }
+}
+
+/// The memo of infeasible signatures never changes an outcome: runs with and without it agree
+/// pod by pod, on random clusters where pods fit nowhere, nodes fill up, preemption frees nodes
+/// and inter-pod terms switch the memo off for some cycles.
+#[cfg(test)]
+mod memo_tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::model::testing::{GI, NodeBuilder, PodBuilder, affinity_term, cluster};
+    use crate::model::{TaintEffect, TolerationOperator};
+
+    /// Pod shapes `(millicores, GiB)`: few, so that signatures repeat.
+    const SHAPES: [(i64, i64); 4] = [(500, 1), (1500, 2), (3000, 6), (6000, 12)];
+    const PRIORITIES: [i32; 3] = [0, 10, 100];
+
+    /// `(pod shape, priority, variant)` where variant 0 is plain, 1 never preempts, 2 tolerates
+    /// the taint, 3 has required anti-affinity (not node-local), 4 is selected by node label.
+    type PodSpec = (usize, usize, u8);
+
+    fn make_pod(name: &str, (shape, prio, variant): PodSpec) -> PodBuilder {
+        let (cpu, gib) = SHAPES[shape];
+        let mut b = PodBuilder::new("d", name)
+            .cpu(cpu)
+            .memory(gib * GI)
+            .priority(PRIORITIES[prio])
+            .label("app", &format!("a{shape}"));
+        b = match variant {
+            1 => b.preemption_never(),
+            2 => b.toleration("dedicated", TolerationOperator::Equal, "batch", None),
+            3 => b.pod_anti_affinity(affinity_term("kubernetes.io/hostname", &[("app", "a3")])),
+            4 => b.node_selector("disk", "ssd"),
+            _ => b,
+        };
+        b
+    }
+
+    fn instance() -> impl Strategy<Value = (ClusterState, Vec<Pod>)> {
+        let node = (0usize..3, 0usize..3, any::<bool>(), 0u8..8);
+        let pod = (0usize..4, 0usize..3, prop_oneof![6 => Just(0u8), 1 => 1u8..5]);
+        (
+            prop::collection::vec(node, 2..9),
+            prop::collection::vec((pod.clone(), any::<prop::sample::Index>()), 0..24),
+            prop::collection::vec(pod, 4..48),
+        )
+            .prop_map(|(nodes, bound, pending)| {
+                let names: Vec<String> = (0..nodes.len()).map(|i| format!("n{i}")).collect();
+                let built = nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(cpu, mem, ssd, extra))| {
+                        let mut b = NodeBuilder::new(&names[i])
+                            .cpu([4000, 8000, 16000][cpu])
+                            .memory([8, 16, 32][mem] * GI)
+                            .pods(if extra == 0 { 3 } else { 110 })
+                            .label("kubernetes.io/hostname", &names[i])
+                            .label("disk", if ssd { "ssd" } else { "hdd" });
+                        if extra == 1 {
+                            b = b.taint("dedicated", "batch", TaintEffect::NoSchedule);
+                        }
+                        if extra == 2 {
+                            b = b.unschedulable();
+                        }
+                        b.obj()
+                    })
+                    .collect();
+                // Bound pods go where they fit (else they are left out).
+                let mut state = cluster(built, vec![]);
+                for (k, (spec, at)) in bound.into_iter().enumerate() {
+                    let pod = make_pod(&format!("b{k}"), spec).started(100 + k as i64).obj();
+                    let i = at.index(state.nodes.len());
+                    let node = &state.nodes[i];
+                    if node.requested.milli_cpu + pod.requests.milli_cpu
+                        <= node.allocatable.milli_cpu
+                        && node.requested.memory + pod.requests.memory <= node.allocatable.memory
+                    {
+                        let mut pod = pod;
+                        pod.node_name = Some(node.name.clone());
+                        state.nodes[i].add_pod(Arc::new(pod));
+                    }
+                }
+                let pending = pending
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, spec)| make_pod(&format!("p{k:02}"), spec).created(k as i64).obj())
+                    .collect();
+                (state, pending)
+            })
+    }
+
+    /// Every cycle's outcome, as text (node names, victims, the full message and reasons).
+    fn outcomes(state: &ClusterState, pending: &[Pod], memoize: bool) -> Vec<String> {
+        let config = SchedulerConfig::default();
+        let frameworks = frameworks_for(&config, pending).expect("default profile builds");
+        let mut sched =
+            Baseline::new(state.clone(), BaselineOptions { seed: 7, ..Default::default() });
+        sched.memoize = memoize;
+        let mut out = Vec::new();
+        for i in queue_order(pending) {
+            let pod = &pending[i];
+            let fw = &frameworks[&pod.scheduler_name];
+            let line = match sched.schedule_one(fw, pod) {
+                CycleResult::Scheduled(n) => {
+                    format!("{} → {}", pod.name, sched.cluster.nodes[n].name)
+                }
+                CycleResult::Preempted(n, victims) => {
+                    let v: Vec<String> = victims.iter().map(|v| v.name.clone()).collect();
+                    format!("{} → {} evicting {v:?}", pod.name, sched.cluster.nodes[n].name)
+                }
+                CycleResult::Unschedulable(err) => {
+                    format!("{}: {} {:?}", pod.name, err.message(), err.reasons())
+                }
+                CycleResult::NoNodes => format!("{}: no nodes", pod.name),
+                CycleResult::Error(e) => format!("{}: error {e}", pod.name),
+            };
+            out.push(line);
+        }
+        out
+    }
+
+    #[test]
+    fn a_repeated_infeasible_pod_reuses_the_verdicts_and_the_message_stays_upstreams() {
+        // Two nodes whose pods leave too little room: the second identical pod hits the memo.
+        let state = cluster(
+            vec![
+                NodeBuilder::new("a").cpu(2000).memory(4 * GI).obj(),
+                NodeBuilder::new("b").cpu(2000).memory(2 * GI).obj(),
+            ],
+            vec![
+                PodBuilder::new("d", "x").cpu(1000).memory(GI).node("a").obj(),
+                PodBuilder::new("d", "y").cpu(100).memory(GI).node("b").obj(),
+            ],
+        );
+        let big = |name: &str| PodBuilder::new("d", name).cpu(1500).memory(2 * GI).obj();
+        let pending = vec![big("p1"), big("p2")];
+        let want = "0/2 nodes are available: 1 Insufficient cpu, 1 Insufficient memory. \
+                    preemption: 0/2 nodes are available: 2 No preemption victims found for \
+                    incoming pod.";
+        let with = outcomes(&state, &pending, true);
+        assert_eq!(with, outcomes(&state, &pending, false));
+        for line in &with {
+            assert!(line.contains(want), "{line}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        #[test]
+        fn runs_with_and_without_the_memo_agree_cycle_by_cycle((state, pending) in instance()) {
+            prop_assert_eq!(outcomes(&state, &pending, true), outcomes(&state, &pending, false));
+        }
+
+        #[test]
+        fn the_cheap_filter_and_score_entry_points_agree_with_the_full_ones(
+            (state, pending) in instance(),
+        ) {
+            let fw = Framework::for_scheduler(&SchedulerConfig::default(), "default-scheduler")
+                .expect("default profile builds");
+            for pod in &pending {
+                let PreFilterOutcome::Proceed(cycle) = fw.pre_filter(pod, &state) else {
+                    continue;
+                };
+                let mut feasible = Vec::new();
+                for (n, node) in state.nodes.iter().enumerate() {
+                    let passes = fw.passes(&cycle, pod, node);
+                    prop_assert_eq!(passes, fw.filter(&cycle, pod, node).is_success());
+                    if passes {
+                        feasible.push(n);
+                    }
+                }
+                let totals = fw.score_totals(pod, &state, &feasible).expect("scores");
+                let full: Vec<i64> = fw
+                    .score(pod, &state, &feasible)
+                    .expect("scores")
+                    .iter()
+                    .map(|s| s.total)
+                    .collect();
+                prop_assert_eq!(totals, full);
+            }
+        }
     }
 }

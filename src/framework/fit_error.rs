@@ -22,6 +22,11 @@ pub struct Diagnosis {
     pub post_filter_msg: Option<String>,
     /// Plugins that rejected the pod on some node.
     pub unschedulable_plugins: BTreeSet<&'static str>,
+    /// Statuses of further evaluated and rejected nodes, grouped: each distinct status with the
+    /// number of nodes that have it. The sequential simulator reports a pod that fits nowhere
+    /// this way when it reuses an earlier pod's verdicts (counting them like `node_statuses`,
+    /// without listing tens of thousands of nodes).
+    pub grouped_statuses: Vec<(Status, usize)>,
 }
 
 impl Diagnosis {
@@ -62,7 +67,16 @@ impl FitError {
                 *hist.entry(r.clone()).or_insert(0) += 1;
             }
         }
-        let explicit = self.diagnosis.node_statuses.len();
+        for (status, count) in &self.diagnosis.grouped_statuses {
+            if *count == 0 {
+                continue;
+            }
+            for r in &status.reasons {
+                *hist.entry(r.clone()).or_insert(0) += count;
+            }
+        }
+        let explicit = self.diagnosis.node_statuses.len()
+            + self.diagnosis.grouped_statuses.iter().map(|(_, n)| n).sum::<usize>();
         if explicit < self.num_all_nodes
             && let Some(absent) = &self.diagnosis.absent_nodes_status
         {

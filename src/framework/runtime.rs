@@ -319,6 +319,24 @@ impl Framework {
         Status::success()
     }
 
+    /// Whether [`Framework::filter`] succeeds on the node, without building statuses for the
+    /// plugins that can say so cheaply (NodeResourcesFit).
+    pub fn passes(&self, state: &CycleState, pod: &Pod, node: &Node) -> bool {
+        for &plugin in &self.profile.plugins.filter {
+            if !plugin.evaluated() || state.skip_filter.contains(&plugin) {
+                continue;
+            }
+            let passes = match (plugin, &state.fit) {
+                (PluginName::NodeResourcesFit, Some(fit)) => self.fit.passes(fit, node),
+                _ => self.run_filter(plugin, state, pod, node).is_success(),
+            };
+            if !passes {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Runs every Filter plugin on the node, without stopping at the first failure (for
     /// `explain`). Skipped plugins report `Skip`.
     pub fn filter_each(
@@ -354,8 +372,44 @@ impl Framework {
     ) -> Result<Vec<NodeScores>, Status> {
         let mut out: Vec<NodeScores> = feasible
             .iter()
-            .map(|&node| NodeScores { node, plugins: Vec::new(), total: 0 })
+            .map(|&node| NodeScores {
+                node,
+                plugins: Vec::with_capacity(self.profile.plugins.score.len()),
+                total: 0,
+            })
             .collect();
+        self.score_each(pod, cluster, feasible, |i, score| {
+            let ns = &mut out[i];
+            ns.total += score.normalized * score.weight;
+            ns.plugins.push(score);
+        })?;
+        Ok(out)
+    }
+
+    /// [`Framework::score`]'s totals only, aligned with `feasible` (what the scheduler ranks
+    /// nodes by), without the per-plugin breakdown.
+    pub fn score_totals(
+        &self,
+        pod: &Pod,
+        cluster: &ClusterState,
+        feasible: &[usize],
+    ) -> Result<Vec<i64>, Status> {
+        let mut totals = vec![0; feasible.len()];
+        self.score_each(pod, cluster, feasible, |i, score| {
+            totals[i] += score.normalized * score.weight;
+        })?;
+        Ok(totals)
+    }
+
+    /// Runs PreScore, Score and NormalizeScore of every scoring plugin and hands each node's
+    /// (position in `feasible`) score to `each`, plugin by plugin.
+    fn score_each(
+        &self,
+        pod: &Pod,
+        cluster: &ClusterState,
+        feasible: &[usize],
+        mut each: impl FnMut(usize, PluginScore),
+    ) -> Result<(), Status> {
         let nodes: Vec<&Node> = feasible.iter().map(|&i| &cluster.nodes[i]).collect();
         for &(plugin, weight) in &self.profile.plugins.score {
             if !plugin.evaluated() {
@@ -366,19 +420,17 @@ impl Framework {
                 None => continue, // PreScore said Skip.
             };
             let (raw, normalized) = raw;
-            for (i, ns) in out.iter_mut().enumerate() {
-                let n = normalized[i];
+            for (i, &n) in normalized.iter().enumerate() {
                 if !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&n) {
                     return Err(Status::error(format!(
                         "plugin {:?} returns an invalid score {n}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                         plugin.as_str()
                     )));
                 }
-                ns.plugins.push(PluginScore { plugin, raw: raw[i], normalized: n, weight });
-                ns.total += n * weight;
+                each(i, PluginScore { plugin, raw: raw[i], normalized: n, weight });
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// One plugin's raw and normalized scores over `feasible` (`nodes` are those nodes); `None`

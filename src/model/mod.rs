@@ -359,6 +359,43 @@ pub struct Node {
     pub non_zero_requested: NonZeroRequests,
     /// Host ports in use by `pods`.
     pub used_ports: Vec<HostPort>,
+    /// How many of `pods` have pod affinity or anti-affinity terms (upstream
+    /// `NodeInfo.PodsWithAffinity`).
+    pub pods_with_affinity: u32,
+    /// How many of `pods` have required pod anti-affinity terms (upstream
+    /// `NodeInfo.PodsWithRequiredAntiAffinity`).
+    pub pods_with_required_anti_affinity: u32,
+    /// The lowest priority among `pods` (`i32::MAX` without pods): preemption finds no victim
+    /// on a node whose pods all have at least the preemptor's priority.
+    pub lowest_priority: i32,
+    /// Changes whenever the node's pods change (upstream `NodeInfo.Generation`).
+    pub generation: Generation,
+}
+
+/// A node's generation: a value drawn from one process-wide counter when the node is created
+/// and each time a pod is added or removed, so two nodes with the same generation hold the same
+/// pods (one is a clone of the other). Caches key per-node results on it. It is not part of a
+/// node's value: two nodes compare equal whatever their generations.
+#[derive(Debug, Clone, Copy)]
+pub struct Generation(u64);
+
+impl Generation {
+    /// A generation no node has had before.
+    pub fn next() -> Generation {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Generation(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// The counter's value.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl PartialEq for Generation {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
 }
 
 impl Node {
@@ -375,6 +412,10 @@ impl Node {
             requested: Resource::default(),
             non_zero_requested: NonZeroRequests::default(),
             used_ports: Vec::new(),
+            pods_with_affinity: 0,
+            pods_with_required_anti_affinity: 0,
+            lowest_priority: i32::MAX,
+            generation: Generation::next(),
         }
     }
 
@@ -384,6 +425,10 @@ impl Node {
         self.non_zero_requested.milli_cpu += pod.non_zero_requests.milli_cpu;
         self.non_zero_requested.memory += pod.non_zero_requests.memory;
         self.used_ports.extend(pod.host_ports.iter().cloned());
+        self.pods_with_affinity += u32::from(pod.has_pod_affinity_terms());
+        self.pods_with_required_anti_affinity += u32::from(pod.has_required_anti_affinity());
+        self.lowest_priority = self.lowest_priority.min(pod.priority);
+        self.generation = Generation::next();
         self.pods.push(pod);
     }
 
@@ -395,6 +440,12 @@ impl Node {
         self.requested.sub(&pod.requests);
         self.non_zero_requested.milli_cpu -= pod.non_zero_requests.milli_cpu;
         self.non_zero_requested.memory -= pod.non_zero_requests.memory;
+        self.pods_with_affinity -= u32::from(pod.has_pod_affinity_terms());
+        self.pods_with_required_anti_affinity -= u32::from(pod.has_required_anti_affinity());
+        self.generation = Generation::next();
+        if pod.priority == self.lowest_priority {
+            self.lowest_priority = self.pods.iter().map(|p| p.priority).min().unwrap_or(i32::MAX);
+        }
         for port in &pod.host_ports {
             if let Some(i) = self.used_ports.iter().position(|p| p == port) {
                 self.used_ports.remove(i);
@@ -441,5 +492,49 @@ impl ClusterState {
     pub fn namespace_labels(&self, namespace: &str) -> &Labels {
         static EMPTY: Labels = Labels::new();
         self.namespace_labels.get(namespace).unwrap_or(&EMPTY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{NodeBuilder, PodBuilder, affinity_term};
+    use super::*;
+
+    #[test]
+    fn adding_and_removing_pods_keeps_the_node_summaries_and_changes_the_generation() {
+        let mut node = NodeBuilder::new("n").cpu(4000).obj();
+        let plain = PodBuilder::new("d", "plain").priority(50).obj();
+        let affine = PodBuilder::new("d", "affine")
+            .priority(10)
+            .preferred_pod_affinity(1, affinity_term("zone", &[("app", "x")]))
+            .obj();
+        let anti = PodBuilder::new("d", "anti")
+            .priority(30)
+            .pod_anti_affinity(affinity_term("zone", &[("app", "x")]))
+            .obj();
+        // (step, add or remove the pod, with affinity, with required anti-affinity, lowest)
+        let steps: [(&str, bool, &Pod, u32, u32, i32); 5] = [
+            ("a plain pod", true, &plain, 0, 0, 50),
+            ("a pod with preferred affinity", true, &affine, 1, 0, 10),
+            ("a pod with required anti-affinity", true, &anti, 2, 1, 10),
+            ("the lowest-priority pod removed", false, &affine, 1, 1, 30),
+            ("the anti-affinity pod removed", false, &anti, 0, 0, 50),
+        ];
+        for (step, add, pod, with_affinity, with_anti, lowest) in steps {
+            let before = node.generation.get();
+            if add {
+                node.add_pod(Arc::new(pod.clone()));
+            } else {
+                node.remove_pod(&pod.namespace, &pod.name).expect("the pod is on the node");
+            }
+            assert_ne!(node.generation.get(), before, "{step}: the generation did not change");
+            assert_eq!(node.pods_with_affinity, with_affinity, "{step}");
+            assert_eq!(node.pods_with_required_anti_affinity, with_anti, "{step}");
+            assert_eq!(node.lowest_priority, lowest, "{step}");
+        }
+        node.remove_pod("d", "plain").expect("the pod is on the node");
+        assert_eq!(node.lowest_priority, i32::MAX, "an empty node has no lowest priority");
+        let copy = node.clone();
+        assert_eq!(copy.generation.get(), node.generation.get(), "a clone keeps the generation");
     }
 }

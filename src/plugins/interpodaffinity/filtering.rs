@@ -240,6 +240,11 @@ impl InterPodAffinity {
         let has_required_terms = !state.required_affinity_terms.is_empty()
             || !state.required_anti_affinity_terms.is_empty();
         for node in &cluster.nodes {
+            // Without required terms of its own, only existing pods with required anti-affinity
+            // can count (upstream walks `HavePodsWithRequiredAntiAffinityList`).
+            if !has_required_terms && node.pods_with_required_anti_affinity == 0 {
+                continue;
+            }
             for existing in &node.pods {
                 // getExistingAntiAffinityCounts (over the nodes with pods that have required
                 // anti-affinity).

@@ -87,7 +87,7 @@ impl InterPodAffinity {
         let mut any_pair = false;
         for node in &cluster.nodes {
             // processExistingPod returns at once for a node without labels.
-            if node.labels.is_empty() {
+            if node.labels.is_empty() || (!has_constraints && node.pods_with_affinity == 0) {
                 continue;
             }
             for existing in &node.pods {

@@ -22,6 +22,7 @@
 //!   DeviceClass names the resource.
 
 use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 
 use crate::framework::args::{NodeResourcesFitArgs, ResourceSpec, ScoringStrategyType};
 use crate::framework::{Code, Status};
@@ -155,18 +156,67 @@ pub fn fits_request(
     ignored_resource_groups: &BTreeSet<String>,
 ) -> Vec<InsufficientResource> {
     let mut out = Vec::new();
+    visit_insufficient(request, node, ignored_resources, ignored_resource_groups, |r| {
+        let reason = if r.name == PODS {
+            ERR_REASON_TOO_MANY_PODS.to_string()
+        } else {
+            insufficient_reason(r.name)
+        };
+        out.push(InsufficientResource {
+            resource_name: r.name.to_string(),
+            reason,
+            requested: r.requested,
+            used: r.used,
+            capacity: r.capacity,
+            // Too many pods is never unresolvable.
+            unresolvable: r.name != PODS && r.requested > r.capacity,
+        });
+        ControlFlow::Continue(())
+    });
+    out
+}
+
+/// Whether the node has room for `request`: [`fits_request`] is empty. Allocates nothing.
+pub fn fits(
+    request: &Resource,
+    node: &Node,
+    ignored_resources: &BTreeSet<String>,
+    ignored_resource_groups: &BTreeSet<String>,
+) -> bool {
+    let mut fits = true;
+    visit_insufficient(request, node, ignored_resources, ignored_resource_groups, |_| {
+        fits = false;
+        ControlFlow::Break(())
+    });
+    fits
+}
+
+/// One insufficient resource as [`visit_insufficient`] finds it.
+struct Lack<'a> {
+    name: &'a str,
+    requested: i64,
+    used: i64,
+    capacity: i64,
+}
+
+/// Calls `found` for each resource the node lacks for `request`, in [`fits_request`]'s order,
+/// until it breaks.
+fn visit_insufficient(
+    request: &Resource,
+    node: &Node,
+    ignored_resources: &BTreeSet<String>,
+    ignored_resource_groups: &BTreeSet<String>,
+    mut found: impl FnMut(Lack<'_>) -> ControlFlow<()>,
+) {
     let alloc = &node.allocatable;
     let used = &node.requested;
     let pod_count = node.pods.len() as i64;
     if pod_count + 1 > alloc.allowed_pod_number {
-        out.push(InsufficientResource {
-            resource_name: PODS.to_string(),
-            reason: ERR_REASON_TOO_MANY_PODS.to_string(),
-            requested: 1,
-            used: pod_count,
-            capacity: alloc.allowed_pod_number,
-            unresolvable: false,
-        });
+        let lack =
+            Lack { name: PODS, requested: 1, used: pod_count, capacity: alloc.allowed_pod_number };
+        if found(lack).is_break() {
+            return;
+        }
     }
     let requests_scalar = request.scalar.iter().any(|(n, v)| *v != 0 && is_scalar_resource_name(n));
     if request.milli_cpu == 0
@@ -174,28 +224,26 @@ pub fn fits_request(
         && request.ephemeral_storage == 0
         && !requests_scalar
     {
-        return out;
+        return;
     }
-    let mut check = |name: &str, want: i64, used: i64, capacity: i64| {
-        if want > 0 && want > capacity - used {
-            out.push(InsufficientResource {
-                resource_name: name.to_string(),
-                reason: insufficient_reason(name),
-                requested: want,
-                used,
-                capacity,
-                unresolvable: want > capacity,
-            });
+    let native = [
+        (CPU, request.milli_cpu, used.milli_cpu, alloc.milli_cpu),
+        (MEMORY, request.memory, used.memory, alloc.memory),
+        (
+            EPHEMERAL_STORAGE,
+            request.ephemeral_storage,
+            used.ephemeral_storage,
+            alloc.ephemeral_storage,
+        ),
+    ];
+    for (name, want, used, capacity) in native {
+        if want > 0
+            && want > capacity - used
+            && found(Lack { name, requested: want, used, capacity }).is_break()
+        {
+            return;
         }
-    };
-    check(CPU, request.milli_cpu, used.milli_cpu, alloc.milli_cpu);
-    check(MEMORY, request.memory, used.memory, alloc.memory);
-    check(
-        EPHEMERAL_STORAGE,
-        request.ephemeral_storage,
-        used.ephemeral_storage,
-        alloc.ephemeral_storage,
-    );
+    }
     for (name, &want) in &request.scalar {
         if want == 0 || !is_scalar_resource_name(name) {
             continue;
@@ -209,18 +257,12 @@ pub fn fits_request(
         let capacity = alloc.scalar.get(name).copied().unwrap_or(0);
         let in_use = used.scalar.get(name).copied().unwrap_or(0);
         // `want > 0` is not required upstream for scalars; a negative request is impossible.
-        if want > capacity - in_use {
-            out.push(InsufficientResource {
-                resource_name: name.clone(),
-                reason: insufficient_reason(name),
-                requested: want,
-                used: in_use,
-                capacity,
-                unresolvable: want > capacity,
-            });
+        if want > capacity - in_use
+            && found(Lack { name, requested: want, used: in_use, capacity }).is_break()
+        {
+            return;
         }
     }
-    out
 }
 
 impl Fit {
@@ -257,6 +299,11 @@ impl Fit {
         node: &Node,
     ) -> Vec<InsufficientResource> {
         fits_request(&state.request, node, &self.ignored_resources, &self.ignored_resource_groups)
+    }
+
+    /// Whether [`Fit::filter`] passes, without building its status.
+    pub fn passes(&self, state: &FitPreFilter, node: &Node) -> bool {
+        fits(&state.request, node, &self.ignored_resources, &self.ignored_resource_groups)
     }
 
     /// Rejects the node with one reason per insufficient resource.

@@ -18,6 +18,7 @@
 
 mod common;
 pub(crate) use common::count_pods_match_selector;
+mod count_cache;
 mod filtering;
 mod scoring;
 
@@ -42,12 +43,14 @@ pub const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
 pub struct PodTopologySpread {
     /// `PodTopologySpreadArgs` (default constraints and how they are chosen).
     pub args: PodTopologySpreadArgs,
+    /// PreScore's matching-pod counts, kept across cycles per node generation.
+    counts: count_cache::CountCache,
 }
 
 impl PodTopologySpread {
     /// A plugin with these arguments.
     pub fn new(args: PodTopologySpreadArgs) -> Self {
-        PodTopologySpread { args }
+        PodTopologySpread { args, counts: Default::default() }
     }
 
     /// Whether the built-in default constraints are in use (upstream `systemDefaulted`).

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::common::{
     Constraint, IncomingPod, LABEL_HOSTNAME, count_pods_match_selector,
-    match_node_inclusion_policies, node_labels_match_spread_constraints,
+    node_labels_match_spread_constraints,
 };
 use super::{NAME, PodTopologySpread};
 use crate::framework::{MAX_NODE_SCORE, Status};
@@ -103,11 +103,9 @@ impl PodTopologySpread {
                     continue;
                 }
                 // A node lacking the key (allowed with system defaults) joins the "" domain.
-                let value = node.labels.get(&c.topology_key).cloned().unwrap_or_default();
-                if let std::collections::btree_map::Entry::Vacant(e) =
-                    state.topology_value_to_pod_counts[i].entry(value)
-                {
-                    e.insert(0);
+                let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
+                if !state.topology_value_to_pod_counts[i].contains_key(value) {
+                    state.topology_value_to_pod_counts[i].insert(value.to_string(), 0);
                     topo_size[i] += 1;
                 }
             }
@@ -122,26 +120,15 @@ impl PodTopologySpread {
             state.topology_normalizing_weight.push(topology_normalizing_weight(size));
         }
 
-        // Count matching pods over every node of the cluster.
+        // Count matching pods over every node of the cluster (memoized per node generation).
         let incoming = IncomingPod::new(pod);
-        for node in &cluster.nodes {
-            if require_all_topologies
-                && !node_labels_match_spread_constraints(&node.labels, &state.constraints)
-            {
-                continue;
-            }
-            for (i, c) in state.constraints.iter().enumerate() {
-                if !match_node_inclusion_policies(c, &incoming, node) {
-                    continue;
-                }
-                let value = node.labels.get(&c.topology_key).map_or("", String::as_str);
-                // Only domains of scored nodes are counted (never hostname ones).
-                let Some(count) = state.topology_value_to_pod_counts[i].get_mut(value) else {
-                    continue;
-                };
-                *count += count_pods_match_selector(&node.pods, &c.selector, &pod.namespace);
-            }
-        }
+        self.counts.fill(
+            cluster,
+            &state.constraints,
+            &incoming,
+            require_all_topologies,
+            &mut state.topology_value_to_pod_counts,
+        );
         Ok(state)
     }
 
@@ -305,6 +292,70 @@ mod tests {
         assert_eq!(go_math_log(1.0), 0.0);
         assert_eq!(go_math_log(0.0), f64::NEG_INFINITY);
         assert!(go_math_log(-1.0).is_nan());
+    }
+
+    #[test]
+    fn memoized_counts_follow_pods_added_and_removed_and_agree_with_a_fresh_count() {
+        let zone = |name: &str, z: &str| {
+            NodeBuilder::new(name).label("zone", z).label("kubernetes.io/hostname", name)
+        };
+        let mut state = cluster(
+            vec![
+                zone("a1", "a").obj(),
+                zone("a2", "a").obj(),
+                zone("b1", "b").obj(),
+                zone("c1", "c").taint("t", "v", TaintEffect::NoSchedule).obj(),
+                // Lacks the zone key: never counted.
+                NodeBuilder::new("x").label("kubernetes.io/hostname", "x").obj(),
+            ],
+            vec![PodBuilder::new("default", "w0").label("app", "web").node("a1").obj()],
+        );
+        let spread = |policy: InclusionPolicy| {
+            let mut c = spread_constraint(1, "zone", SA, &[("app", "web")]);
+            c.node_taints_policy = policy;
+            c
+        };
+        let incoming = |policy| {
+            PodBuilder::new("default", "in").label("app", "web").spread(spread(policy)).obj()
+        };
+        let web = |name: &str| {
+            std::sync::Arc::new(PodBuilder::new("default", name).label("app", "web").obj())
+        };
+        let warmed = PodTopologySpread::new(PodTopologySpreadArgs::default());
+        let all: Vec<usize> = (0..state.nodes.len()).collect();
+        // (step, change: node, add a pod named or remove it, expected counts a/b/c with taints
+        // ignored and honoured)
+        type Step = (&'static str, usize, &'static str, bool, [i64; 3], [i64; 3]);
+        let steps: [Step; 4] = [
+            ("a pod added in zone b", 2, "w1", true, [1, 1, 0], [1, 1, 0]),
+            ("a pod added on the tainted node", 3, "w2", true, [1, 1, 1], [1, 1, 0]),
+            ("a second pod in zone a", 1, "w3", true, [2, 1, 1], [2, 1, 0]),
+            ("the first pod removed", 0, "w0", false, [1, 1, 1], [1, 1, 0]),
+        ];
+        for (step, node, name, add, ignore, honour) in steps {
+            // Warm the cache on the state before the change.
+            for policy in [InclusionPolicy::Ignore, InclusionPolicy::Honor] {
+                warmed.pre_score(&incoming(policy), &state, &all).expect("counts");
+            }
+            if add {
+                state.nodes[node].add_pod(web(name));
+            } else {
+                state.nodes[node].remove_pod("default", name).expect("the pod is there");
+            }
+            for (policy, want) in
+                [(InclusionPolicy::Ignore, ignore), (InclusionPolicy::Honor, honour)]
+            {
+                let pod = incoming(policy);
+                let got = warmed.pre_score(&pod, &state, &all).expect("counts");
+                let fresh = PodTopologySpread::new(PodTopologySpreadArgs::default())
+                    .pre_score(&pod, &state, &all)
+                    .expect("counts");
+                assert_eq!(got, fresh, "{step} ({policy:?}): memoized and fresh counts differ");
+                let counts = &got.topology_value_to_pod_counts[0];
+                let zones = [counts["a"], counts["b"], counts["c"]];
+                assert_eq!(zones, want, "{step} ({policy:?})");
+            }
+        }
     }
 
     /// A ScheduleAnyway constraint selecting pods with label `foo`.
