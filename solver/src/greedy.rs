@@ -364,6 +364,8 @@ pub fn solve_greedy(
         initial: problem.initial.clone(),
         unplaced: problem.classes.iter().map(|c| c.count).collect(),
         rescore,
+        ranked: vec![None; problem.classes.len()],
+        ranked_cells: 0,
     };
     if state.quota_left.is_some() {
         for &c in &order {
@@ -425,7 +427,15 @@ struct State<'p, 'r> {
     initial: Vec<Placed>,
     unplaced: Vec<u32>,
     rescore: Option<&'r mut dyn Rescore>,
+    /// Per class, every node by the class's static score (best first, ties by lowest index),
+    /// computed on first use by a relocation; `ranked_cells` counts the cached entries.
+    ranked: Vec<Option<Vec<usize>>>,
+    ranked_cells: usize,
 }
+
+/// The most `classes × nodes` entries of static rankings [`State`] keeps (beyond it a
+/// relocation sorts the nodes afresh).
+const RANKED_CELLS: usize = 1 << 24;
 
 impl State<'_, '_> {
     fn req(&self, c: usize) -> &[i64] {
@@ -612,12 +622,16 @@ impl State<'_, '_> {
             {
                 continue;
             }
-            let mut ranked: Vec<usize> = (0..n_nodes).filter(|&n| self.can_take(c2, n)).collect();
-            ranked.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c2, n)]), n));
-            d[0] = ranked.first().copied();
-            d[1] = ranked.get(1).copied();
+            let ranked = self.ranked_nodes(c2);
+            let mut best = ranked.iter().copied().filter(|&n| self.can_take(c2, n));
+            d[0] = best.next();
+            d[1] = best.next();
+            self.keep_ranked(c2, ranked);
         }
-        let mut targets: Vec<usize> = (0..n_nodes)
+        let ranked = self.ranked_nodes(c);
+        let targets: Vec<usize> = ranked
+            .iter()
+            .copied()
             .filter(|&n| {
                 let cell = self.cell(c, n);
                 self.problem.feasible[cell]
@@ -625,7 +639,7 @@ impl State<'_, '_> {
                     && !self.is_blocked(c, n)
             })
             .collect();
-        targets.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c, n)]), n));
+        self.keep_ranked(c, ranked);
         for n in targets {
             for (c2, d) in dest.iter().enumerate() {
                 if c2 == c || self.count[self.cell(c2, n)] == 0 {
@@ -651,6 +665,27 @@ impl State<'_, '_> {
             }
         }
         false
+    }
+
+    /// Every node by class `c`'s static score, best first, ties by lowest index: the cached
+    /// ranking (taken out of the cache; give it back with [`State::keep_ranked`]) or a fresh
+    /// sort.
+    fn ranked_nodes(&mut self, c: usize) -> Vec<usize> {
+        if let Some(ranked) = self.ranked[c].take() {
+            self.ranked_cells -= ranked.len();
+            return ranked;
+        }
+        let mut ranked: Vec<usize> = (0..self.problem.nodes).collect();
+        ranked.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c, n)]), n));
+        ranked
+    }
+
+    /// Caches class `c`'s ranking from [`State::ranked_nodes`] while the cache has room.
+    fn keep_ranked(&mut self, c: usize, ranked: Vec<usize>) {
+        if self.ranked[c].is_none() && self.ranked_cells + ranked.len() <= RANKED_CELLS {
+            self.ranked_cells += ranked.len();
+            self.ranked[c] = Some(ranked);
+        }
     }
 
     /// Moves one pod of class `c` from `from` to `to`: the latest such placement of this

@@ -111,7 +111,8 @@ pub struct Baseline {
     options: BaselineOptions,
     /// The cluster, updated as pods are assumed and victims removed.
     pub cluster: ClusterState,
-    order: Vec<usize>,
+    /// The scheduler's node order (shared with each cycle's node list, never copied).
+    order: Arc<[usize]>,
     next_start_node_index: usize,
     rng: ChaCha8Rng,
     /// Per pod signature that last fit no node: its verdicts, for the next such pod.
@@ -173,7 +174,7 @@ fn node_local_filters(fw: &Framework, state: &CycleState) -> bool {
 impl Baseline {
     /// A scheduler over `cluster`.
     pub fn new(cluster: ClusterState, options: BaselineOptions) -> Self {
-        let order = scheduler_node_order(&cluster.nodes);
+        let order: Arc<[usize]> = scheduler_node_order(&cluster.nodes).into();
         let rng = ChaCha8Rng::seed_from_u64(options.seed);
         Baseline {
             options,
@@ -216,8 +217,8 @@ impl Baseline {
         };
 
         // Nodes to evaluate: all, or those PreFilter restricted the pod to.
-        let nodes: Vec<usize> = match state.node_names() {
-            None => self.order.clone(),
+        let nodes: Arc<[usize]> = match state.node_names() {
+            None => Arc::clone(&self.order),
             Some(names) => {
                 let subset: Vec<usize> = self
                     .order
@@ -230,7 +231,7 @@ impl Baseline {
                     Code::UnschedulableAndUnresolvable,
                     [format!("node(s) didn't satisfy plugin(s) [{plugins}]")],
                 ));
-                subset
+                subset.into()
             }
         };
 
@@ -246,13 +247,13 @@ impl Baseline {
         // A pod whose signature fit no node last time, with node-local filters only: re-run
         // the filters on the nodes that changed since; if it still fits nowhere, the outcome is
         // the full pass's (every node evaluated, the start index unchanged).
-        let memo_key =
-            (self.memoize && state.node_names().is_none() && node_local_filters(fw, &state))
-                .then(|| PodSignature::of(pod));
-        if let Some(key) = &memo_key
-            && let Some(result) = self.reuse_infeasible(fw, pod, &state, row, key)
-        {
-            return result;
+        let memoizable =
+            self.memoize && state.node_names().is_none() && node_local_filters(fw, &state);
+        if memoizable && !self.infeasible.is_empty() {
+            let key = PodSignature::of(pod);
+            if let Some(result) = self.reuse_infeasible(fw, pod, &state, row, &key) {
+                return result;
+            }
         }
 
         // Filter until enough feasible nodes are found; rejected nodes only get their statuses
@@ -289,8 +290,8 @@ impl Baseline {
 
         let chosen = match feasible.len() {
             0 => {
-                if let Some(key) = memo_key {
-                    self.remember_infeasible(key, &diagnosis);
+                if memoizable {
+                    self.remember_infeasible(PodSignature::of(pod), &diagnosis);
                 }
                 return self.post_filter(fw, pod, diagnosis);
             }
