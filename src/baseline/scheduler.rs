@@ -151,15 +151,12 @@ impl Infeasible {
     }
 }
 
-/// The filter plugins whose verdict on a node reads only the pod and that node.
-const NODE_LOCAL_FILTERS: [PluginName; 6] = [
-    PluginName::NodeUnschedulable,
-    PluginName::NodeName,
-    PluginName::TaintToleration,
-    PluginName::NodeAffinity,
-    PluginName::NodePorts,
-    PluginName::NodeResourcesFit,
-];
+/// Whether the filter plugin's verdict on a node reads only the pod and that node: the
+/// [`STATIC_FILTERS`], and NodePorts and NodeResourcesFit (the node's own pods).
+fn node_local(plugin: PluginName) -> bool {
+    STATIC_FILTERS.contains(&plugin)
+        || matches!(plugin, PluginName::NodePorts | PluginName::NodeResourcesFit)
+}
 
 /// Whether every filter that runs for this cycle is node-local: the profile's other evaluated
 /// filters (InterPodAffinity, PodTopologySpread) returned `Skip` from PreFilter.
@@ -168,7 +165,7 @@ fn node_local_filters(fw: &Framework, state: &CycleState) -> bool {
         .plugins
         .filter
         .iter()
-        .all(|&p| !p.evaluated() || state.skips_filter(p) || NODE_LOCAL_FILTERS.contains(&p))
+        .all(|&p| !p.evaluated() || state.skips_filter(p) || node_local(p))
 }
 
 impl Baseline {
