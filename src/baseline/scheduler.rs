@@ -34,7 +34,7 @@ use crate::framework::fit_error::{Diagnosis, FitError};
 use crate::framework::profile::{PluginName, Profile};
 use crate::framework::runtime::{CycleState, Framework, FrameworkError, PreFilterOutcome};
 use crate::framework::{Code, Status};
-use crate::model::{ClusterState, Pod};
+use crate::model::{ClusterState, Node, Pod};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
 use crate::progress::Progress;
 
@@ -148,6 +148,22 @@ impl Infeasible {
         };
         self.counts[kind] += 1;
         kind
+    }
+}
+
+/// The framework's Filter status of `pod` on node `n`: the static row's rejection when it has
+/// one, else the framework's filters.
+fn filter_status(
+    fw: &Framework,
+    state: &CycleState,
+    pod: &Pod,
+    row: Option<StaticRow<'_>>,
+    n: usize,
+    node: &Node,
+) -> Status {
+    match row.and_then(|r| r.rejection(n)) {
+        Some(status) => status,
+        None => fw.filter(state, pod, node),
     }
 }
 
@@ -276,10 +292,7 @@ impl Baseline {
         self.next_start_node_index = (self.next_start_node_index + processed) % num_nodes;
         if feasible.is_empty() {
             for &n in &rejected {
-                let status = match row.and_then(|r| r.rejection(n)) {
-                    Some(status) => status,
-                    None => fw.filter(&state, pod, &self.cluster.nodes[n]),
-                };
+                let status = filter_status(fw, &state, pod, row, n, &self.cluster.nodes[n]);
                 diagnosis.add_plugin_status(&status);
                 diagnosis.node_statuses.insert(n, status);
             }
@@ -358,10 +371,7 @@ impl Baseline {
         for (n, node) in self.cluster.nodes.iter().enumerate() {
             let generation = node.generation.get();
             if memo.generations[n] != generation {
-                let status = match row.and_then(|r| r.rejection(n)) {
-                    Some(status) => status,
-                    None => fw.filter(state, pod, node),
-                };
+                let status = filter_status(fw, state, pod, row, n, node);
                 if status.is_success() {
                     return None;
                 }
