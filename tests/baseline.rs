@@ -42,7 +42,7 @@ fn a_pod_that_fits_nowhere_gets_upstreams_fit_error_message_byte_for_byte() {
     assert_eq!(
         u.message,
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. \
-         preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+         no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     );
     assert_eq!(u.reasons.get("Insufficient cpu"), Some(&2));
     assert_eq!(u.reasons.get("node(s) had untolerated taint(s)"), Some(&1));
@@ -210,7 +210,7 @@ fn an_equal_priority_pod_is_never_evicted_and_the_message_says_no_victims() {
     assert_eq!(
         plan.unschedulable[0].message,
         "0/1 nodes are available: 1 Insufficient cpu. \
-         preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+         no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     );
 }
 
@@ -250,7 +250,7 @@ fn required_anti_affinity_is_enforced_between_pods_placed_in_the_same_run() {
     assert_eq!(
         plan.unschedulable[0].message,
         "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. \
-         preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+         no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     );
 }
 

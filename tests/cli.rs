@@ -121,7 +121,7 @@ fn baseline_words_the_demo_fixtures_impossible_pod_as_kube_scheduler_does() {
     assert_eq!(
         u["message"],
         "0/24 nodes are available: 1 node(s) were unschedulable, 19 Insufficient cpu, \
-         19 Insufficient memory, 4 node(s) had untolerated taint(s). preemption: 0/24 nodes are \
+         19 Insufficient memory, 4 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/24 nodes are \
          available: 24 Preemption is not helpful for scheduling."
     );
     assert_eq!(u["reasons"]["Insufficient cpu"], 19);

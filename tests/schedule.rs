@@ -268,7 +268,9 @@ async fn an_unschedulable_pod_is_reported_then_bound_once_a_node_is_added() {
     let note = e["note"].as_str().unwrap().to_string();
     // The planner's FitError message, with DefaultPreemption's part after it.
     assert!(
-        note.starts_with("0/1 nodes are available: 1 Insufficient cpu. preemption: "),
+        note.starts_with(
+            "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
+        ),
         "{note}"
     );
     assert_eq!((&e["type"], &e["action"]), (&Value::from("Warning"), &Value::from("Scheduling")));

@@ -154,12 +154,6 @@ impl PreemptionOutcome {
         };
         status.with_plugin(PLUGIN_NAME)
     }
-
-    /// Stores the PostFilter message in the pod's diagnosis, as `schedulingAlgorithm` does
-    /// (`fitError.Diagnosis.PostFilterMsg = status.Message()`).
-    pub fn record(&self, diagnosis: &mut Diagnosis) {
-        diagnosis.post_filter_msg = self.post_filter_msg().map(str::to_string);
-    }
 }
 
 /// DefaultPreemption's PostFilter (upstream `DefaultPreemption.PostFilter` →
@@ -2300,10 +2294,6 @@ mod tests {
                 assert_eq!(status.plugin, Some(PLUGIN_NAME), "{name}");
                 assert_eq!(Some(status.to_string().as_str()), want_msg, "{name}");
             }
-            let mut d =
-                Diagnosis { post_filter_msg: Some("old".to_string()), ..Diagnosis::default() };
-            outcome.record(&mut d);
-            assert_eq!(d.post_filter_msg.as_deref(), want_msg, "{name}");
         }
     }
 
@@ -2324,11 +2314,16 @@ mod tests {
             NOW,
             &mut offset_rng(0),
         );
-        outcome.record(&mut diag);
+        // The default profile runs DynamicResources' PostFilter before DefaultPreemption.
+        let fw = crate::framework::runtime::Framework::new(
+            &crate::framework::profile::Profile::default_profile(),
+        )
+        .unwrap();
+        diag.post_filter_msg = fw.post_filter_msg(Some(&outcome.status()));
         let fit_error = FitError { num_all_nodes: 1, diagnosis: diag };
         assert_eq!(
             fit_error.message(),
-            "0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+            "0/1 nodes are available: 1 Too many pods. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
         );
     }
 

@@ -401,16 +401,17 @@ impl Baseline {
             self.infeasible.insert(key.clone(), memo);
             return Some(self.post_filter(fw, pod, diagnosis));
         }
-        if fw.preemption_enabled() {
-            let outcome = preemption::preempt_without_victims(
+        let preemption = fw.preemption_enabled().then(|| {
+            preemption::preempt_without_victims(
                 pod,
                 num_nodes,
                 potential,
                 &fw.preemption_args(),
                 &mut self.rng,
-            );
-            diagnosis.post_filter_msg = outcome.post_filter_msg().map(str::to_string);
-        }
+            )
+            .status()
+        });
+        diagnosis.post_filter_msg = fw.post_filter_msg(preemption.as_ref());
         self.infeasible.insert(key.clone(), memo);
         Some(CycleResult::Unschedulable(FitError { num_all_nodes: num_nodes, diagnosis }))
     }
@@ -455,12 +456,12 @@ impl Baseline {
                     self.assume(pod, node);
                     return CycleResult::Preempted(node, victims);
                 }
-                PreemptionOutcome::NotPossible { post_filter_msg }
-                | PreemptionOutcome::Ineligible { post_filter_msg }
-                | PreemptionOutcome::Error { post_filter_msg } => {
-                    diagnosis.post_filter_msg = Some(post_filter_msg);
+                outcome => {
+                    diagnosis.post_filter_msg = fw.post_filter_msg(Some(&outcome.status()));
                 }
             }
+        } else {
+            diagnosis.post_filter_msg = fw.post_filter_msg(None);
         }
         CycleResult::Unschedulable(FitError { num_all_nodes, diagnosis })
     }
@@ -990,7 +991,7 @@ mod memo_tests {
         let big = |name: &str| PodBuilder::new("d", name).cpu(1500).memory(2 * GI).obj();
         let pending = vec![big("p1"), big("p2")];
         let want = "0/2 nodes are available: 1 Insufficient cpu, 1 Insufficient memory. \
-                    preemption: 0/2 nodes are available: 2 No preemption victims found for \
+                    no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for \
                     incoming pod.";
         let with = outcomes(&state, &pending, true);
         assert_eq!(with, outcomes(&state, &pending, false));

@@ -29,6 +29,10 @@ use crate::plugins::podtopologyspread::PodTopologySpread;
 use crate::plugins::taint_toleration::TaintToleration;
 
 type IpaState = crate::plugins::interpodaffinity::PreFilterState;
+
+/// DynamicResources' PostFilter reason for a pod without resource claims (upstream
+/// `dynamicresources.go`, `PostFilter`).
+pub const DRA_NO_CLAIMS: &str = "no new claims to deallocate";
 type PtsState = crate::plugins::podtopologyspread::PreFilterState;
 
 /// A profile's plugin arguments were rejected when the plugins were built.
@@ -192,6 +196,38 @@ impl Framework {
     /// Whether DefaultPreemption runs as PostFilter.
     pub fn preemption_enabled(&self) -> bool {
         self.profile.preemption_enabled()
+    }
+
+    /// Whether any PostFilter plugin kplace models runs (DefaultPreemption, DynamicResources).
+    pub fn has_post_filter(&self) -> bool {
+        self.profile
+            .plugins
+            .post_filter
+            .iter()
+            .any(|p| matches!(p, PluginName::DefaultPreemption | PluginName::DynamicResources))
+    }
+
+    /// The message `RunPostFilterPlugins` leaves in `Diagnosis.PostFilterMsg` when no PostFilter
+    /// plugin succeeded, given DefaultPreemption's status (`None` when it did not run). Plugins
+    /// run in the profile's order: DynamicResources rejects every pod without resource claims
+    /// (all pods kplace models) with "no new claims to deallocate"; DefaultPreemption's status
+    /// is an Unschedulable message or an Error. Unschedulable reasons are joined with ", "; an
+    /// Error stops the loop and its message stands alone. `None` when no plugin left a reason.
+    pub fn post_filter_msg(&self, preemption: Option<&Status>) -> Option<String> {
+        let mut reasons: Vec<&str> = Vec::new();
+        for plugin in self.profile.plugins.post_filter.iter() {
+            match plugin {
+                PluginName::DynamicResources => reasons.push(DRA_NO_CLAIMS),
+                PluginName::DefaultPreemption => match preemption {
+                    Some(s) if s.code == Code::Error => return Some(s.reasons.join(", ")),
+                    Some(s) => reasons
+                        .extend(s.reasons.iter().map(String::as_str).filter(|r| !r.is_empty())),
+                    None => {}
+                },
+                _ => {}
+            }
+        }
+        (!reasons.is_empty()).then(|| reasons.join(", "))
     }
 
     /// DefaultPreemption's arguments.
@@ -559,5 +595,62 @@ impl crate::baseline::preemption::FilterOracle for Oracle<'_> {
             return Status::unresolvable("node(s) didn't satisfy plugin(s)");
         }
         self.fw.filter(&state, pod, &node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_post_filter(plugins: Vec<PluginName>) -> Framework {
+        let mut profile = Profile::default_profile();
+        profile.plugins.post_filter = plugins;
+        Framework::new(&profile).unwrap()
+    }
+
+    #[test]
+    fn post_filter_message_joins_the_reasons_of_the_profiles_post_filter_plugins() {
+        use PluginName::{DefaultPreemption as Dp, DynamicResources as Dra};
+        let preempt =
+            "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+        let unschedulable = Status::unschedulable(preempt);
+        let error = Status::error("preemption: boom");
+        let cases: [(&str, Vec<PluginName>, Option<&Status>, Option<String>); 6] = [
+            (
+                "the default profile puts DynamicResources' reason before preemption's",
+                vec![Dra, Dp],
+                Some(&unschedulable),
+                Some(format!("{DRA_NO_CLAIMS}, {preempt}")),
+            ),
+            (
+                "an error from preemption stands alone",
+                vec![Dra, Dp],
+                Some(&error),
+                Some("preemption: boom".to_string()),
+            ),
+            (
+                "without DefaultPreemption only DynamicResources speaks",
+                vec![Dra],
+                None,
+                Some(DRA_NO_CLAIMS.to_string()),
+            ),
+            (
+                "without DynamicResources only preemption speaks",
+                vec![Dp],
+                Some(&unschedulable),
+                Some(preempt.to_string()),
+            ),
+            ("no PostFilter plugin leaves no message", vec![], None, None),
+            (
+                "plugins speak in the profile's order",
+                vec![Dp, Dra],
+                Some(&unschedulable),
+                Some(format!("{preempt}, {DRA_NO_CLAIMS}")),
+            ),
+        ];
+        for (name, plugins, preemption, want) in cases {
+            let fw = with_post_filter(plugins);
+            assert_eq!(fw.post_filter_msg(preemption), want, "{name}");
+        }
     }
 }
