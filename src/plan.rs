@@ -123,6 +123,9 @@ pub struct Summary {
     /// Before/after figures of a rebalancing plan (absent for other plans).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebalance: Option<RebalanceSummary>,
+    /// What `baseline --follow` found (absent for other plans).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follow: Option<crate::baseline::follow::FollowReport>,
 }
 
 /// A PodDisruptionBudget as a rebalancing plan used it.

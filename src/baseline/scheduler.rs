@@ -119,6 +119,11 @@ pub struct Baseline {
     infeasible: BTreeMap<PodSignature, Infeasible>,
     /// Whether `infeasible` is used (tests compare against the full pass).
     memoize: bool,
+    /// The feasible nodes the last cycle scored (its sample), for `--follow`'s tie check.
+    last_feasible: Vec<usize>,
+    /// Pods nominated to a node (by node index) whose victims are still terminating: they
+    /// reserve room against pods of equal or lower priority (upstream's nominator).
+    nominated: BTreeMap<usize, Vec<Arc<Pod>>>,
 }
 
 /// The filter verdicts of a pod signature that fit no node, per node, with the node generation
@@ -160,10 +165,12 @@ fn filter_status(
     row: Option<StaticRow<'_>>,
     n: usize,
     node: &Node,
+    nominated: Option<&[Arc<Pod>]>,
 ) -> Status {
-    match row.and_then(|r| r.rejection(n)) {
-        Some(status) => status,
-        None => fw.filter(state, pod, node),
+    match (row.and_then(|r| r.rejection(n)), nominated) {
+        (Some(status), _) => status,
+        (None, Some(pods)) => fw.filter_with_nominated(state, pod, node, pods),
+        (None, None) => fw.filter(state, pod, node),
     }
 }
 
@@ -197,7 +204,25 @@ impl Baseline {
             rng,
             infeasible: BTreeMap::new(),
             memoize: true,
+            last_feasible: Vec::new(),
+            nominated: BTreeMap::new(),
         }
+    }
+
+    /// Nominates `pod` to node `node`: until [`Baseline::clear_nomination`], the filters of
+    /// pods of equal or lower priority count it on that node.
+    pub fn nominate(&mut self, node: usize, pod: &Pod) {
+        let mut p = pod.clone();
+        p.node_name = Some(self.cluster.nodes[node].name.clone());
+        self.nominated.entry(node).or_default().push(Arc::new(p));
+    }
+
+    /// Drops the nomination of the pod `namespace/name`, if any.
+    pub fn clear_nomination(&mut self, namespace: &str, name: &str) {
+        for pods in self.nominated.values_mut() {
+            pods.retain(|p| !(p.namespace == namespace && p.name == name));
+        }
+        self.nominated.retain(|_, pods| !pods.is_empty());
     }
 
     /// Runs one scheduling cycle for `pod` and applies its outcome to the cluster.
@@ -214,6 +239,30 @@ impl Baseline {
         pod: &Pod,
         row: Option<StaticRow<'_>>,
     ) -> CycleResult {
+        let result = self.decide_with(fw, pod, row);
+        match &result {
+            CycleResult::Scheduled(n) => self.assume(pod, *n),
+            CycleResult::Preempted(n, victims) => {
+                for v in victims {
+                    self.cluster.nodes[*n].remove_pod(&v.namespace, &v.name);
+                }
+                self.assume(pod, *n);
+            }
+            _ => {}
+        }
+        result
+    }
+
+    /// One scheduling cycle's decision for `pod`, without applying it to the cluster: the
+    /// scheduler's own state (sampling start index, random draws, memo) advances as in
+    /// [`Baseline::schedule_one_with`], the pods on the nodes do not change.
+    pub fn decide_with(
+        &mut self,
+        fw: &Framework,
+        pod: &Pod,
+        row: Option<StaticRow<'_>>,
+    ) -> CycleResult {
+        self.last_feasible.clear();
         let num_nodes = self.order.len();
         if num_nodes == 0 {
             return CycleResult::NoNodes;
@@ -260,8 +309,10 @@ impl Baseline {
         // A pod whose signature fit no node last time, with node-local filters only: re-run
         // the filters on the nodes that changed since; if it still fits nowhere, the outcome is
         // the full pass's (every node evaluated, the start index unchanged).
-        let memoizable =
-            self.memoize && state.node_names().is_none() && node_local_filters(fw, &state);
+        let memoizable = self.memoize
+            && self.nominated.is_empty()
+            && state.node_names().is_none()
+            && node_local_filters(fw, &state);
         if memoizable && !self.infeasible.is_empty() {
             let key = PodSignature::of(pod);
             if let Some(result) = self.reuse_infeasible(fw, pod, &state, row, &key) {
@@ -276,8 +327,14 @@ impl Baseline {
         if !nodes.is_empty() {
             for i in 0..nodes.len() {
                 let n = nodes[(self.next_start_node_index + i) % nodes.len()];
+                let node = &self.cluster.nodes[n];
                 let passes = !row.is_some_and(|r| r.rejects(n))
-                    && fw.passes(&state, pod, &self.cluster.nodes[n]);
+                    && match self.nominated.get(&n) {
+                        None => fw.passes(&state, pod, node),
+                        Some(pods) => {
+                            fw.filter_with_nominated(&state, pod, node, pods).is_success()
+                        }
+                    };
                 if passes {
                     feasible.push(n);
                     if feasible.len() >= num_to_find {
@@ -292,7 +349,9 @@ impl Baseline {
         self.next_start_node_index = (self.next_start_node_index + processed) % num_nodes;
         if feasible.is_empty() {
             for &n in &rejected {
-                let status = filter_status(fw, &state, pod, row, n, &self.cluster.nodes[n]);
+                let nominated = self.nominated.get(&n).map(Vec::as_slice);
+                let status =
+                    filter_status(fw, &state, pod, row, n, &self.cluster.nodes[n], nominated);
                 diagnosis.add_plugin_status(&status);
                 diagnosis.node_statuses.insert(n, status);
             }
@@ -326,7 +385,7 @@ impl Baseline {
                 }
             }
         };
-        self.assume(pod, chosen);
+        self.last_feasible = feasible;
         CycleResult::Scheduled(chosen)
     }
 
@@ -371,7 +430,7 @@ impl Baseline {
         for (n, node) in self.cluster.nodes.iter().enumerate() {
             let generation = node.generation.get();
             if memo.generations[n] != generation {
-                let status = filter_status(fw, state, pod, row, n, node);
+                let status = filter_status(fw, state, pod, row, n, node, None);
                 if status.is_success() {
                     return None;
                 }
@@ -452,8 +511,6 @@ impl Baseline {
                     if !fits {
                         return CycleResult::Unschedulable(FitError { num_all_nodes, diagnosis });
                     }
-                    self.cluster = after;
-                    self.assume(pod, node);
                     return CycleResult::Preempted(node, victims);
                 }
                 outcome => {
@@ -466,7 +523,14 @@ impl Baseline {
         CycleResult::Unschedulable(FitError { num_all_nodes, diagnosis })
     }
 
-    fn assume(&mut self, pod: &Pod, node: usize) {
+    /// The feasible nodes the last [`Baseline::decide_with`] scored (empty unless it placed the
+    /// pod on a node of several feasible ones, or one).
+    pub fn last_feasible(&self) -> &[usize] {
+        &self.last_feasible
+    }
+
+    /// Binds `pod` to `node` in the simulated cluster (upstream's assume).
+    pub fn assume(&mut self, pod: &Pod, node: usize) {
         let mut placed = pod.clone();
         placed.node_name = Some(self.cluster.nodes[node].name.clone());
         self.cluster.nodes[node].add_pod(Arc::new(placed));

@@ -33,6 +33,11 @@ pub struct BaselineArgs {
     /// Score every feasible node instead of upstream's adaptive sample.
     #[arg(long)]
     score_all_nodes: bool,
+    /// Replay another scheduler's plan document (e.g. the real kube-scheduler's, from kso)
+    /// decision by decision, checking each against kplace's own; divergences are listed in
+    /// `summary.follow` and make the exit code 3.
+    #[arg(long, value_name = "PLAN")]
+    follow: Option<PathBuf>,
 }
 
 /// The sequential scheduler's plan, as `kplace baseline` makes it on `evaluator`: on a GPU the
@@ -63,6 +68,9 @@ pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
         score_all_nodes: args.score_all_nodes,
         ..Default::default()
     };
+    if let Some(path) = &args.follow {
+        return follow(args, path, loaded, &config, options);
+    }
     let mut evaluator = open_evaluator(args.backend.backend)?;
     let mut state = super::Attempts::new(loaded.cluster.state, args.backend.backend, &evaluator);
     let progress = super::progress();
@@ -83,6 +91,60 @@ pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
         other => print_document(&plan, other)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kplace baseline --follow PLAN`: the followed plan, with every divergence; exit code 3 when
+/// there is one.
+fn follow(
+    args: &BaselineArgs,
+    path: &std::path::Path,
+    loaded: super::Loaded,
+    config: &kplace::framework::config::SchedulerConfig,
+    options: BaselineOptions,
+) -> anyhow::Result<ExitCode> {
+    let theirs = kplace::bind::read_plan(path)?;
+    let started = std::time::Instant::now();
+    let mut plan = kplace::baseline::follow::run_follow(
+        loaded.cluster.state,
+        &loaded.cluster.pending,
+        config,
+        options,
+        &theirs,
+    )?;
+    plan.summary.timings_ms.solve = started.elapsed().as_secs_f64() * 1000.0;
+    plan.summary.timings_ms.load = loaded.load_ms;
+    plan.summary.timings_ms.build = loaded.build_ms;
+    match args.output {
+        OutputFormat::Table => {
+            let mut out = render(&plan);
+            if let Some(report) = &plan.summary.follow {
+                out.push_str(&render_follow(report));
+            }
+            print_stdout(&out)?
+        }
+        other => print_document(&plan, other)?,
+    }
+    let diverged = plan.summary.follow.as_ref().is_some_and(|f| !f.divergences.is_empty());
+    Ok(if diverged { ExitCode::from(super::EXIT_INCOMPLETE) } else { ExitCode::SUCCESS })
+}
+
+/// The divergences of a `--follow` run, as a table and a one-line count.
+fn render_follow(report: &kplace::baseline::follow::FollowReport) -> String {
+    let mut out = String::new();
+    if !report.divergences.is_empty() {
+        out.push('\n');
+        let mut t = Table::new(&["DIVERGES", "THEIRS", "OURS", "WHY"]);
+        for d in &report.divergences {
+            t.row(vec![d.pod.clone(), d.theirs.clone(), d.ours.clone(), d.why.clone()]);
+        }
+        out.push_str(&t.render());
+    }
+    out.push_str(&format!(
+        "\nfollowed {} decisions: {} divergence(s)\n",
+        report.followed,
+        report.divergences.len()
+    ));
+    out
 }
 
 /// The plan as tables: placements, evictions, unschedulable pods, then the summary.

@@ -76,6 +76,17 @@ impl CycleState {
         self.plugins_with_nodes.iter().copied().collect()
     }
 
+    /// Adds `pod` (placed on `node`) to the inter-pod states, as upstream's
+    /// `RunPreFilterExtensionAddPod` does for nominated pods.
+    pub fn add_pod(&mut self, pod: &Pod, node: &Node) {
+        if let Some(s) = self.ipa.as_mut() {
+            s.add_pod(pod, node);
+        }
+        if let Some(s) = self.pts.as_mut() {
+            s.add_pod(pod, node);
+        }
+    }
+
     /// Removes `victim` (which is on `node`) from the inter-pod states, as upstream's
     /// `RunPreFilterExtensionRemovePod` does during preemption.
     pub fn remove_pod(&mut self, victim: &Pod, node: &Node) {
@@ -371,6 +382,35 @@ impl Framework {
             }
         }
         true
+    }
+
+    /// [`Framework::filter`] with the pods nominated to the node (upstream
+    /// `RunFilterPluginsWithNominatedPods`): the nominated pods of equal or higher priority
+    /// than `pod` are added to the node and to the PreFilter state first; if the pod passes
+    /// with them, it must also pass without them (affinity may need them absent).
+    pub fn filter_with_nominated(
+        &self,
+        state: &CycleState,
+        pod: &Pod,
+        node: &Node,
+        nominated: &[Arc<Pod>],
+    ) -> Status {
+        let ahead: Vec<&Arc<Pod>> =
+            nominated.iter().filter(|p| p.priority >= pod.priority && p.uid != pod.uid).collect();
+        if ahead.is_empty() {
+            return self.filter(state, pod, node);
+        }
+        let mut with = node.clone();
+        let mut with_state = state.clone();
+        for p in ahead {
+            with.add_pod(Arc::clone(p));
+            with_state.add_pod(p, &with);
+        }
+        let status = self.filter(&with_state, pod, &with);
+        if !status.is_success() {
+            return status;
+        }
+        self.filter(state, pod, node)
     }
 
     /// Runs every Filter plugin on the node, without stopping at the first failure (for

@@ -1,0 +1,275 @@
+//! Differential conformance against the real kube-scheduler: random clusters mixing every
+//! default plugin and preemption, scheduled by `../shared/upstream/kso` (kube-scheduler v1.35.4
+//! in-process), then replayed by `kplace baseline --follow`, which checks every decision against
+//! kplace's own (ties are agreement, messages byte for byte) and exits 3 on any divergence.
+//!
+//! kso runs with `--grace-delay 1s`: preemption victims terminate for longer than the queue
+//! takes to drain, as on a real cluster (30 s grace), so the followed plan's bind order says
+//! when each preemptor bound. Not yet in CI (ignored): a few clusters with preemption still
+//! diverge; `cargo test --test upstream_diff -- --ignored` runs it.
+//!
+//! kso is found at `$KSO` or `../shared/upstream/kso` beside the checkout. Without it the test
+//! says so on stderr and passes — except under `CI=true`, where a missing kso fails it, so CI
+//! never passes silently. `KPLACE_DIFF_CLUSTERS` sets how many clusters (default 200) and
+//! `KPLACE_DIFF_SEED` the first seed; a failure names the seed and keeps the snapshot and both
+//! plans in a temporary directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rand::{Rng, RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+
+fn kso() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("KSO") {
+        return Some(PathBuf::from(p));
+    }
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/upstream/kso");
+    p.exists().then_some(p)
+}
+
+const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
+const APPS: [&str; 4] = ["web", "cache", "db", "batch"];
+const IMAGES: [&str; 4] = ["nginx:1.27", "redis:7", "postgres:16", "busybox:1.36"];
+const IMAGE_MB: [u64; 4] = [187, 117, 438, 4];
+
+fn pick<'a, R: Rng>(rng: &mut R, items: &[&'a str]) -> &'a str {
+    items[rng.random_range(0..items.len())]
+}
+
+fn node(rng: &mut ChaCha8Rng, i: usize) -> Value {
+    let name = format!("node-{i:02}");
+    let cpu = [2000, 4000, 8000, 16000][rng.random_range(0..4)] + 100 * rng.random_range(0..10);
+    let mem_mi = [4096, 8192, 16384, 32768][rng.random_range(0..4)] + 64 * rng.random_range(0..16);
+    let pods = [8, 16, 32, 110][rng.random_range(0..4)];
+    let mut labels = json!({
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "topology.kubernetes.io/zone": ZONES[i % 3],
+        "disk": if rng.random_bool(0.5) { "ssd" } else { "hdd" },
+    });
+    if rng.random_bool(0.3) {
+        labels["pool"] = json!("gpu");
+    }
+    let mut spec = json!({});
+    let mut taints = Vec::new();
+    if rng.random_bool(0.15) {
+        taints.push(json!({"key": "dedicated", "value": "infra", "effect": "NoSchedule"}));
+    }
+    if rng.random_bool(0.15) {
+        taints.push(json!({"key": "spot", "value": "true", "effect": "PreferNoSchedule"}));
+    }
+    if !taints.is_empty() {
+        spec["taints"] = json!(taints);
+    }
+    if rng.random_bool(0.05) {
+        spec["unschedulable"] = json!(true);
+    }
+    // One size per image name on every node, as a registry serves it: upstream's scheduler
+    // cache keeps the size of the first node that reported a name (informer order), so sizes
+    // that differ between nodes would make kube-scheduler itself nondeterministic.
+    let mut images = Vec::new();
+    for (k, img) in IMAGES.iter().enumerate() {
+        if rng.random_bool(0.4) {
+            images.push(json!({"names": [img], "sizeBytes": IMAGE_MB[k] * 1024 * 1024}));
+        }
+    }
+    let alloc = json!({"cpu": format!("{cpu}m"), "memory": format!("{mem_mi}Mi"), "pods": pods.to_string()});
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+        "status": {"capacity": alloc, "allocatable": alloc, "images": images},
+    })
+}
+
+fn term(app: &str, key: &str) -> Value {
+    json!({"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key})
+}
+
+/// A pod of a random shape: `bound` pods get a node and `Running`, the rest are pending.
+fn pod(rng: &mut ChaCha8Rng, i: usize, node_name: Option<&str>) -> Value {
+    let app = pick(rng, &APPS);
+    let name = format!("{app}-{i:03}");
+    let cpu = 100 * rng.random_range(1..20);
+    let mem = 128 * rng.random_range(1..24);
+    let mut container = json!({
+        "name": "c", "image": pick(rng, &IMAGES),
+        "resources": {"requests": {"cpu": format!("{cpu}m"), "memory": format!("{mem}Mi")}},
+    });
+    let mut spec = json!({"schedulerName": "default-scheduler"});
+    if rng.random_bool(0.1) {
+        container["ports"] =
+            json!([{"containerPort": 8080, "hostPort": 8080 + rng.random_range(0..2)}]);
+    }
+    spec["containers"] = json!([container]);
+    if rng.random_bool(0.15) {
+        spec["initContainers"] = json!([{"name": "init", "image": "busybox:1.36",
+            "resources": {"requests": {"cpu": format!("{}m", cpu + 500), "memory": "64Mi"}}}]);
+    }
+    let priority = ["", "low", "high"][rng.random_range(0..3)];
+    if !priority.is_empty() {
+        spec["priorityClassName"] = json!(priority);
+    }
+    if node_name.is_none() {
+        if rng.random_bool(0.15) {
+            spec["nodeSelector"] = json!({"disk": "ssd"});
+        }
+        if rng.random_bool(0.15) {
+            spec["tolerations"] = json!([{"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}]);
+        }
+        let mut affinity = json!({});
+        if rng.random_bool(0.1) {
+            affinity["nodeAffinity"] = json!({"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["gpu"]}]}]}});
+        }
+        if rng.random_bool(0.2) {
+            affinity["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] = json!([
+                {"weight": rng.random_range(1..100), "preference": {"matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [pick(rng, &ZONES)]}]}}]);
+        }
+        match rng.random_range(0..10) {
+            0 => {
+                affinity["podAntiAffinity"] = json!({"requiredDuringSchedulingIgnoredDuringExecution": [term(app, "kubernetes.io/hostname")]})
+            }
+            1 => {
+                affinity["podAntiAffinity"] = json!({"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": rng.random_range(1..100), "podAffinityTerm": term(app, "topology.kubernetes.io/zone")}]})
+            }
+            2 => {
+                affinity["podAffinity"] = json!({"requiredDuringSchedulingIgnoredDuringExecution": [term(app, "topology.kubernetes.io/zone")]})
+            }
+            3 => {
+                affinity["podAffinity"] = json!({"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": rng.random_range(1..100), "podAffinityTerm": term(pick(rng, &APPS), "kubernetes.io/hostname")}]})
+            }
+            _ => {}
+        }
+        if affinity != json!({}) {
+            spec["affinity"] = affinity;
+        }
+        if rng.random_bool(0.2) {
+            let (key, when) = if rng.random_bool(0.5) {
+                ("topology.kubernetes.io/zone", "DoNotSchedule")
+            } else {
+                ("kubernetes.io/hostname", "ScheduleAnyway")
+            };
+            spec["topologySpreadConstraints"] = json!([{"maxSkew": rng.random_range(1..3), "topologyKey": key,
+                "whenUnsatisfiable": when, "labelSelector": {"matchLabels": {"app": app}}}]);
+        }
+    }
+    let mut status = json!({"phase": "Pending"});
+    if let Some(n) = node_name {
+        spec["nodeName"] = json!(n);
+        status =
+            json!({"phase": "Running", "startTime": format!("2026-01-01T00:{:02}:00Z", i % 60)});
+    }
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{i}"),
+            "labels": {"app": app},
+            "creationTimestamp": format!("2026-01-01T{:02}:{:02}:{:02}Z", 1 + i / 3600, (i / 60) % 60, i % 60)},
+        "spec": spec,
+        "status": status,
+    })
+}
+
+/// A random cluster as one `kind: List` document.
+fn cluster(seed: u64) -> Value {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n_nodes = rng.random_range(8..=40);
+    let mut items = vec![
+        json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"}, "value": 100}),
+        json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}),
+    ];
+    let nodes: Vec<Value> = (0..n_nodes).map(|i| node(&mut rng, i)).collect();
+    let n_bound = rng.random_range(0..n_nodes * 2);
+    let n_pending = rng.random_range(10..60);
+    for i in 0..n_bound {
+        let n = &nodes[rng.random_range(0..n_nodes)];
+        let name = n["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        items.push(pod(&mut rng, i, Some(&name)));
+    }
+    for i in n_bound..n_bound + n_pending {
+        items.push(pod(&mut rng, i, None));
+    }
+    if rng.random_bool(0.5) {
+        items.push(json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}));
+    }
+    items.extend(nodes);
+    json!({"apiVersion": "v1", "kind": "List", "items": items})
+}
+
+#[test]
+#[ignore = "3 of the first 60 clusters still diverge (preemption while victims terminate); run with --ignored"]
+fn kplace_baseline_follows_the_real_kube_scheduler_without_divergence() {
+    let Some(kso) = kso() else {
+        let msg = "kso (../shared/upstream/kso) is absent: the differential suite against the real kube-scheduler did not run";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+        eprintln!("SKIPPED: {msg}");
+        return;
+    };
+    let count: u64 =
+        std::env::var("KPLACE_DIFF_CLUSTERS").ok().and_then(|s| s.parse().ok()).unwrap_or(200);
+    let first: u64 =
+        std::env::var("KPLACE_DIFF_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for seed in first..first + count {
+        let snap = dir.path().join(format!("cluster-{seed}.json"));
+        std::fs::write(&snap, serde_json::to_vec_pretty(&cluster(seed)).unwrap()).unwrap();
+        let theirs = dir.path().join(format!("kso-{seed}.json"));
+        let out = Command::new(&kso)
+            .args(["schedule", "--grace-delay", "1s"])
+            .arg(&snap)
+            .arg("-o")
+            .arg(&theirs)
+            .output()
+            .expect("kso runs");
+        assert!(
+            out.status.success(),
+            "kso failed on seed {seed}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
+            .args([
+                "baseline",
+                "--backend",
+                "cpu",
+                "-q",
+                "-o",
+                "json",
+                "--scheduler-name",
+                "default-scheduler",
+            ])
+            .arg(&snap)
+            .arg("--follow")
+            .arg(&theirs)
+            .output()
+            .expect("kplace runs");
+        let code = out.status.code();
+        if code == Some(0) {
+            continue;
+        }
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let divergences = &doc["summary"]["follow"]["divergences"];
+        failures.push(format!(
+            "seed {seed} (exit {code:?}): {}\n{}",
+            serde_json::to_string_pretty(divergences).unwrap_or_default(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    if !failures.is_empty() {
+        let kept = dir.keep();
+        panic!(
+            "{} of {count} clusters diverge from kube-scheduler (snapshots and plans kept in {}):\n{}",
+            failures.len(),
+            kept.display(),
+            failures.join("\n")
+        );
+    }
+}
