@@ -712,6 +712,208 @@ mod tests {
         assert_eq!(out, want);
     }
 
+    /// (name, type) of every `# TYPE` line.
+    fn types(text: &str) -> BTreeMap<String, String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .filter_map(|l| l.split_once(' '))
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn kube_scheduler_metrics_have_its_names_types_labels_and_buckets() {
+        let m = Metrics::new();
+        m.attempt(SCHEDULED, "kplace", Duration::from_millis(3));
+        m.attempt(SCHEDULED, "kplace", Duration::from_millis(30));
+        m.attempt(UNSCHEDULABLE, "kplace", Duration::from_millis(3));
+        m.attempt(ERROR, "other", Duration::from_secs(100));
+        m.preemption(3);
+        m.scheduled_after(1);
+        m.scheduled_after(5);
+        m.batch(4, Duration::from_millis(2));
+        m.queue(QueueCounts { active: 2, backoff: 1, unschedulable: 3, in_flight: 4 });
+        let text = m.render();
+        let types = types(&text);
+        for (name, kind) in [
+            ("scheduler_schedule_attempts_total", "counter"),
+            ("scheduler_scheduling_attempt_duration_seconds", "histogram"),
+            ("scheduler_scheduling_algorithm_duration_seconds", "histogram"),
+            ("scheduler_pending_pods", "gauge"),
+            ("scheduler_preemption_attempts_total", "counter"),
+            ("scheduler_preemption_victims", "histogram"),
+            ("scheduler_pod_scheduling_attempts", "histogram"),
+            ("kplace_schedule_batches_total", "counter"),
+            ("kplace_schedule_planning_errors_total", "counter"),
+        ] {
+            assert_eq!(types.get(name).map(String::as_str), Some(kind), "{name} in\n{text}");
+        }
+        for line in [
+            "scheduler_schedule_attempts_total{profile=\"kplace\",result=\"scheduled\"} 2",
+            "scheduler_schedule_attempts_total{profile=\"kplace\",result=\"unschedulable\"} 1",
+            "scheduler_schedule_attempts_total{profile=\"other\",result=\"error\"} 1",
+            // ExponentialBuckets(0.001, 2, 15): 1 ms … 16.384 s.
+            "scheduler_scheduling_attempt_duration_seconds_bucket{profile=\"kplace\",result=\"scheduled\",le=\"0.004\"} 1",
+            "scheduler_scheduling_attempt_duration_seconds_bucket{profile=\"kplace\",result=\"scheduled\",le=\"0.032\"} 2",
+            "scheduler_scheduling_attempt_duration_seconds_bucket{profile=\"other\",result=\"error\",le=\"16.384\"} 0",
+            "scheduler_scheduling_attempt_duration_seconds_bucket{profile=\"other\",result=\"error\",le=\"+Inf\"} 1",
+            "scheduler_scheduling_attempt_duration_seconds_count{profile=\"kplace\",result=\"scheduled\"} 2",
+            "scheduler_scheduling_algorithm_duration_seconds_bucket{le=\"0.002\"} 1",
+            "scheduler_pending_pods{queue=\"active\"} 2",
+            "scheduler_pending_pods{queue=\"backoff\"} 1",
+            "scheduler_pending_pods{queue=\"unschedulable\"} 3",
+            "scheduler_preemption_attempts_total 1",
+            // ExponentialBuckets(1, 2, 7): 1 … 64.
+            "scheduler_preemption_victims_bucket{le=\"2\"} 0",
+            "scheduler_preemption_victims_bucket{le=\"4\"} 1",
+            "scheduler_preemption_victims_bucket{le=\"64\"} 1",
+            // ExponentialBuckets(1, 2, 5): 1 … 16.
+            "scheduler_pod_scheduling_attempts_bucket{le=\"1\"} 1",
+            "scheduler_pod_scheduling_attempts_bucket{le=\"4\"} 1",
+            "scheduler_pod_scheduling_attempts_bucket{le=\"8\"} 2",
+            "scheduler_pod_scheduling_attempts_bucket{le=\"16\"} 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
+        }
+        assert!(!text.contains("le=\"128\""), "no victims bucket past 64");
+        assert_eq!((m.attempts(SCHEDULED, "kplace"), m.attempts(ERROR, "kplace")), (2, 0));
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn readiness_follows_sync_watches_failed_batches_and_forbidden_kinds() {
+        let t0 = Instant::now();
+        let m = Metrics::new();
+        m.expect(&["nodes", "pods", "services"], true);
+        let (ok, body) = m.readiness(t0);
+        assert!(!ok);
+        assert!(
+            body.contains("[-]informer-sync failed: not synced: nodes, pods, services"),
+            "{body}"
+        );
+        m.synced("nodes");
+        m.synced("pods");
+        m.forbidden("services", "scheduling without default spreading by its selectors");
+        let (ok, body) = m.readiness(t0);
+        assert!(ok, "{body}");
+        assert!(body.contains("[+]leader-election ok: standby"), "{body}");
+        m.leader(true);
+        assert!(m.readiness(t0).1.contains("[+]leader-election ok: leading"));
+
+        // A watch failing briefly (a relist) is fine; for 30 s it is not.
+        m.watch_failed("pods", t0);
+        assert!(m.readiness(t0 + Duration::from_secs(5)).0);
+        let (ok, body) = m.readiness(t0 + WATCH_FAILING_UNREADY);
+        assert!(!ok);
+        assert!(body.contains("[-]watches failed: failing for: pods (30 s)"), "{body}");
+        m.watch_ok("pods");
+        assert!(m.readiness(t0 + WATCH_FAILING_UNREADY).0);
+
+        // Three whole batches failed in a row; one good batch makes it ready again.
+        for _ in 0..FAILED_BATCHES_UNREADY - 1 {
+            m.batch_result(true);
+        }
+        assert!(m.readiness(t0).0);
+        m.batch_result(true);
+        let (ok, body) = m.readiness(t0);
+        assert!(!ok);
+        assert!(body.contains("[-]batches failed: the last 3 batches failed"), "{body}");
+        m.batch_result(false);
+        assert!(m.readiness(t0).0);
+    }
+
+    #[test]
+    fn liveness_fails_only_when_the_loop_stops_turning_outside_a_batch() {
+        let t0 = Instant::now();
+        let m = Metrics::new();
+        m.expect(&["nodes"], false);
+        m.turn(t0);
+        assert!(
+            m.liveness(t0 + Duration::from_secs(60)).0,
+            "nothing synced is not a liveness failure"
+        );
+        let (ok, body) = m.liveness(t0 + LIVENESS_STALL);
+        assert!(!ok);
+        assert!(body.contains("[-]scheduling-loop failed"), "{body}");
+        m.in_batch(Some(t0));
+        assert!(m.liveness(t0 + LIVENESS_STALL).0, "a long batch is not a stall");
+    }
+
+    /// `GET path` over a fresh connection: the status code and the body.
+    async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+        let path = path.to_string();
+        tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Write};
+            let mut s = std::net::TcpStream::connect(addr).expect("connects");
+            s.set_read_timeout(Some(Duration::from_secs(5))).expect("sets a timeout");
+            let req = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            s.write_all(req.as_bytes()).expect("writes");
+            let mut text = String::new();
+            s.read_to_string(&mut text).expect("reads");
+            let code = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+            let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+            (code, body)
+        })
+        .await
+        .expect("the request ran")
+    }
+
+    #[tokio::test]
+    async fn the_server_holds_no_more_than_its_cap_of_silent_connections_and_answers_after() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("binds");
+        let addr = listener.local_addr().expect("address");
+        let metrics = Arc::new(Metrics::new());
+        metrics.expect(&["nodes"], false);
+        let options = ServeOptions {
+            max_connections: 8,
+            header_timeout: Duration::from_millis(300),
+            connection_lifetime: Duration::from_secs(5),
+        };
+        let (stop, stop_rx) = watch::channel(false);
+        let server = tokio::spawn(serve_with(listener, Arc::clone(&metrics), options, stop_rx));
+
+        // 3,000 connections that never send a byte.
+        let mut silent = Vec::new();
+        let mut most = 0;
+        for _ in 0..3000 {
+            if let Ok(Ok(s)) =
+                tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect(addr))
+                    .await
+            {
+                silent.push(s);
+            }
+            most = most.max(open_connections());
+        }
+        assert_eq!(silent.len(), 3000, "every connection is accepted (and closed past the cap)");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        most = most.max(open_connections());
+        assert!(most <= 8, "at most 8 connections held at once, saw {most}");
+        // The header timeout frees the slots; then the probes get through.
+        let start = Instant::now();
+        while open_connections() > 0 {
+            assert!(start.elapsed() < Duration::from_secs(5), "silent connections are closed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let (code, body) = get(addr, "/readyz").await;
+        assert_eq!(code, 503, "{body}");
+        assert!(body.contains("not synced: nodes"), "{body}");
+        metrics.synced("nodes");
+        assert_eq!(get(addr, "/readyz").await.0, 200);
+        assert_eq!(
+            get(addr, "/healthz").await,
+            (200, "[+]scheduling-loop ok\nhealthz check passed\n".to_string())
+        );
+        assert_eq!(get(addr, "/livez").await.0, 200);
+        assert_eq!(get(addr, "/nope").await.0, 404);
+        drop(silent);
+        stop.send_replace(true);
+        server.await.expect("the server stops");
+    }
+
     #[test]
     fn the_exposition_has_every_metric_with_its_labels() {
         let m = Metrics::new();
