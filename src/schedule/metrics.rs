@@ -350,8 +350,7 @@ impl Metrics {
             let _ = writeln!(out, "[-]informer-sync failed: not synced: {}", missing.join(", "));
         }
         for (kind, why) in &h.forbidden {
-            let _ =
-                writeln!(out, "[+]informer-sync: {kind} not readable, scheduling without: {why}");
+            let _ = writeln!(out, "[+]informer-sync: {kind} not readable: {why}");
         }
         let failing: Vec<String> = h
             .failing
@@ -591,9 +590,13 @@ fn respond(code: StatusCode, content_type: &str, body: String) -> Response<Full<
 }
 
 /// Answers one request: `GET /metrics`, `/healthz` and `/livez`, `/readyz`, else 404.
+/// A health check passes with `ok` (the full report with `?verbose`) and fails with 503 and
+/// the report, as the Kubernetes components answer.
 fn answer(metrics: &Metrics, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    let verbose = req.uri().query().is_some_and(|q| q.split('&').any(|p| p == "verbose"));
     let health = |(ok, body): (bool, String)| {
         let code = if ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+        let body = if ok && !verbose { "ok".to_string() } else { body };
         respond(code, "text/plain; charset=utf-8", body)
     };
     match (req.method(), req.uri().path()) {
@@ -902,11 +905,11 @@ mod tests {
         assert_eq!(code, 503, "{body}");
         assert!(body.contains("not synced: nodes"), "{body}");
         metrics.synced("nodes");
-        assert_eq!(get(addr, "/readyz").await.0, 200);
-        assert_eq!(
-            get(addr, "/healthz").await,
-            (200, "[+]scheduling-loop ok\nhealthz check passed\n".to_string())
-        );
+        assert_eq!(get(addr, "/readyz").await, (200, "ok".to_string()));
+        let (code, body) = get(addr, "/readyz?verbose").await;
+        assert_eq!(code, 200);
+        assert!(body.contains("[+]informer-sync ok") && body.ends_with("readyz check passed\n"));
+        assert_eq!(get(addr, "/healthz").await, (200, "ok".to_string()));
         assert_eq!(get(addr, "/livez").await.0, 200);
         assert_eq!(get(addr, "/nope").await.0, 404);
         drop(silent);

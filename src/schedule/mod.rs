@@ -122,6 +122,31 @@ pub struct ScheduleOptions {
     /// Test hook: planning fails for batches holding a pod it picks (never set by the CLI).
     #[doc(hidden)]
     pub plan_fault: Option<planner::PlanFault>,
+    /// Test hook: awaited between planning a batch and binding it (never set by the CLI).
+    #[doc(hidden)]
+    pub before_bind: Option<BeforeBind>,
+}
+
+/// A test hook awaited between planning a batch and binding it, to change the cluster there.
+#[doc(hidden)]
+#[derive(Clone)]
+#[allow(clippy::type_complexity)]
+pub struct BeforeBind(
+    pub  Arc<
+        dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync,
+    >,
+);
+
+impl Debug for BeforeBind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeBind")
+    }
+}
+
+impl PartialEq for BeforeBind {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl ScheduleOptions {
@@ -145,6 +170,7 @@ impl ScheduleOptions {
             steer: Vec::new(),
             backend: crate::eval::Backend::Cpu,
             plan_fault: None,
+            before_bind: None,
         }
     }
 }
@@ -701,7 +727,7 @@ impl Loop {
             self.evaluator = Some(evaluator);
             (plan, aside)
         });
-        let plan = match planned {
+        let mut plan = match planned {
             Ok((plan, aside)) => {
                 for (key, message) in &aside {
                     tracing::error!("pod {key} cannot be planned: {message}");
@@ -732,6 +758,13 @@ impl Loop {
                 return Ok(());
             }
         };
+        if let Some(hook) = &self.options.before_bind {
+            (hook.0)().await;
+        }
+        // Leadership lost while planning: nothing of this batch is written.
+        if !*leading.borrow() {
+            return Err(ScheduleError::LeadershipLost);
+        }
         self.metrics.batch(batch_keys.len(), started.elapsed());
         self.summary.batches += 1;
         tracing::info!(
@@ -786,6 +819,25 @@ impl Loop {
         for s in &mut self.steering {
             s.counted |= s.taken_by.is_some();
         }
+        // A node deleted since the batch was planned takes no pod: its pods go back to the
+        // queue (no attempt counted) with their victims spared.
+        let deleted: BTreeSet<String> = plan
+            .placements
+            .iter()
+            .map(|p| p.node.clone())
+            .filter(|n| self.stores.nodes.get(&reflector::ObjectRef::new(n)).is_none())
+            .collect();
+        if !deleted.is_empty() {
+            let (gone, kept): (Vec<_>, Vec<_>) =
+                plan.placements.drain(..).partition(|p| deleted.contains(&p.node));
+            plan.placements = kept;
+            for p in &gone {
+                tracing::info!("{} was planned on {}, which is gone: retrying it", p.pod, p.node);
+                self.queue.requeue(&p.pod, Instant::now());
+            }
+            let requeued: BTreeSet<&str> = gone.iter().map(|p| p.pod.as_str()).collect();
+            plan.evictions.retain(|e| !requeued.contains(e.preemptor.as_str()));
+        }
         for p in &plan.placements {
             if let Some(pod) = self.stores.pod(&p.pod) {
                 let uid = pod.metadata.uid.clone().unwrap_or_default();
@@ -799,9 +851,13 @@ impl Loop {
                 evictions: plan.evictions.clone(),
                 ..Plan::default()
             };
+            if !*leading.borrow() {
+                return Err(ScheduleError::LeadershipLost);
+            }
             let report = tokio::select! {
-                r = crate::bind::bind(&self.client, &to_bind, &self.options.bind, &|_: &ActionResult| {}) => r,
+                biased;
                 _ = lost(leading) => return Err(ScheduleError::LeadershipLost),
+                r = crate::bind::bind(&self.client, &to_bind, &self.options.bind, &|_: &ActionResult| {}) => r,
             };
             match report {
                 Ok(report) => {

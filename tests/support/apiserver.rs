@@ -362,6 +362,9 @@ pub enum Fault {
     DropAfterApply,
     /// Close the connection without doing anything.
     DropBeforeApply,
+    /// For a watch: answer 200 with one `ERROR` event carrying a 410 `Expired` Status and end
+    /// the stream, as the API server answers a watch from a compacted `resourceVersion`.
+    WatchExpired,
 }
 
 /// Fault `fault` on the next `times` requests of `verb` for `pod`.
@@ -1010,6 +1013,15 @@ async fn serve_more(
             return Some(Err(Dropped));
         }
         _ => {}
+    }
+    if verb == Verb::Watch && fault == Some(Fault::WatchExpired) {
+        record(200);
+        let (_, status) = failure(410, "Expired", "too old resource version", Value::Null);
+        let event = json!({"type": "ERROR", "object": status});
+        let full = Full::new(Bytes::from(format!("{event}\n"))).map_err(|never| match never {});
+        let mut r = Response::new(full.boxed());
+        r.headers_mut().insert("content-type", "application/json".parse().expect("a header value"));
+        return Some(Ok(r));
     }
     if verb == Verb::Watch {
         let Route2::Collection { resource, .. } = &route else { return None };
