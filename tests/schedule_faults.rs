@@ -3,8 +3,9 @@
 //! bound; an API server unreachable at start (not ready, alive, retrying) and one that answers
 //! 503 at first; a 410 Gone on a watch (relist); a 403 on PodDisruptionBudgets (scheduling goes
 //! on without preemption); leadership lost between planning and binding (nothing bound after);
-//! a node deleted and a pod bound by someone else between planning and binding; kube-scheduler's
-//! metric names after batches. Requests go only to 127.0.0.1, and every wait is bounded.
+//! a node deleted and a pod bound by someone else between planning and binding; a server
+//! answering 429 with Retry-After (waited, not hammered); kube-scheduler's metric names after
+//! batches. Requests go only to 127.0.0.1, and every wait is bounded.
 
 mod support;
 
@@ -472,5 +473,37 @@ async fn a_node_deleted_and_a_pod_bound_elsewhere_between_planning_and_binding()
         assert_eq!(server.binds(k), vec!["node-a".to_string()], "{k} bound once, to node-a");
     }
     assert!(events(&server, "FailedScheduling").is_empty(), "no pod reported failed");
+    replica.stop().await.expect("a clean stop");
+}
+
+#[tokio::test]
+async fn a_server_answering_429_is_given_the_time_it_asks_for() {
+    let server = ApiServer::start(vec![], vec![]).await;
+    server.put_object("nodes", &node("node-a", "4"));
+    let mut options = fast_options();
+    options.write_retry = RetryPolicy {
+        max_attempts: 5,
+        initial_backoff: Duration::from_millis(5),
+        max_backoff: Duration::from_secs(5),
+    };
+    // The Scheduled event of `slow` is refused twice with "come back in 1 s".
+    server.inject(Verb::CreateEvent, "team/slow", Fault::TooManyRequests(1), 2);
+    let replica = Replica::start(&server, options).await;
+    let started = Instant::now();
+    server.create_pod(pod("slow", "100m"));
+    eventually("the pod bound", || bound(&server, &["team/slow".to_string()])).await;
+    eventually("its Scheduled event", || {
+        events(&server, "Scheduled").iter().any(|e| e["regarding"]["name"] == "slow")
+    })
+    .await;
+    let waited = started.elapsed();
+    let tries: Vec<u16> = server
+        .requests()
+        .iter()
+        .filter(|r| r.verb == Some(Verb::CreateEvent) && r.pod == "team/slow")
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(tries, [429, 429, 201], "one request per Retry-After, no hammering");
+    assert!(waited >= Duration::from_secs(2), "waited {waited:?}: twice the 1 s asked for");
     replica.stop().await.expect("a clean stop");
 }
