@@ -148,18 +148,22 @@ pub fn plan_batch(
     plan_greedy_on(cluster, batch, config, &options, &progress, evaluator)
 }
 
+/// A batch planner as [`isolate`] calls it: the cluster, the pods, the steering and the
+/// evaluator to plan with.
+pub type PlanFn<'a, E> =
+    dyn FnMut(ClusterState, &[Pod], &mut Vec<Steer>, &mut Evaluator) -> Result<Plan, E> + 'a;
+
 /// Plans `batch` with `plan`; when that fails, finds the pods that make it fail by bisection
 /// (each half of a failing set planned alone, on the same cluster) and plans the batch without
 /// them. Returns the plan of the rest (or its error, when even that fails) and the pods set
 /// aside, in batch order, each with the error that planning it gave. Of pods that fail only
 /// together, one is set aside. `steering` is updated by the plan returned only.
-#[allow(clippy::type_complexity)]
 pub fn isolate<E: std::fmt::Display>(
     cluster: ClusterState,
     batch: &[Pod],
     steering: &mut Vec<Steer>,
     evaluator: &mut Evaluator,
-    plan: &mut dyn FnMut(ClusterState, &[Pod], &mut Vec<Steer>, &mut Evaluator) -> Result<Plan, E>,
+    plan: &mut PlanFn<'_, E>,
 ) -> (Result<Plan, E>, Vec<(String, String)>) {
     let saved = steering.clone();
     let error = match plan(cluster.clone(), batch, steering, evaluator) {
@@ -204,7 +208,7 @@ fn culprits<E: std::fmt::Display>(
     error: String,
     steering: &[Steer],
     evaluator: &mut Evaluator,
-    plan: &mut dyn FnMut(ClusterState, &[Pod], &mut Vec<Steer>, &mut Evaluator) -> Result<Plan, E>,
+    plan: &mut PlanFn<'_, E>,
     bad: &mut Vec<(usize, String)>,
 ) {
     if set.len() <= 1 {
@@ -299,7 +303,9 @@ mod tests {
         let batch: Vec<Pod> =
             (0..16).map(|i| PodBuilder::new("d", &format!("p{i}")).obj()).collect();
         // (name, poison pods, poison pair, pods set aside)
-        let cases: &[(&str, &'static [&'static str], Option<(&str, &str)>, &[&str])] = &[
+        type Case<'a> =
+            (&'a str, &'static [&'static str], Option<(&'a str, &'a str)>, &'a [&'a str]);
+        let cases: &[Case] = &[
             ("a healthy batch plans whole", &[], None, &[]),
             ("one poison pod is set aside", &["p5"], None, &["d/p5"]),
             ("two poison pods are both set aside", &["p0", "p15"], None, &["d/p0", "d/p15"]),
