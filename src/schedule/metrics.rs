@@ -234,6 +234,7 @@ impl Metrics {
         let mut m = self.lock();
         m.health.synced.insert(kind);
         m.health.failing.remove(kind);
+        m.health.forbidden.remove(kind);
     }
 
     /// A kind's watch failed (`now`); it stays failing until it lists or watches again.
@@ -815,6 +816,9 @@ mod tests {
         assert!(body.contains("[-]watches failed: failing for: pods (30 s)"), "{body}");
         m.watch_ok("pods");
         assert!(m.readiness(t0 + WATCH_FAILING_UNREADY).0);
+        // A kind that becomes readable syncs and is no longer reported as forbidden.
+        m.synced("services");
+        assert!(!m.readiness(t0).1.contains("not readable"));
 
         // Three whole batches failed in a row; one good batch makes it ready again.
         for _ in 0..FAILED_BATCHES_UNREADY - 1 {
