@@ -126,6 +126,53 @@ pub struct Summary {
     /// What `baseline --follow` found (absent for other plans).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub follow: Option<crate::baseline::follow::FollowReport>,
+    /// What was evaluated other than by the class × node matrices in their base units (absent
+    /// when nothing was).
+    #[serde(skip_serializing_if = "Degraded::is_empty")]
+    pub degraded: Degraded,
+}
+
+/// Objects outside the range of the matrices' encoding, and how the plan dealt with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Degraded {
+    /// Resources encoded in a coarser unit than their base unit (amounts rounded
+    /// conservatively: never a false fit; scores may differ from the framework's by rounding).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wider_units: Vec<WiderUnit>,
+    /// Pods whose class the matrices cannot evaluate; they were planned on the exact path
+    /// (the framework, one pod at a time, as `kplace baseline` does).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exact_path: Vec<ExactPath>,
+}
+
+impl Degraded {
+    /// Whether nothing was degraded.
+    pub fn is_empty(&self) -> bool {
+        self.wider_units.is_empty() && self.exact_path.is_empty()
+    }
+}
+
+/// A resource encoded in a wider unit.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WiderUnit {
+    /// The resource name.
+    pub resource: String,
+    /// The unit used (e.g. `2 MiB`).
+    pub unit: String,
+    /// The objects whose amounts do not fit the base unit (`node/NAME`, `pod/NS/NAME`).
+    pub objects: Vec<String>,
+}
+
+/// Pods planned on the exact path because their class is outside the matrices' range.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExactPath {
+    /// `namespace/name` of the pods.
+    pub pods: Vec<String>,
+    /// Why the matrices could not evaluate them.
+    pub reason: String,
 }
 
 /// A PodDisruptionBudget as a rebalancing plan used it.

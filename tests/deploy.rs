@@ -1,14 +1,15 @@
 //! The manifests in `deploy/`: every document parses into its k8s-openapi type with no field
 //! lost (a misspelt field fails the round trip), they refer to each other consistently, the
-//! scheduler configuration in the ConfigMap is one kplace accepts, and the ClusterRole grants
-//! exactly the requests kplace sends.
+//! scheduler configuration in the ConfigMap is one kplace accepts, the ClusterRole grants
+//! exactly the requests kplace sends, and the leader-election Role grants the Lease kplace is
+//! configured to hold, in its namespace, and nothing else.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -52,6 +53,8 @@ struct Manifests {
     service_accounts: Vec<ServiceAccount>,
     cluster_roles: Vec<ClusterRole>,
     bindings: Vec<ClusterRoleBinding>,
+    roles: Vec<Role>,
+    role_bindings: Vec<RoleBinding>,
     deployments: Vec<Deployment>,
     config_maps: Vec<ConfigMap>,
 }
@@ -66,6 +69,12 @@ fn manifests() -> Manifests {
             }
             (Some("rbac.authorization.k8s.io/v1"), Some("ClusterRoleBinding")) => {
                 m.bindings.push(typed(&file, &doc));
+            }
+            (Some("rbac.authorization.k8s.io/v1"), Some("Role")) => {
+                m.roles.push(typed(&file, &doc));
+            }
+            (Some("rbac.authorization.k8s.io/v1"), Some("RoleBinding")) => {
+                m.role_bindings.push(typed(&file, &doc));
             }
             (Some("apps/v1"), Some("Deployment")) => m.deployments.push(typed(&file, &doc)),
             (Some("v1"), Some("ConfigMap")) => m.config_maps.push(typed(&file, &doc)),
@@ -82,6 +91,8 @@ fn every_manifest_parses_and_each_kind_is_there_once() {
         ("ServiceAccount", m.service_accounts.len()),
         ("ClusterRole", m.cluster_roles.len()),
         ("ClusterRoleBinding", m.bindings.len()),
+        ("Role", m.roles.len()),
+        ("RoleBinding", m.role_bindings.len()),
         ("Deployment", m.deployments.len()),
         ("ConfigMap", m.config_maps.len()),
     ];
@@ -90,12 +101,11 @@ fn every_manifest_parses_and_each_kind_is_there_once() {
     }
 }
 
-#[test]
-fn the_cluster_role_grants_exactly_what_kplace_uses() {
-    let m = manifests();
-    let role = &m.cluster_roles[0];
+/// Every (group, resource, verb, resource names) a list of rules grants; no wildcard, nothing
+/// granted twice.
+fn grants(rules: &[PolicyRule]) -> BTreeSet<(String, String, String, String)> {
     let mut granted: BTreeSet<(String, String, String, String)> = BTreeSet::new();
-    for rule in role.rules.as_deref().unwrap_or_default() {
+    for rule in rules {
         let groups = rule.api_groups.clone().unwrap_or_default();
         let resources = rule.resources.clone().unwrap_or_default();
         let names = rule.resource_names.clone().unwrap_or_default().join(",");
@@ -110,6 +120,13 @@ fn the_cluster_role_grants_exactly_what_kplace_uses() {
             }
         }
     }
+    granted
+}
+
+#[test]
+fn the_cluster_role_grants_exactly_what_kplace_uses() {
+    let m = manifests();
+    let granted = grants(m.cluster_roles[0].rules.as_deref().unwrap_or_default());
     let read = ["get", "list", "watch"];
     let mut want: BTreeSet<(String, String, String, String)> = BTreeSet::new();
     let mut add = |group: &str, resource: &str, verbs: &[&str], names: &str| {
@@ -134,9 +151,67 @@ fn the_cluster_role_grants_exactly_what_kplace_uses() {
     // `schedule`: events, the PodScheduled condition, leader election.
     add("events.k8s.io", "events", &["create", "patch"], "");
     add("", "pods/status", &["patch"], "");
-    add("coordination.k8s.io", "leases", &["create"], "");
-    add("coordination.k8s.io", "leases", &["get", "update"], "kplace");
     assert_eq!(granted, want);
+}
+
+/// The leader-election settings the Deployment runs with: the ConfigMap's
+/// `leaderElection.resourceName` / `resourceNamespace`, overridden by `--lease-name` /
+/// `--lease-namespace` when the Deployment passes them.
+fn lease_of(m: &Manifests) -> (String, String) {
+    let text = m.config_maps[0].data.as_ref().unwrap().values().next().unwrap().clone();
+    let doc: Value = serde_saphyr::from_str(&text).unwrap();
+    let args = m.deployments[0].spec.template.spec.as_ref().unwrap().containers[0]
+        .args
+        .clone()
+        .unwrap_or_default();
+    let flag = |f: &str| args.iter().position(|a| a == f).map(|i| args[i + 1].clone());
+    let name = flag("--lease-name")
+        .or_else(|| doc["leaderElection"]["resourceName"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "kplace".into());
+    let namespace = flag("--lease-namespace")
+        .or_else(|| doc["leaderElection"]["resourceNamespace"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "kube-system".into());
+    (name, namespace)
+}
+
+#[test]
+fn the_leader_election_role_grants_the_configured_lease_and_nothing_else() {
+    let m = manifests();
+    let (lease, lease_ns) = lease_of(&m);
+    let role = &m.roles[0];
+    assert_eq!(
+        role.metadata.namespace.as_deref(),
+        Some(lease_ns.as_str()),
+        "the Role lives where the Lease does"
+    );
+    let granted = grants(role.rules.as_deref().unwrap_or_default());
+    let g = "coordination.k8s.io";
+    let want: BTreeSet<(String, String, String, String)> = [
+        (g, "leases", "create", ""),
+        (g, "leases", "get", lease.as_str()),
+        (g, "leases", "update", lease.as_str()),
+    ]
+    .into_iter()
+    .map(|(a, b, c, d)| (a.into(), b.into(), c.into(), d.into()))
+    .collect();
+    assert_eq!(granted, want);
+
+    let rb = &m.role_bindings[0];
+    assert_eq!(rb.metadata.namespace, role.metadata.namespace);
+    assert_eq!(
+        (rb.role_ref.kind.as_str(), Some(rb.role_ref.name.as_str())),
+        ("Role", role.metadata.name.as_deref())
+    );
+    let sa = &m.service_accounts[0];
+    let subjects = rb.subjects.as_deref().unwrap();
+    assert_eq!(
+        (
+            subjects[0].kind.as_str(),
+            Some(subjects[0].name.as_str()),
+            subjects[0].namespace.as_deref()
+        ),
+        ("ServiceAccount", sa.metadata.name.as_deref(), sa.metadata.namespace.as_deref())
+    );
 }
 
 #[test]

@@ -114,6 +114,13 @@ fn nodes(n: usize) -> Vec<kplace::model::Node> {
 }
 
 /// Pods labelled `app=web` bound to every third node (two on every ninth).
+/// Five ordinary nodes and one whose amount of a resource is past that resource's base unit.
+fn widened(big: fn(NodeBuilder) -> NodeBuilder) -> Vec<kplace::model::Node> {
+    let mut all = nodes(5);
+    all.push(big(NodeBuilder::new("n0005").label("zone", "c")).obj());
+    all
+}
+
 fn bound(n: usize) -> Vec<Pod> {
     (0..n)
         .filter(|i| i % 3 == 0)
@@ -179,8 +186,33 @@ fn degenerate_shapes_evaluate_identically_on_the_gpu() {
         ("65 nodes, one past a workgroup", cluster(nodes(65), bound(65)), pods()),
         ("150 nodes, three tiles of 64", cluster(nodes(150), bound(150)), pods()),
         ("129 nodes, one node in the last tile", cluster(nodes(129), bound(129)), pods()),
+        (
+            "a node of 41 TiB: memory in 2 MiB units",
+            cluster(widened(|b| b.memory(41 << 40)), bound(6)),
+            pods(),
+        ),
+        (
+            "a node of 42,950 CPUs: cpu in 2-millicore units",
+            cluster(widened(|b| b.cpu(42_950_001)), bound(6)),
+            pods(),
+        ),
+        (
+            "a node of 42,949,673 pods: pods in 2-pod units",
+            cluster(widened(|b| b.pods(42_949_673)), bound(6)),
+            pods(),
+        ),
     ];
     for (name, state, pending) in cases {
+        if name.ends_with(" units") {
+            let enc = encode(&state, &pending).unwrap();
+            let widened = enc
+                .dicts
+                .resources
+                .units
+                .iter()
+                .any(|u| u.shift > kplace::encode::units::ResourceUnit::base(&u.name).shift);
+            assert!(widened, "{name}: a unit is wider than its base");
+        }
         for options in [
             GpuOptions::default(),
             SMALL,

@@ -112,7 +112,7 @@ use crate::framework::profile::PluginName;
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
 use crate::model::gang::{GangIndex, GangKey};
 use crate::model::{ClusterState, Pod, UnsatisfiableAction};
-use crate::plan::{Eviction, Placement, Plan, Unschedulable};
+use crate::plan::{Degraded, Eviction, ExactPath, Placement, Plan, Unschedulable, WiderUnit};
 use crate::plugins::interpodaffinity::AffinityTerm;
 use crate::plugins::node_ports::fits_ports;
 use crate::plugins::podtopologyspread::PodTopologySpread;
@@ -366,8 +366,11 @@ pub fn plan_greedy_on(
                 }
             }
             let timings = plan.summary.timings_ms.clone();
-            let (algorithm, backend) =
-                (plan.summary.algorithm.clone(), plan.summary.backend.clone());
+            let (algorithm, backend, degraded) = (
+                plan.summary.algorithm.clone(),
+                plan.summary.backend.clone(),
+                plan.summary.degraded.clone(),
+            );
             let after = crate::compare::apply_plan(&cluster, pending, &plan);
             plan.summary = crate::plan::summarize(&plan, &after, pending);
             plan.summary.timings_ms = timings;
@@ -377,6 +380,7 @@ pub fn plan_greedy_on(
                 .max(0.0);
             plan.summary.algorithm = algorithm;
             plan.summary.backend = backend;
+            plan.summary.degraded = degraded;
             return Ok(plan);
         }
         out.extend(partial);
@@ -455,6 +459,8 @@ fn plan_once(
         first_pass_failures: BTreeMap::new(),
         evaluate_ms: 0.0,
         now: options.now,
+        widened: BTreeMap::new(),
+        exact_path: Vec::new(),
     };
     // Each pending pod is one step, counted when it is placed or finally decided.
     let task = progress.bar("plan: pods", pending.len() as u64);
@@ -476,14 +482,48 @@ fn plan_once(
                 rest.push((c, m));
             }
         }
-        // 2. The greedy over the simple classes.
+        // 2. The greedy over the simple classes. A class the matrices cannot evaluate (an
+        // amount or weight outside their range) goes to the exact path instead.
+        let leftovers = loop {
+            let out = run.greedy_tier(tier, &classes, pending, &frameworks, options, evaluator)?;
+            let e = match out {
+                Ok(leftovers) => break leftovers,
+                Err(e) => e,
+            };
+            let greedy: Vec<usize> =
+                tier.iter().copied().filter(|&c| classes[c].route == Route::Greedy).collect();
+            let bad = run.out_of_range(&greedy, &classes, pending, &frameworks, evaluator)?;
+            if bad.is_empty() {
+                return Err(e);
+            }
+            for (c, reason) in bad {
+                tracing::warn!(
+                    "{} pods planned on the exact path: {reason}",
+                    classes[c].members.len()
+                );
+                classes[c].route = Route::Sequential;
+                classes[c].movable = false;
+                let mut members = classes[c].members.clone();
+                members.sort_by_key(|&m| position[m]);
+                run.exact_path.push(ExactPath {
+                    pods: members.iter().map(|&m| pending[m].key()).collect(),
+                    reason,
+                });
+                for m in members {
+                    let fw = &frameworks[&pending[m].scheduler_name].no_preemption;
+                    if run.try_place(fw, c, &pending[m]) {
+                        task.inc(1);
+                    } else {
+                        rest.push((c, m));
+                    }
+                }
+            }
+        };
         let greedy_pods: usize = tier
             .iter()
             .filter(|&&c| classes[c].route == Route::Greedy)
             .map(|&c| classes[c].members.len())
             .sum();
-        let leftovers =
-            run.greedy_tier(tier, &classes, pending, &frameworks, options, evaluator)?;
         task.inc(greedy_pods.saturating_sub(leftovers.len()) as u64);
         rest.extend(leftovers);
         // 3. One victim-minimizing preemption pass for the greedy classes' leftovers.
@@ -510,6 +550,7 @@ fn plan_once(
     plan.summary.timings_ms.solve = (total_ms - run.evaluate_ms - encode_ms).max(0.0);
     plan.summary.algorithm = options.solver.as_str().to_string();
     plan.summary.backend = evaluator.describe();
+    plan.summary.degraded = run_degraded(run.widened, run.exact_path);
 
     // The sequential plan can only rank higher when this one left a pod out or evicted one.
     let improvable = !plan.unschedulable.is_empty() || !plan.evictions.is_empty();
@@ -532,6 +573,7 @@ fn plan_once(
                 plan.summary.timings_ms.solve + seq_start.elapsed().as_secs_f64() * 1000.0;
             sequential.summary.algorithm = FALLBACK_ALGORITHM.to_string();
             sequential.summary.backend = plan.summary.backend.clone();
+            sequential.summary.degraded = plan.summary.degraded.clone();
             return Ok(sequential);
         }
         plan.summary.timings_ms.solve += seq_start.elapsed().as_secs_f64() * 1000.0;
@@ -541,6 +583,79 @@ fn plan_once(
 
 /// `summary.algorithm` of a plan that comes from the sequential fallback.
 pub const FALLBACK_ALGORITHM: &str = "greedy-sequential-fallback";
+
+/// Whether `e` is a limit of the class × node matrices (an amount, weight or count outside
+/// their integer range, or more resource columns than they name) rather than a failure: the
+/// classes concerned are planned on the exact path instead.
+fn matrix_limit(e: &BatchError) -> bool {
+    matches!(
+        e,
+        BatchError::Encode(_)
+            | BatchError::Eval(
+                EvalError::Encode(_)
+                    | EvalError::WeightsTooLarge { .. }
+                    | EvalError::TooManyResources { .. }
+            )
+    )
+}
+
+/// `Ok(Err(e))` for a matrix limit (see [`Run::greedy_tier`]), else `Err(e)`.
+#[allow(clippy::type_complexity)]
+fn limit_or_fatal(e: BatchError) -> Result<Result<Vec<(usize, usize)>, BatchError>, BatchError> {
+    if matrix_limit(&e) { Ok(Err(e)) } else { Err(e) }
+}
+
+/// The resources `enc` encodes in a unit wider than their base unit, each with its shift, the
+/// unit's name and the objects whose amounts do not fit the base unit (`node/NAME`,
+/// `pod/NS/NAME` for the pods of `pods`).
+fn widened_units(
+    enc: &Encoded,
+    cluster: &ClusterState,
+    pods: &[Pod],
+) -> Vec<(String, u32, String, BTreeSet<String>)> {
+    use crate::encode::units::{Rounding, encode_amount, encode_request_sum};
+    let mut out = Vec::new();
+    for unit in &enc.dicts.resources.units {
+        let base = crate::encode::units::ResourceUnit::base(&unit.name).shift;
+        if unit.shift <= base {
+            continue;
+        }
+        let name = unit.name.as_str();
+        let mut objects = BTreeSet::new();
+        for node in &cluster.nodes {
+            let alloc = encode_amount(node.allocatable.get(name), base, Rounding::Down);
+            let used = encode_request_sum(node.pods.iter().map(|p| p.requests.get(name)), base);
+            if alloc.is_err() || used.is_err() {
+                objects.insert(format!("node/{}", node.name));
+            }
+        }
+        for pod in pods {
+            if encode_amount(pod.requests.get(name), base, Rounding::Up).is_err() {
+                objects.insert(format!("pod/{}", pod.key()));
+            }
+        }
+        out.push((unit.name.clone(), unit.shift, unit.unit_name(), objects));
+    }
+    out
+}
+
+/// The `summary.degraded` of a batch run.
+fn run_degraded(
+    widened: BTreeMap<String, (u32, String, BTreeSet<String>)>,
+    exact_path: Vec<ExactPath>,
+) -> Degraded {
+    Degraded {
+        wider_units: widened
+            .into_iter()
+            .map(|(resource, (_, unit, objects))| WiderUnit {
+                resource,
+                unit,
+                objects: objects.into_iter().collect(),
+            })
+            .collect(),
+        exact_path,
+    }
+}
 
 /// How good a plan is, for the fallback: more pods placed first; then, from the highest
 /// priority down, more pods of that priority; then fewer evictions.
@@ -647,6 +762,10 @@ struct Run {
     evaluate_ms: f64,
     /// The simulation clock (start time of pods that have none).
     now: i64,
+    /// Resource → (shift, unit name, objects outside the base unit) of the widened units.
+    widened: BTreeMap<String, (u32, String, BTreeSet<String>)>,
+    /// Classes moved to the exact path, with why.
+    exact_path: Vec<ExactPath>,
 }
 
 impl Run {
@@ -668,7 +787,8 @@ impl Run {
 
     /// Evaluates and solves the greedy classes of one tier (with the movable pods earlier
     /// tiers placed, which relocation may move), adds the placements to the plan and the
-    /// cluster, and returns the pods left unplaced as `(class, pending index)`.
+    /// cluster, and returns the pods left unplaced as `(class, pending index)`. The inner error
+    /// is a class × node matrix limit ([`matrix_limit`]) met before anything changed.
     fn greedy_tier(
         &mut self,
         tier: &[usize],
@@ -677,12 +797,12 @@ impl Run {
         frameworks: &BTreeMap<String, Frameworks>,
         options: &BatchOptions,
         evaluator: &mut Evaluator,
-    ) -> Result<Vec<(usize, usize)>, BatchError> {
+    ) -> Result<Result<Vec<(usize, usize)>, BatchError>, BatchError> {
         let eval_start = Instant::now();
         let to_place: Vec<usize> =
             tier.iter().copied().filter(|&c| classes[c].route == Route::Greedy).collect();
         if to_place.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Ok(Vec::new()));
         }
         // Solver classes: this tier's, then earlier tiers' movable classes with placed pods.
         let mut global = to_place.clone();
@@ -745,19 +865,39 @@ impl Run {
             .collect();
         let group_pods: Vec<Vec<Pod>> =
             groups.iter().map(|(_, ks)| ks.iter().map(|&k| reps[k].clone()).collect()).collect();
-        let encs = group_pods
+        let encs = match group_pods
             .iter()
             .map(|pods| crate::encode::encode(cluster, pods))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(encs) => encs,
+            Err(e) => return Ok(Err(e.into())),
+        };
+        for (pods, enc) in group_pods.iter().zip(&encs) {
+            for (resource, shift, unit, objects) in widened_units(enc, cluster, pods) {
+                let entry =
+                    self.widened.entry(resource).or_insert((shift, unit.clone(), objects.clone()));
+                if shift > entry.0 {
+                    (entry.0, entry.1) = (shift, unit);
+                }
+                entry.2.extend(objects);
+            }
+        }
         let mut prepared = Vec::with_capacity(groups.len());
         for (((name, _), pods), enc) in groups.iter().zip(&group_pods).zip(&encs) {
-            prepared.push(Prepared::new(frameworks[*name].no_fit.profile(), cluster, pods, enc)?);
+            match Prepared::new(frameworks[*name].no_fit.profile(), cluster, pods, enc) {
+                Ok(p) => prepared.push(p),
+                Err(e) => return limit_or_fatal(e.into()),
+            }
         }
         let mut source = vec![(0usize, 0usize); global.len()];
         let mut resource_planes = Vec::with_capacity(groups.len());
         let mut static_part = vec![0i64; global.len() * n_nodes];
         for (g, (_, ks)) in groups.iter().enumerate() {
-            let m = evaluator.evaluate_prepared(&prepared[g])?;
+            let m = match evaluator.evaluate_prepared(&prepared[g]) {
+                Ok(m) => m,
+                Err(e) => return limit_or_fatal(e.into()),
+            };
             let planes = ResourcePlanes::of(&m);
             for (i, &k) in ks.iter().enumerate() {
                 let Some(&c) = encs[g].classes.pod_class.get(i) else { continue };
@@ -874,7 +1014,7 @@ impl Run {
                 break;
             }
         }
-        let Some((_, next, changed, _)) = best else { return Ok(Vec::new()) };
+        let Some((_, next, changed, _)) = best else { return Ok(Ok(Vec::new())) };
         if changed {
             self.version += 1;
         }
@@ -882,7 +1022,70 @@ impl Run {
         for (k, &c) in to_place.iter().enumerate() {
             leftovers.extend(classes[c].members[next[k]..].iter().map(|&m| (c, m)));
         }
-        Ok(leftovers)
+        Ok(Ok(leftovers))
+    }
+
+    /// The classes among `cs` (greedy classes of a tier) whose matrices cannot be evaluated
+    /// ([`matrix_limit`]), each with the error, found by bisection. Classes that fail only
+    /// together (none of them alone) are all returned.
+    fn out_of_range(
+        &self,
+        cs: &[usize],
+        classes: &[Class],
+        pending: &[Pod],
+        frameworks: &BTreeMap<String, Frameworks>,
+        evaluator: &mut Evaluator,
+    ) -> Result<Vec<(usize, String)>, BatchError> {
+        let Some(e) = self.matrix_failure(cs, classes, pending, frameworks, evaluator)? else {
+            return Ok(Vec::new());
+        };
+        if cs.len() <= 1 {
+            return Ok(cs.iter().map(|&c| (c, e.to_string())).collect());
+        }
+        let (a, b) = cs.split_at(cs.len() / 2);
+        let mut bad = self.out_of_range(a, classes, pending, frameworks, evaluator)?;
+        bad.extend(self.out_of_range(b, classes, pending, frameworks, evaluator)?);
+        if bad.is_empty() {
+            return Ok(cs.iter().map(|&c| (c, e.to_string())).collect());
+        }
+        Ok(bad)
+    }
+
+    /// The matrix limit met evaluating the classes `cs` on the current cluster, if any (what
+    /// [`Run::greedy_tier`] evaluates, without solving).
+    fn matrix_failure(
+        &self,
+        cs: &[usize],
+        classes: &[Class],
+        pending: &[Pod],
+        frameworks: &BTreeMap<String, Frameworks>,
+        evaluator: &mut Evaluator,
+    ) -> Result<Option<BatchError>, BatchError> {
+        let cluster = &self.sched.cluster;
+        let per_chunk = (EVAL_CHUNK_CELLS / cluster.nodes.len().max(1)).max(1);
+        let mut by_name: BTreeMap<&str, Vec<Pod>> = BTreeMap::new();
+        for &c in cs {
+            let rep = &pending[classes[c].members[0]];
+            by_name.entry(rep.scheduler_name.as_str()).or_default().push(rep.clone());
+        }
+        for (name, reps) in by_name {
+            for pods in reps.chunks(per_chunk) {
+                let result = crate::encode::encode(cluster, pods)
+                    .map_err(BatchError::from)
+                    .and_then(|enc| {
+                        let prepared =
+                            Prepared::new(frameworks[name].no_fit.profile(), cluster, pods, &enc)?;
+                        evaluator.evaluate_prepared(&prepared)?;
+                        Ok(())
+                    });
+                match result {
+                    Ok(()) => {}
+                    Err(e) if matrix_limit(&e) => return Ok(Some(e)),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The batch preemption pass over `rest` (pods left unplaced, `(class, pending index)`):

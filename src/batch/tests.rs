@@ -712,3 +712,91 @@ fn gangs_are_placed_all_or_nothing() {
         }
     }
 }
+
+#[test]
+fn objects_outside_the_matrices_range_degrade_and_the_summary_says_so() {
+    const TI: i64 = 1 << 40;
+    let small = |name: &str| {
+        NodeBuilder::new(name).cpu(4000).memory(16 * GI).pods(110).label("zone", name).obj()
+    };
+    let web = |name: &str| PodBuilder::new("d", name).cpu(100).memory(100 * MI).label("app", "web");
+    let huge_skew =
+        spread_constraint(i32::MAX, "zone", UnsatisfiableAction::ScheduleAnyway, &[("app", "web")]);
+    // (name, big node or none, pending, the widened resource and unit, pods on the exact path)
+    type Case = (
+        &'static str,
+        Option<crate::model::Node>,
+        Vec<Pod>,
+        Option<(&'static str, &'static str)>,
+        Vec<&'static str>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "a node with 41 TiB of memory widens memory to 2 MiB units",
+            Some(NodeBuilder::new("big").cpu(4000).memory(41 * TI).pods(110).obj()),
+            vec![web("a").obj(), web("b").obj()],
+            Some(("memory", "2 MiB")),
+            vec![],
+        ),
+        (
+            "a node with 42,950 CPUs widens cpu to 2-millicore units",
+            Some(NodeBuilder::new("big").cpu(42_950_000).memory(16 * GI).pods(110).obj()),
+            vec![web("a").obj(), web("b").obj()],
+            Some(("cpu", "2 millicores")),
+            vec![],
+        ),
+        (
+            "a node with 42,949,673 pods widens pods to 2-pod units",
+            Some(NodeBuilder::new("big").cpu(4000).memory(16 * GI).pods(42_949_673).obj()),
+            vec![web("a").obj(), web("b").obj()],
+            Some(("pods", "2 units")),
+            vec![],
+        ),
+        (
+            "a pod with maxSkew 2147483647 ScheduleAnyway is planned on the exact path",
+            None,
+            vec![web("a").obj(), web("skewed").spread(huge_skew.clone()).obj()],
+            None,
+            vec!["d/skewed"],
+        ),
+    ];
+    for (name, big, pending, widened, exact) in cases {
+        let mut nodes = vec![small("n1"), small("n2")];
+        nodes.extend(big);
+        let state = cluster(nodes, vec![]);
+        let plan = plan(&state, &pending);
+        assert_eq!(plan.placements.len(), pending.len(), "{name}: every pod is placed");
+        assert!(check(&state, &pending, &plan).is_valid(), "{name}: the plan is valid");
+        let d = &plan.summary.degraded;
+        match widened {
+            Some((resource, unit)) => {
+                assert_eq!(d.wider_units.len(), 1, "{name}: {d:?}");
+                let w = &d.wider_units[0];
+                assert_eq!(
+                    (w.resource.as_str(), w.unit.as_str(), w.objects.clone()),
+                    (resource, unit, vec!["node/big".to_string()]),
+                    "{name}"
+                );
+            }
+            None => assert!(d.wider_units.is_empty(), "{name}: {d:?}"),
+        }
+        let on_exact: Vec<&str> =
+            d.exact_path.iter().flat_map(|e| e.pods.iter().map(String::as_str)).collect();
+        assert_eq!(on_exact, exact, "{name}");
+        for e in &d.exact_path {
+            assert!(e.reason.contains("too large for 32-bit score arithmetic"), "{name}: {e:?}");
+        }
+        let json = serde_json::to_value(&plan.summary).expect("serializes");
+        assert_eq!(json.get("degraded").is_some(), !d.is_empty(), "{name}: {json}");
+    }
+}
+
+#[test]
+fn a_plan_within_range_has_no_degraded_section() {
+    let state = cluster(vec![NodeBuilder::new("n").cpu(4000).memory(16 * GI).obj()], vec![]);
+    let pending = vec![PodBuilder::new("d", "p").cpu(100).obj()];
+    let plan = plan(&state, &pending);
+    assert!(plan.summary.degraded.is_empty());
+    let json = serde_json::to_value(&plan.summary).expect("serializes");
+    assert!(json.get("degraded").is_none(), "{json}");
+}

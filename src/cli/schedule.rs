@@ -35,8 +35,9 @@ pub struct ScheduleArgs {
     /// The most pods in one batch.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     max_batch: u32,
-    /// Where to serve /metrics and /healthz (`off` for nowhere).
-    #[arg(long, default_value = "0.0.0.0:10251", value_name = "ADDR")]
+    /// Where to serve /metrics, /healthz (liveness) and /readyz (`off` for nowhere). Local
+    /// only by default; `0.0.0.0:10261` exposes it (e.g. to Prometheus in a pod).
+    #[arg(long, default_value = "127.0.0.1:10261", value_name = "ADDR")]
     metrics_addr: String,
     /// Elect a leader among replicas through a Lease (default: the config's
     /// leaderElection.leaderElect, else true).
@@ -199,7 +200,7 @@ pub fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
                 let l = tokio::net::TcpListener::bind(addr)
                     .await
                     .with_context(|| format!("listening on {addr:?} for /metrics"))?;
-                tracing::info!("serving /metrics and /healthz on {}", l.local_addr()?);
+                tracing::info!("serving /metrics, /healthz and /readyz on {}", l.local_addr()?);
                 Some(l)
             }
         };

@@ -138,38 +138,54 @@ fn insertion_order_of_maps_and_lists_does_not_change_the_encoding() {
 }
 
 #[test]
-fn amounts_outside_the_range_are_typed_errors_naming_the_culprit() {
+fn amounts_outside_the_base_range_widen_the_unit_instead_of_failing() {
     let huge_node = || NodeBuilder::new("big").cpu(50_000_000).obj();
     let small = || NodeBuilder::new("small").cpu(1000).memory(GI).obj();
-    let cases: Vec<(&str, crate::model::ClusterState, Vec<crate::model::Pod>, EncodeError)> = vec![
+    // (name, cluster, pending, resource column, its shift, its unit's name, an encoded amount
+    // to check: (node allocatable or class request, row, want))
+    type Case = (
+        &'static str,
+        crate::model::ClusterState,
+        Vec<crate::model::Pod>,
+        usize,
+        u32,
+        &'static str,
+    );
+    let cases: Vec<Case> = vec![
         (
-            "a node with 50,000 cores overflows its allocatable cpu",
+            "a node with 50,000 cores gets 2-millicore units",
             cluster(vec![huge_node()], vec![]),
             vec![],
-            EncodeError::Overflow {
-                subject: Subject::Node("big".into()),
-                resource: "cpu".into(),
-                field: AmountField::Allocatable,
-                value: 50_000_000,
-                max: units::AMOUNT_MAX,
-                unit: "millicores".into(),
-            },
+            dict::RESOURCE_CPU,
+            1,
+            "2 millicores",
         ),
         (
-            "a pod asking for 50 TiB of memory overflows its request",
+            "a node with 41 TiB of memory gets 2 MiB units",
+            cluster(vec![NodeBuilder::new("big").memory(41 * TI).obj()], vec![]),
+            vec![],
+            dict::RESOURCE_MEMORY,
+            21,
+            "2 MiB",
+        ),
+        (
+            "a node of 42,949,673 pods gets 2-pod units",
+            cluster(vec![NodeBuilder::new("big").pods(42_949_673).obj()], vec![]),
+            vec![],
+            dict::RESOURCE_PODS,
+            1,
+            "2 units",
+        ),
+        (
+            "a pod asking for 50 TiB of memory gets 2 MiB units",
             cluster(vec![small()], vec![]),
             vec![PodBuilder::new("d", "greedy").memory(50 * TI).obj()],
-            EncodeError::Overflow {
-                subject: Subject::Pod("d/greedy".into()),
-                resource: "memory".into(),
-                field: AmountField::Request,
-                value: 50 * TI,
-                max: units::AMOUNT_MAX,
-                unit: "MiB".into(),
-            },
+            dict::RESOURCE_MEMORY,
+            21,
+            "2 MiB",
         ),
         (
-            "two bound pods whose cpu sums past the range overflow the node's requested cpu",
+            "two bound pods whose cpu sums past the base range get 2-millicore units",
             cluster(
                 vec![small()],
                 vec![
@@ -178,33 +194,50 @@ fn amounts_outside_the_range_are_typed_errors_naming_the_culprit() {
                 ],
             ),
             vec![],
-            EncodeError::Overflow {
-                subject: Subject::Node("small".into()),
-                resource: "cpu".into(),
-                field: AmountField::Requested,
-                value: 60_000_000,
-                max: units::AMOUNT_MAX,
-                unit: "millicores".into(),
-            },
-        ),
-        (
-            "a negative allocatable is refused",
-            cluster(vec![NodeBuilder::new("neg").memory(-1).obj()], vec![]),
-            vec![],
-            EncodeError::Negative {
-                subject: Subject::Node("neg".into()),
-                resource: "memory".into(),
-                field: AmountField::Allocatable,
-                value: -1,
-            },
+            dict::RESOURCE_CPU,
+            1,
+            "2 millicores",
         ),
     ];
-    for (name, state, pending, want) in cases {
-        assert_eq!(encode(&state, &pending).err(), Some(want), "{name}");
+    for (name, state, pending, column, shift, unit) in cases {
+        let enc = encode(&state, &pending).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let u = &enc.dicts.resources.units[column];
+        assert_eq!((u.shift, u.unit_name().as_str()), (shift, unit), "{name}");
     }
-    let msg = encode(&cluster(vec![huge_node()], vec![]), &[]).unwrap_err().to_string();
+    // Allocatable rounds down in the wider unit, and the node is flagged when that loses
+    // something (an odd number of millicores).
+    let enc =
+        encode(&cluster(vec![NodeBuilder::new("big").cpu(50_000_001).obj()], vec![]), &[]).unwrap();
+    assert_eq!(enc.tensors.node_allocatable[[0, dict::RESOURCE_CPU]], 25_000_000);
+    assert_ne!(enc.tensors.node_flags[0] & tensors::NODE_INEXACT_UNITS, 0);
+    let enc = encode(&cluster(vec![huge_node()], vec![]), &[]).unwrap();
     assert_eq!(
-        msg,
+        enc.tensors.node_flags[0] & tensors::NODE_INEXACT_UNITS,
+        0,
+        "an even amount is exact"
+    );
+
+    // What no unit can hold is still a typed error naming the object.
+    let negative = cluster(vec![NodeBuilder::new("neg").memory(-1).obj()], vec![]);
+    assert_eq!(
+        encode(&negative, &[]).err(),
+        Some(EncodeError::Negative {
+            subject: Subject::Node("neg".into()),
+            resource: "memory".into(),
+            field: AmountField::Allocatable,
+            value: -1,
+        }),
+    );
+    let overflow = EncodeError::Overflow {
+        subject: Subject::Node("big".into()),
+        resource: "cpu".into(),
+        field: AmountField::Allocatable,
+        value: 50_000_000,
+        max: units::AMOUNT_MAX,
+        unit: "millicores".into(),
+    };
+    assert_eq!(
+        overflow.to_string(),
         "node \"big\": cpu allocatable of 50000000 does not fit the encoded range (at most 42949672 millicores)"
     );
 }

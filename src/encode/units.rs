@@ -11,20 +11,26 @@
 //!
 //! # Units
 //!
-//! | resource | unit | scale | adaptive |
-//! |---|---|---|---|
-//! | `cpu` | millicore | 1 | no |
-//! | `memory` | MiB | 2^20 bytes | no |
-//! | `pods` | pod | 1 | no |
-//! | `ephemeral-storage` | 2^s bytes, s ≥ 20 | MiB or coarser | yes |
-//! | `hugepages-*` | 2^s bytes, s ≥ 20 | MiB or coarser | yes |
-//! | any other scalar (e.g. `nvidia.com/gpu`) | 2^s of its unit, s ≥ 0 | 1 or coarser | yes |
+//! | resource | base unit | scale |
+//! |---|---|---|
+//! | `cpu` | 2^s millicores, s ≥ 0 | millicore or coarser |
+//! | `memory` | 2^s bytes, s ≥ 20 | MiB or coarser |
+//! | `pods` | 2^s pods, s ≥ 0 | pod or coarser |
+//! | `ephemeral-storage` | 2^s bytes, s ≥ 20 | MiB or coarser |
+//! | `hugepages-*` | 2^s bytes, s ≥ 20 | MiB or coarser |
+//! | any other scalar (e.g. `nvidia.com/gpu`) | 2^s of its unit, s ≥ 0 | 1 or coarser |
 //!
-//! An *adaptive* resource starts at its base shift and the encoder raises the shift (doubling
-//! the unit) until every amount of that resource in the cluster fits [`AMOUNT_MAX`]; the chosen
-//! shift is recorded in [`ResourceUnit::shift`]. In any cluster whose nodes have less than
-//! 40 TiB of ephemeral storage the shift stays at 20 (MiB). A fixed resource that does not fit
-//! is an error ([`crate::encode::EncodeError::Overflow`]), never a wrap.
+//! Every resource is *adaptive*: it starts at its base shift and the encoder raises the shift
+//! (doubling the unit) until every amount of that resource in the cluster fits [`AMOUNT_MAX`];
+//! the chosen shift is recorded in [`ResourceUnit::shift`]. A node or pod whose amount is
+//! outside the base unit's range (a node of 41 TiB of memory, of 42,950 CPUs or of 42,949,673
+//! pods) thus widens the unit of that resource for the whole encoding instead of failing it;
+//! amounts that are no longer whole units get the `INEXACT_UNITS` flags (below), and
+//! `kplace plan` names the widened resources and the objects that widened them in
+//! `summary.degraded`. In a cluster of real nodes (under 40 TiB of memory or ephemeral storage,
+//! under 42,949 CPUs) every shift stays at its base. An amount that fits no shift (negative, or
+//! a sum of rounded-up requests beyond any unit) is an error
+//! ([`crate::encode::EncodeError::Overflow`]), never a wrap.
 //!
 //! # Rounding: requests up, allocatable down
 //!
@@ -63,7 +69,7 @@
 //! the encoded verdicts and scores equal upstream's exactly: `floor(a·k / (b·k)) = floor(a/b)`.
 //! The CPU reference evaluates in encoded units too, so CPU and GPU agree bit for bit always;
 //! upstream agreement is exact for flag-free pairs and conservative (never a false fit) otherwise.
-//! CPU is always exact (Kubernetes itself rounds CPU quantities up to millicores).
+//! CPU is exact at its base unit (Kubernetes itself rounds CPU quantities up to millicores).
 //!
 //! # Bounds (why nothing overflows)
 //!
@@ -144,9 +150,9 @@ impl ResourceUnit {
     /// The base unit of a resource, before any adaptive raise (see the module doc's table).
     pub fn base(name: &str) -> Self {
         let (kind, shift, adaptive) = match name {
-            CPU => (UnitKind::MilliCpu, 0, false),
-            MEMORY => (UnitKind::Bytes, MIB_SHIFT, false),
-            PODS => (UnitKind::Count, 0, false),
+            CPU => (UnitKind::MilliCpu, 0, true),
+            MEMORY => (UnitKind::Bytes, MIB_SHIFT, true),
+            PODS => (UnitKind::Count, 0, true),
             EPHEMERAL_STORAGE => (UnitKind::Bytes, MIB_SHIFT, true),
             n if n.starts_with(HUGEPAGES_PREFIX) => (UnitKind::Bytes, MIB_SHIFT, true),
             _ => (UnitKind::Count, 0, true),
@@ -440,9 +446,9 @@ mod tests {
     #[test]
     fn base_units_follow_the_table() {
         let cases: &[(&str, UnitKind, u32, bool, &str)] = &[
-            (CPU, UnitKind::MilliCpu, 0, false, "millicores"),
-            (MEMORY, UnitKind::Bytes, 20, false, "MiB"),
-            (PODS, UnitKind::Count, 0, false, "units"),
+            (CPU, UnitKind::MilliCpu, 0, true, "millicores"),
+            (MEMORY, UnitKind::Bytes, 20, true, "MiB"),
+            (PODS, UnitKind::Count, 0, true, "units"),
             (EPHEMERAL_STORAGE, UnitKind::Bytes, 20, true, "MiB"),
             ("hugepages-2Mi", UnitKind::Bytes, 20, true, "MiB"),
             ("nvidia.com/gpu", UnitKind::Count, 0, true, "units"),

@@ -256,9 +256,30 @@ struct Lock {
     name: String,
     namespace: String,
     last: Option<Lease>,
+    /// Whether a 403 on the Lease was reported (once: it repeats every retry period).
+    reported_forbidden: bool,
 }
 
 impl Lock {
+    /// The error's text; a 403 is reported once at error level with what to fix (the Role in
+    /// deploy/rbac.yaml grants one Lease name in one namespace).
+    fn error(&mut self, e: &kube::Error) -> String {
+        if matches!(e, kube::Error::Api(s) if s.code == 403) && !self.reported_forbidden {
+            self.reported_forbidden = true;
+            tracing::error!(
+                "the Lease {}/{} is forbidden ({}): this replica cannot lead. Grant get and update on \
+                 this Lease name and create on leases in namespace {} (deploy/rbac.yaml, Role \
+                 kplace-leader-election), or use the Lease the Role names (--lease-name, \
+                 --lease-namespace)",
+                self.namespace,
+                self.name,
+                chain(e),
+                self.namespace
+            );
+        }
+        chain(e)
+    }
+
     async fn get(&mut self) -> Result<Option<Record>, String> {
         match self.api.get_opt(&self.name).await {
             Ok(Some(lease)) => {
@@ -267,7 +288,7 @@ impl Lock {
                 Ok(Some(record))
             }
             Ok(None) => Ok(None),
-            Err(e) => Err(chain(&e)),
+            Err(e) => Err(self.error(&e)),
         }
     }
 
@@ -285,7 +306,7 @@ impl Lock {
                 self.last = Some(created);
                 Ok(())
             }
-            Err(e) => Err(chain(&e)),
+            Err(e) => Err(self.error(&e)),
         }
     }
 
@@ -300,7 +321,7 @@ impl Lock {
                 self.last = Some(updated);
                 Ok(())
             }
-            Err(e) => Err(chain(&e)),
+            Err(e) => Err(self.error(&e)),
         }
     }
 }
@@ -378,8 +399,13 @@ pub async fn run(
     mut release: watch::Receiver<bool>,
 ) -> Ended {
     let api: Api<Lease> = Api::namespaced(client, &config.namespace);
-    let mut lock =
-        Lock { api, name: config.name.clone(), namespace: config.namespace.clone(), last: None };
+    let mut lock = Lock {
+        api,
+        name: config.name.clone(),
+        namespace: config.namespace.clone(),
+        last: None,
+        reported_forbidden: false,
+    };
     let retry = config.retry_period;
     let deadline = config.renew_deadline;
     let mut elector = Elector::new(config);

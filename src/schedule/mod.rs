@@ -87,6 +87,9 @@ use lease::LeaseConfig;
 use metrics::Metrics;
 use queue::{BackoffPolicy, Poll, Queue};
 
+/// How a planning error that came from the GPU starts (so that `auto` retries on the CPU).
+const GPU_FAILED: &str = "the GPU failed: ";
+
 /// How the scheduler runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScheduleOptions {
@@ -116,6 +119,34 @@ pub struct ScheduleOptions {
     /// Where batches are evaluated (`--backend`): the GPU context is opened once, at start,
     /// and kept. Under `auto` a GPU failure moves the rest of the run to the CPU.
     pub backend: crate::eval::Backend,
+    /// Test hook: planning fails for batches holding a pod it picks (never set by the CLI).
+    #[doc(hidden)]
+    pub plan_fault: Option<planner::PlanFault>,
+    /// Test hook: awaited between planning a batch and binding it (never set by the CLI).
+    #[doc(hidden)]
+    pub before_bind: Option<BeforeBind>,
+}
+
+/// A test hook awaited between planning a batch and binding it, to change the cluster there.
+#[doc(hidden)]
+#[derive(Clone)]
+#[allow(clippy::type_complexity)]
+pub struct BeforeBind(
+    pub  Arc<
+        dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync,
+    >,
+);
+
+impl Debug for BeforeBind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeBind")
+    }
+}
+
+impl PartialEq for BeforeBind {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl ScheduleOptions {
@@ -138,6 +169,8 @@ impl ScheduleOptions {
             shutdown_timeout: Duration::from_secs(10),
             steer: Vec::new(),
             backend: crate::eval::Backend::Cpu,
+            plan_fault: None,
+            before_bind: None,
         }
     }
 }
@@ -216,6 +249,8 @@ enum Notice {
     Pod(Box<watcher::Event<Pod>>),
     Node(Box<watcher::Event<Node>>),
     Synced(&'static str),
+    /// The service account may not read this optional kind.
+    Forbidden(&'static str),
 }
 
 /// The reflector stores.
@@ -261,11 +296,37 @@ impl Stores {
     }
 }
 
-/// Starts a reflector for one kind; its events go to the loop as notices.
+/// The watched kinds the scheduler can do without when its service account may not read them:
+/// they only feed the default spread selectors (soft scoring). Every other kind is needed:
+/// without it nothing is scheduled (`/readyz` names it), except PodDisruptionBudgets, without
+/// which scheduling goes on without preemption ([`OPTIONAL_FOR_PREEMPTION`]).
+const OPTIONAL_KINDS: [&str; 4] =
+    ["services", "replicationcontrollers", "replicasets", "statefulsets"];
+
+/// The kind without which preemption is off (evicting without knowing the budgets could break
+/// them) but placement goes on.
+const OPTIONAL_FOR_PREEMPTION: &str = "poddisruptionbudgets";
+
+/// The HTTP status of a watch error from the API server, if it has one.
+fn watch_error_code(e: &watcher::Error) -> Option<u16> {
+    match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some(s.code),
+        watcher::Error::WatchError(s) => Some(s.code),
+        _ => None,
+    }
+}
+
+/// Starts a reflector for one kind; its events go to the loop as notices, its health to
+/// `metrics`. A 403 on a kind in [`OPTIONAL_KINDS`] or [`OPTIONAL_FOR_PREEMPTION`] is reported
+/// once and the kind counts as synced (empty); the watch keeps retrying with backoff, so
+/// granting the permission later takes effect.
 fn watch_kind<K>(
     client: &kube::Client,
     kind: &'static str,
     tx: mpsc::UnboundedSender<Notice>,
+    metrics: Arc<Metrics>,
     wrap: fn(watcher::Event<K>) -> Option<Notice>,
 ) -> (Store<K>, JoinHandle<()>)
 where
@@ -278,11 +339,17 @@ where
     let task = tokio::spawn(async move {
         let mut stream = std::pin::pin!(stream);
         let mut failing = false;
+        let mut forbidden = false;
         while let Some(item) = stream.next().await {
             match item {
                 Ok(event) => {
                     failing = false;
+                    metrics.watch_ok(kind);
                     let synced = matches!(event, watcher::Event::InitDone);
+                    if synced && forbidden {
+                        tracing::info!("{kind} can be read now");
+                        forbidden = false;
+                    }
                     let notice = wrap(event).or(synced.then_some(Notice::Synced(kind)));
                     if let Some(n) = notice
                         && tx.send(n).is_err()
@@ -291,11 +358,36 @@ where
                     }
                 }
                 Err(e) => {
+                    let optional =
+                        OPTIONAL_KINDS.contains(&kind) || kind == OPTIONAL_FOR_PREEMPTION;
+                    if watch_error_code(&e) == Some(403) && optional {
+                        if !forbidden {
+                            let without = if kind == OPTIONAL_FOR_PREEMPTION {
+                                "scheduling without preemption"
+                            } else {
+                                "scheduling without default spreading by its selectors"
+                            };
+                            tracing::warn!(
+                                "watching {kind}: {e}; {without} until the service account may list and watch {kind}"
+                            );
+                            metrics.forbidden(kind, without);
+                            if tx.send(Notice::Forbidden(kind)).is_err() {
+                                break;
+                            }
+                        }
+                        forbidden = true;
+                        continue;
+                    }
                     if failing {
                         tracing::debug!("watching {kind}: {e}");
+                    } else if watch_error_code(&e) == Some(403) {
+                        tracing::error!(
+                            "watching {kind}: {e}; nothing is scheduled until the service account may list and watch {kind} (see deploy/rbac.yaml)"
+                        );
                     } else {
                         tracing::warn!("watching {kind}: {e}; retrying with backoff");
                     }
+                    metrics.watch_failed(kind, Instant::now());
                     failing = true;
                 }
             }
@@ -335,6 +427,10 @@ struct Loop {
     relist_pods: Option<BTreeSet<String>>,
     relist_nodes: Option<BTreeSet<String>>,
     synced: BTreeSet<&'static str>,
+    /// Optional kinds the service account may not read (scheduling goes on without them).
+    forbidden: BTreeSet<&'static str>,
+    /// When the batch being decided was cut.
+    batch_started: Instant,
     /// Objects already warned about as not converting.
     warned: BTreeSet<String>,
     summary: RunSummary,
@@ -362,9 +458,14 @@ impl Loop {
             Notice::Pod(e) => self.on_pod(*e, now),
             Notice::Node(e) => self.on_node(*e, now),
             Notice::Synced(kind) => {
+                self.metrics.synced(kind);
+                self.forbidden.remove(kind);
                 if self.synced.insert(kind) {
                     tracing::debug!("{kind} synced");
                 }
+            }
+            Notice::Forbidden(kind) => {
+                self.forbidden.insert(kind);
             }
         }
     }
@@ -389,6 +490,7 @@ impl Loop {
                     }
                 }
                 self.synced.insert("pods");
+                self.metrics.synced("pods");
             }
         }
     }
@@ -449,6 +551,7 @@ impl Loop {
                     self.nodes_seen.retain(|k, _| seen.contains(k));
                 }
                 self.synced.insert("nodes");
+                self.metrics.synced("nodes");
             }
         }
     }
@@ -488,10 +591,25 @@ impl Loop {
     fn fail_all(&mut self, keys: &[String], message: &str) {
         let now = Instant::now();
         for k in keys {
+            self.attempt(k, metrics::ERROR);
             self.assumed.remove(k);
             self.queue.failed(k, now);
             self.report_failure(k, REASON_SCHEDULER_ERROR, message);
         }
+    }
+
+    /// The profile (scheduler name) of a pod, for metrics.
+    fn profile_of(&self, key: &str) -> String {
+        self.stores
+            .pod(key)
+            .and_then(|p| p.spec.as_ref().and_then(|s| s.scheduler_name.clone()))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "default-scheduler".to_string())
+    }
+
+    /// Records one scheduling attempt of `key` ending now with `result`.
+    fn attempt(&self, key: &str, result: &'static str) {
+        self.metrics.attempt(result, &self.profile_of(key), self.batch_started.elapsed());
     }
 
     /// Decides, binds and reports one batch.
@@ -501,6 +619,7 @@ impl Loop {
         leading: &mut watch::Receiver<bool>,
     ) -> Result<(), ScheduleError> {
         let started = Instant::now();
+        self.batch_started = started;
         let objects = self.stores.objects();
         let built =
             match cache::build_cluster(&objects, &self.assumed, &self.options.scheduler_names) {
@@ -508,6 +627,7 @@ impl Loop {
                 Err(e) => {
                     tracing::error!("building the cluster state: {e}");
                     self.fail_all(&keys, &e.to_string());
+                    self.metrics.batch_result(true);
                     return Ok(());
                 }
             };
@@ -544,7 +664,19 @@ impl Loop {
             return Ok(());
         }
         let batch_keys: Vec<String> = pending.iter().map(|p| p.key()).collect();
-        let config = Arc::clone(&self.config);
+        let config = if self.forbidden.contains(OPTIONAL_FOR_PREEMPTION) {
+            // Evicting without knowing the budgets could break them: no preemption.
+            let mut config = (*self.config).clone();
+            for profile in &mut config.profiles {
+                profile
+                    .plugins
+                    .post_filter
+                    .retain(|p| *p != crate::framework::profile::PluginName::DefaultPreemption);
+            }
+            Arc::new(config)
+        } else {
+            Arc::clone(&self.config)
+        };
         let state = built.cluster.state;
         let now_unix = Timestamp::now().as_second();
         // Replacements of moved pods go to their planned node when it can take them.
@@ -554,48 +686,85 @@ impl Loop {
         let mut steering = std::mem::take(&mut self.steering);
         let mut evaluator = self.evaluator.take().unwrap_or(Evaluator::Cpu);
         let backend = self.options.backend;
+        let fault = self.options.plan_fault.clone();
         let planned = tokio::task::spawn_blocking(move || {
-            let attempt = |state, steering: &mut Vec<planner::Steer>, evaluator: &mut Evaluator| {
-                planner::plan_batch_steered(state, &pending, &config, now_unix, steering, evaluator)
+            let mut attempt = |state,
+                               pods: &[crate::model::Pod],
+                               steering: &mut Vec<planner::Steer>,
+                               evaluator: &mut Evaluator|
+             -> Result<Plan, String> {
+                if let Some(f) = &fault {
+                    f.check(pods)?;
+                }
+                planner::plan_batch_steered(state, pods, &config, now_unix, steering, evaluator)
+                    .map_err(|e| match e {
+                        crate::batch::BatchError::Eval(crate::eval::EvalError::Gpu(g)) => {
+                            format!("{GPU_FAILED}{g}")
+                        }
+                        e => e.to_string(),
+                    })
             };
             // Under `auto`, a GPU failure is retried on the CPU: keep copies to retry from.
             let retry = (backend == crate::eval::Backend::Auto
                 && matches!(evaluator, Evaluator::Gpu(_)))
             .then(|| (state.clone(), steering.clone()));
-            let mut plan = attempt(state, &mut steering, &mut evaluator);
-            let gpu_failed = matches!(
-                &plan,
-                Err(crate::batch::BatchError::Eval(crate::eval::EvalError::Gpu(_)))
-            );
+            let (mut plan, mut aside) =
+                planner::isolate(state, &pending, &mut steering, &mut evaluator, &mut attempt);
+            let gpu_failed = matches!(&plan, Err(e) if e.starts_with(GPU_FAILED))
+                || aside.iter().any(|(_, e)| e.starts_with(GPU_FAILED));
             if let Some((state, before)) = retry.filter(|_| gpu_failed) {
-                if let Err(e) = &plan {
-                    tracing::warn!("the GPU failed ({e}); planning on the CPU from now on");
-                }
+                tracing::warn!("the GPU failed; planning on the CPU from now on");
                 evaluator = Evaluator::Cpu;
                 steering = before;
-                plan = attempt(state, &mut steering, &mut evaluator);
+                (plan, aside) =
+                    planner::isolate(state, &pending, &mut steering, &mut evaluator, &mut attempt);
             }
-            (plan, steering, evaluator)
+            (plan, aside, steering, evaluator)
         })
         .await
-        .map(|(plan, steering, evaluator)| {
+        .map(|(plan, aside, steering, evaluator)| {
             self.steering = steering;
             self.evaluator = Some(evaluator);
-            plan
+            (plan, aside)
         });
-        let plan = match planned {
-            Ok(Ok(plan)) => plan,
-            Ok(Err(e)) => {
-                tracing::error!("planning a batch of {} pods: {e}", batch_keys.len());
-                self.fail_all(&batch_keys, &e.to_string());
-                return Ok(());
+        let mut plan = match planned {
+            Ok((plan, aside)) => {
+                for (key, message) in &aside {
+                    tracing::error!("pod {key} cannot be planned: {message}");
+                    self.fail_all(std::slice::from_ref(key), message);
+                }
+                self.metrics.planning_errors(aside.len());
+                match plan {
+                    Ok(plan) => plan,
+                    Err(e) => {
+                        tracing::error!("planning a batch of {} pods: {e}", batch_keys.len());
+                        let rest: Vec<String> = batch_keys
+                            .iter()
+                            .filter(|k| !aside.iter().any(|(a, _)| a == *k))
+                            .cloned()
+                            .collect();
+                        self.metrics.planning_errors(rest.len());
+                        self.fail_all(&rest, &e);
+                        self.metrics.batch_result(true);
+                        return Ok(());
+                    }
+                }
             }
             Err(e) => {
                 tracing::error!("the planner stopped: {e}");
+                self.metrics.planning_errors(batch_keys.len());
                 self.fail_all(&batch_keys, "internal error: the planner stopped");
+                self.metrics.batch_result(true);
                 return Ok(());
             }
         };
+        if let Some(hook) = &self.options.before_bind {
+            (hook.0)().await;
+        }
+        // Leadership lost while planning: nothing of this batch is written.
+        if !*leading.borrow() {
+            return Err(ScheduleError::LeadershipLost);
+        }
         self.metrics.batch(batch_keys.len(), started.elapsed());
         self.summary.batches += 1;
         tracing::info!(
@@ -611,6 +780,13 @@ impl Loop {
         // not through the writer, so the nomination is in place first).
         let node_of_placement: BTreeMap<&str, &str> =
             plan.placements.iter().map(|p| (p.pod.as_str(), p.node.as_str())).collect();
+        let mut victims: BTreeMap<&str, usize> = BTreeMap::new();
+        for e in &plan.evictions {
+            *victims.entry(e.preemptor.as_str()).or_insert(0) += 1;
+        }
+        for n in victims.values() {
+            self.metrics.preemption(*n);
+        }
         let preemptors: BTreeSet<&str> =
             plan.evictions.iter().map(|e| e.preemptor.as_str()).collect();
         for pre in preemptors {
@@ -643,6 +819,25 @@ impl Loop {
         for s in &mut self.steering {
             s.counted |= s.taken_by.is_some();
         }
+        // A node deleted since the batch was planned takes no pod: its pods go back to the
+        // queue (no attempt counted) with their victims spared.
+        let deleted: BTreeSet<String> = plan
+            .placements
+            .iter()
+            .map(|p| p.node.clone())
+            .filter(|n| self.stores.nodes.get(&reflector::ObjectRef::new(n)).is_none())
+            .collect();
+        if !deleted.is_empty() {
+            let (gone, kept): (Vec<_>, Vec<_>) =
+                plan.placements.drain(..).partition(|p| deleted.contains(&p.node));
+            plan.placements = kept;
+            for p in &gone {
+                tracing::info!("{} was planned on {}, which is gone: retrying it", p.pod, p.node);
+                self.queue.requeue(&p.pod, Instant::now());
+            }
+            let requeued: BTreeSet<&str> = gone.iter().map(|p| p.pod.as_str()).collect();
+            plan.evictions.retain(|e| !requeued.contains(e.preemptor.as_str()));
+        }
         for p in &plan.placements {
             if let Some(pod) = self.stores.pod(&p.pod) {
                 let uid = pod.metadata.uid.clone().unwrap_or_default();
@@ -656,9 +851,13 @@ impl Loop {
                 evictions: plan.evictions.clone(),
                 ..Plan::default()
             };
+            if !*leading.borrow() {
+                return Err(ScheduleError::LeadershipLost);
+            }
             let report = tokio::select! {
-                r = crate::bind::bind(&self.client, &to_bind, &self.options.bind, &|_: &ActionResult| {}) => r,
+                biased;
                 _ = lost(leading) => return Err(ScheduleError::LeadershipLost),
+                r = crate::bind::bind(&self.client, &to_bind, &self.options.bind, &|_: &ActionResult| {}) => r,
             };
             match report {
                 Ok(report) => {
@@ -668,18 +867,25 @@ impl Loop {
                     for r in &report.bindings {
                         self.binding_done(r);
                     }
+                    let failed = !report.bindings.is_empty()
+                        && report.bindings.iter().all(|r| r.outcome == Outcome::Failed);
+                    self.metrics.batch_result(failed);
                 }
                 Err(e) => {
                     tracing::error!("binding the batch: {e}");
                     let placed: Vec<String> =
                         plan.placements.iter().map(|p| p.pod.clone()).collect();
                     self.fail_all(&placed, &e.to_string());
+                    self.metrics.batch_result(true);
                 }
             }
+        } else {
+            self.metrics.batch_result(false);
         }
         for u in &plan.unschedulable {
             self.summary.unschedulable += 1;
             self.metrics.unschedulable();
+            self.attempt(&u.pod, metrics::UNSCHEDULABLE);
             self.queue.unschedulable(&u.pod, Instant::now());
             self.report_failure(&u.pod, REASON_UNSCHEDULABLE, &u.message);
         }
@@ -691,6 +897,9 @@ impl Loop {
         match r.outcome {
             Outcome::Bound => {
                 self.summary.bound += 1;
+                self.attempt(&r.pod, metrics::SCHEDULED);
+                let attempts = self.queue.attempts(&r.pod).unwrap_or(0).saturating_add(1);
+                self.metrics.scheduled_after(attempts);
                 self.queue.done(&r.pod);
                 if let Some(pod) = self.stores.pod(&r.pod) {
                     let event = events::scheduled_event(
@@ -713,6 +922,7 @@ impl Loop {
             | Outcome::Refused
             | Outcome::Evicted
             | Outcome::NotNeeded => {
+                self.attempt(&r.pod, metrics::ERROR);
                 self.assumed.remove(&r.pod);
                 self.queue.failed(&r.pod, Instant::now());
                 let message = if r.outcome == Outcome::Failed {
@@ -750,16 +960,24 @@ impl Loop {
             }
             was_leading = is_leading;
             let mut wake: Option<Instant> = None;
-            if is_leading && self.synced.len() == KINDS.len() {
+            self.metrics.turn(now);
+            let ready = KINDS.iter().all(|k| self.synced.contains(k) || self.forbidden.contains(k));
+            if is_leading && ready {
                 match self.queue.poll(now, self.options.batch_window, self.options.max_batch) {
                     Poll::Batch(keys) => {
-                        self.cycle(keys, &mut leading).await?;
+                        self.metrics.in_batch(Some(now));
+                        let done = self.cycle(keys, &mut leading).await;
+                        self.metrics.in_batch(None);
+                        done?;
                         continue;
                     }
                     Poll::WaitUntil(t) => wake = Some(t),
                     Poll::Idle(t) => wake = t,
                 }
             }
+            // Turn at least every 10 s, so that liveness sees the loop alive when idle.
+            let heartbeat = now + Duration::from_secs(10);
+            let wake = Some(wake.map_or(heartbeat, |w| w.min(heartbeat)));
             let sleep = async move {
                 match wake {
                     Some(t) => tokio::time::sleep_until(tokio::time::Instant::from_std(t)).await,
@@ -827,33 +1045,55 @@ pub async fn run(
     tracing::info!("planning batches on {}", selected.evaluator.describe());
     let evaluator = selected.evaluator;
     let metrics = Arc::new(Metrics::new());
+    metrics.expect(&KINDS, options.leader_election.is_some());
 
     // Watches.
     let (tx, notices) = mpsc::unbounded_channel();
     let mut tasks: Vec<JoinHandle<()>> = Vec::new();
     let mut spawn = |t: JoinHandle<()>| tasks.push(t);
-    let (nodes, t) =
-        watch_kind::<Node>(&client, "nodes", tx.clone(), |e| Some(Notice::Node(Box::new(e))));
+    let (nodes, t) = watch_kind::<Node>(&client, "nodes", tx.clone(), Arc::clone(&metrics), |e| {
+        Some(Notice::Node(Box::new(e)))
+    });
     spawn(t);
-    let (pods, t) =
-        watch_kind::<Pod>(&client, "pods", tx.clone(), |e| Some(Notice::Pod(Box::new(e))));
+    let (pods, t) = watch_kind::<Pod>(&client, "pods", tx.clone(), Arc::clone(&metrics), |e| {
+        Some(Notice::Pod(Box::new(e)))
+    });
     spawn(t);
-    let (pdbs, t) =
-        watch_kind(&client, "poddisruptionbudgets", tx.clone(), none::<PodDisruptionBudget>);
+    let (pdbs, t) = watch_kind(
+        &client,
+        "poddisruptionbudgets",
+        tx.clone(),
+        Arc::clone(&metrics),
+        none::<PodDisruptionBudget>,
+    );
     spawn(t);
-    let (priority_classes, t) =
-        watch_kind(&client, "priorityclasses", tx.clone(), none::<PriorityClass>);
+    let (priority_classes, t) = watch_kind(
+        &client,
+        "priorityclasses",
+        tx.clone(),
+        Arc::clone(&metrics),
+        none::<PriorityClass>,
+    );
     spawn(t);
-    let (namespaces, t) = watch_kind(&client, "namespaces", tx.clone(), none::<Namespace>);
+    let (namespaces, t) =
+        watch_kind(&client, "namespaces", tx.clone(), Arc::clone(&metrics), none::<Namespace>);
     spawn(t);
-    let (services, t) = watch_kind(&client, "services", tx.clone(), none::<Service>);
+    let (services, t) =
+        watch_kind(&client, "services", tx.clone(), Arc::clone(&metrics), none::<Service>);
     spawn(t);
-    let (rcs, t) =
-        watch_kind(&client, "replicationcontrollers", tx.clone(), none::<ReplicationController>);
+    let (rcs, t) = watch_kind(
+        &client,
+        "replicationcontrollers",
+        tx.clone(),
+        Arc::clone(&metrics),
+        none::<ReplicationController>,
+    );
     spawn(t);
-    let (rss, t) = watch_kind(&client, "replicasets", tx.clone(), none::<ReplicaSet>);
+    let (rss, t) =
+        watch_kind(&client, "replicasets", tx.clone(), Arc::clone(&metrics), none::<ReplicaSet>);
     spawn(t);
-    let (sss, t) = watch_kind(&client, "statefulsets", tx.clone(), none::<StatefulSet>);
+    let (sss, t) =
+        watch_kind(&client, "statefulsets", tx.clone(), Arc::clone(&metrics), none::<StatefulSet>);
     spawn(t);
     drop(tx);
     let stores =
@@ -902,6 +1142,8 @@ pub async fn run(
         relist_pods: None,
         relist_nodes: None,
         synced: BTreeSet::new(),
+        forbidden: BTreeSet::new(),
+        batch_started: Instant::now(),
         warned: BTreeSet::new(),
         summary: RunSummary::default(),
         steering: Vec::new(),

@@ -6,7 +6,12 @@
 //! are valid, evictions for preemptors, unschedulable pods with kube-scheduler's FitError
 //! message). Upstream counterpart: `ScheduleOne`'s scheduling cycle
 //! (`pkg/scheduler/schedule_one.go`), run here for a whole batch by [`crate::batch`].
+//!
+//! A batch that cannot be planned (an error, not an unschedulable pod) is not lost whole:
+//! [`isolate`] finds the pods that make planning fail by bisection and plans the rest, as
+//! kube-scheduler's one-pod cycles confine an error to its pod.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::batch::{BatchError, BatchOptions, plan_greedy_on};
@@ -141,4 +146,196 @@ pub fn plan_batch(
     let options = BatchOptions { now: now_unix, ..BatchOptions::default() };
     let progress = crate::progress::Progress::hidden();
     plan_greedy_on(cluster, batch, config, &options, &progress, evaluator)
+}
+
+/// A batch planner as [`isolate`] calls it: the cluster, the pods, the steering and the
+/// evaluator to plan with.
+pub type PlanFn<'a, E> =
+    dyn FnMut(ClusterState, &[Pod], &mut Vec<Steer>, &mut Evaluator) -> Result<Plan, E> + 'a;
+
+/// Plans `batch` with `plan`; when that fails, finds the pods that make it fail by bisection
+/// (each half of a failing set planned alone, on the same cluster) and plans the batch without
+/// them. Returns the plan of the rest (or its error, when even that fails) and the pods set
+/// aside, in batch order, each with the error that planning it gave. Of pods that fail only
+/// together, one is set aside. `steering` is updated by the plan returned only.
+pub fn isolate<E: std::fmt::Display>(
+    cluster: ClusterState,
+    batch: &[Pod],
+    steering: &mut Vec<Steer>,
+    evaluator: &mut Evaluator,
+    plan: &mut PlanFn<'_, E>,
+) -> (Result<Plan, E>, Vec<(String, String)>) {
+    let saved = steering.clone();
+    let error = match plan(cluster.clone(), batch, steering, evaluator) {
+        Ok(p) => return (Ok(p), Vec::new()),
+        Err(e) => e,
+    };
+    *steering = saved;
+    let indices: Vec<usize> = (0..batch.len()).collect();
+    let mut bad = Vec::new();
+    culprits(
+        &cluster,
+        batch,
+        &[],
+        &indices,
+        error.to_string(),
+        steering,
+        evaluator,
+        plan,
+        &mut bad,
+    );
+    bad.sort_by_key(|(i, _)| *i);
+    let set_aside: BTreeSet<usize> = bad.iter().map(|(i, _)| *i).collect();
+    let rest: Vec<Pod> =
+        (0..batch.len()).filter(|i| !set_aside.contains(i)).map(|i| batch[i].clone()).collect();
+    let poisoned = bad.into_iter().map(|(i, m)| (batch[i].key(), m)).collect();
+    if rest.is_empty() {
+        return (Ok(Plan::default()), poisoned);
+    }
+    (plan(cluster, &rest, steering, evaluator), poisoned)
+}
+
+/// Adds to `bad` pods among `set` (indices into `batch`) without which planning `context` and
+/// `set` together no longer fails (it failed with `error`): bisection, where a set whose halves
+/// plan alone is searched again with the other half as context (delta debugging), so that of
+/// pods failing only together, one is set aside.
+#[allow(clippy::too_many_arguments)]
+fn culprits<E: std::fmt::Display>(
+    cluster: &ClusterState,
+    batch: &[Pod],
+    context: &[usize],
+    set: &[usize],
+    error: String,
+    steering: &[Steer],
+    evaluator: &mut Evaluator,
+    plan: &mut PlanFn<'_, E>,
+    bad: &mut Vec<(usize, String)>,
+) {
+    if set.len() <= 1 {
+        bad.extend(set.iter().map(|&i| (i, error.clone())));
+        return;
+    }
+    let (a, b) = set.split_at(set.len() / 2);
+    let mut try_plan = |extra: &[usize], evaluator: &mut Evaluator| {
+        let pods: Vec<Pod> = context.iter().chain(extra).map(|&i| batch[i].clone()).collect();
+        plan(cluster.clone(), &pods, &mut steering.to_vec(), evaluator).err().map(|e| e.to_string())
+    };
+    let fail_a = try_plan(a, evaluator);
+    let fail_b = try_plan(b, evaluator);
+    match (fail_a, fail_b) {
+        (None, None) => {
+            // Only together: the pods of `a` that fail with all of `b`.
+            let with_b: Vec<usize> = context.iter().chain(b).copied().collect();
+            culprits(cluster, batch, &with_b, a, error, steering, evaluator, plan, bad);
+        }
+        (fa, fb) => {
+            if let Some(e) = fa {
+                culprits(cluster, batch, context, a, e, steering, evaluator, plan, bad);
+            }
+            if let Some(e) = fb {
+                culprits(cluster, batch, context, b, e, steering, evaluator, plan, bad);
+            }
+        }
+    }
+}
+
+/// A test hook: planning fails for every batch that holds a pod it picks, as a pod the planner
+/// cannot handle would. Set only by tests through [`crate::schedule::ScheduleOptions`]; the
+/// command line has no way to set it.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct PlanFault(pub Arc<dyn Fn(&Pod) -> bool + Send + Sync>);
+
+impl PlanFault {
+    /// The error planning `batch` gives, if the hook picks one of its pods.
+    pub fn check(&self, batch: &[Pod]) -> Result<(), String> {
+        match batch.iter().find(|p| (self.0)(p)) {
+            Some(p) => Err(format!("injected planning fault for pod {}", p.key())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for PlanFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PlanFault")
+    }
+}
+
+impl PartialEq for PlanFault {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::testing::{NodeBuilder, PodBuilder, cluster};
+    use crate::plan::Placement;
+
+    /// A stand-in planner: fails when the batch holds a pod named in `poison` (or, for
+    /// `pair`, both of them), else places every pod on node `n`.
+    fn fake<'a>(
+        poison: &'static [&'static str],
+        pair: Option<(&'static str, &'static str)>,
+        calls: &'a std::cell::Cell<usize>,
+    ) -> impl FnMut(ClusterState, &[Pod], &mut Vec<Steer>, &mut Evaluator) -> Result<Plan, String> + 'a
+    {
+        move |_, pods, _, _| {
+            calls.set(calls.get() + 1);
+            let has = |n: &str| pods.iter().any(|p| p.name == n);
+            if let Some(p) = poison.iter().find(|p| has(p)) {
+                return Err(format!("cannot plan {p}"));
+            }
+            if let Some((a, b)) = pair.filter(|(a, b)| has(a) && has(b)) {
+                return Err(format!("cannot plan {a} with {b}"));
+            }
+            let placements =
+                pods.iter().map(|p| Placement { pod: p.key(), node: "n".into() }).collect();
+            Ok(Plan { placements, ..Plan::default() })
+        }
+    }
+
+    #[test]
+    fn a_batch_that_cannot_be_planned_sets_aside_only_the_pods_that_make_it_fail() {
+        let state = cluster(vec![NodeBuilder::new("n").cpu(1000).obj()], vec![]);
+        let batch: Vec<Pod> =
+            (0..16).map(|i| PodBuilder::new("d", &format!("p{i}")).obj()).collect();
+        // (name, poison pods, poison pair, pods set aside)
+        type Case<'a> =
+            (&'a str, &'static [&'static str], Option<(&'a str, &'a str)>, &'a [&'a str]);
+        let cases: &[Case] = &[
+            ("a healthy batch plans whole", &[], None, &[]),
+            ("one poison pod is set aside", &["p5"], None, &["d/p5"]),
+            ("two poison pods are both set aside", &["p0", "p15"], None, &["d/p0", "d/p15"]),
+            (
+                "of two pods that fail only together, one is set aside",
+                &[],
+                Some(("p1", "p2")),
+                &["d/p1"],
+            ),
+        ];
+        for (name, poison, pair, want) in cases {
+            let calls = std::cell::Cell::new(0);
+            let mut planner = fake(poison, *pair, &calls);
+            let (plan, aside) =
+                isolate(state.clone(), &batch, &mut Vec::new(), &mut Evaluator::Cpu, &mut planner);
+            let plan = plan.unwrap_or_else(|e| panic!("{name}: {e}"));
+            let aside_keys: Vec<&str> = aside.iter().map(|(k, _)| k.as_str()).collect();
+            assert_eq!(aside_keys, *want, "{name}");
+            assert_eq!(
+                plan.placements.len(),
+                batch.len() - want.len(),
+                "{name}: the rest is planned"
+            );
+            for (k, message) in &aside {
+                assert!(message.starts_with("cannot plan"), "{name}: {k}: {message}");
+            }
+            if want.len() == 1 {
+                // log2(16) = 4 levels of two halves, then the rest: far fewer than one per pod.
+                assert!(calls.get() <= 2 + 2 * 4 + 1, "{name}: {} plans", calls.get());
+            }
+        }
+    }
 }

@@ -362,6 +362,13 @@ pub enum Fault {
     DropAfterApply,
     /// Close the connection without doing anything.
     DropBeforeApply,
+    /// For a watch: answer 200 with one `ERROR` event carrying a 410 `Expired` Status and end
+    /// the stream, as the API server answers a watch from a compacted `resourceVersion`.
+    WatchExpired,
+    /// Answer 429 `TooManyRequests` asking the client to wait this many seconds (the
+    /// `Retry-After` header and `details.retryAfterSeconds`, as API priority and fairness
+    /// answers), without doing anything.
+    TooManyRequests(u32),
 }
 
 /// Fault `fault` on the next `times` requests of `verb` for `pod`.
@@ -1005,11 +1012,24 @@ async fn serve_more(
             record(code);
             return Some(Ok(reply(code, &body)));
         }
+        Some(Fault::TooManyRequests(seconds)) => {
+            record(429);
+            return Some(Ok(too_many_requests(*seconds)));
+        }
         Some(Fault::DropBeforeApply) => {
             record(0);
             return Some(Err(Dropped));
         }
         _ => {}
+    }
+    if verb == Verb::Watch && fault == Some(Fault::WatchExpired) {
+        record(200);
+        let (_, status) = failure(410, "Expired", "too old resource version", Value::Null);
+        let event = json!({"type": "ERROR", "object": status});
+        let full = Full::new(Bytes::from(format!("{event}\n"))).map_err(|never| match never {});
+        let mut r = Response::new(full.boxed());
+        r.headers_mut().insert("content-type", "application/json".parse().expect("a header value"));
+        return Some(Ok(r));
     }
     if verb == Verb::Watch {
         let Route2::Collection { resource, .. } = &route else { return None };
@@ -1157,6 +1177,19 @@ fn success(code: u16) -> (u16, Value) {
         code,
         json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}),
     )
+}
+
+/// A 429 asking the client to come back after `seconds`.
+fn too_many_requests(seconds: u32) -> Reply {
+    let (code, body) = failure(
+        429,
+        "TooManyRequests",
+        "the server has received too many requests and has asked us to try again later",
+        json!({"retryAfterSeconds": seconds}),
+    );
+    let mut r = reply(code, &body);
+    r.headers_mut().insert("retry-after", seconds.to_string().parse().expect("a header value"));
+    r
 }
 
 fn failure(code: u16, reason: &str, message: &str, details: Value) -> (u16, Value) {
