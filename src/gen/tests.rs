@@ -31,7 +31,7 @@ fn params(workload: Workload, nodes: usize, pods: usize, init_pods: usize) -> Ge
 
 /// The small instance of each workload: (workload, init pods, whether every init pod must
 /// find a node). 20 nodes, 60 pods.
-const SMALL: [(Workload, usize, bool); 10] = [
+const SMALL: [(Workload, usize, bool); 11] = [
     (Workload::SchedulingBasic, 20, true),
     (Workload::SchedulingPodAntiAffinity, 10, true),
     (Workload::SchedulingPodAffinity, 20, true),
@@ -43,6 +43,7 @@ const SMALL: [(Workload, usize, bool); 10] = [
     // Gangs are bound whole or not at all, so some may stay pending.
     (Workload::MlBatch, 30, false),
     (Workload::MixedPriority, 40, true),
+    (Workload::Deployments, 20, true),
 ];
 
 fn bound_pods(cluster: &Cluster) -> impl Iterator<Item = (&Node, &Pod)> {
