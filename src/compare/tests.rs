@@ -446,3 +446,30 @@ fn stranded_capacity_uses_the_same_reference_shapes_for_both_plans() {
     assert_eq!(other.stranded[CPU].stranded, 0);
     assert_eq!(other.stranded[CPU].free, 3000);
 }
+
+#[test]
+fn a_baseline_that_breaks_a_rule_is_reported_but_the_comparison_stays_valid() {
+    let state = cluster(vec![node("a", 1000, 8)], vec![]);
+    let pending = vec![pod("p", 800, 1), pod("q", 800, 1)];
+    let mut good = plan(&[("p", "a")]);
+    good.unschedulable.push(crate::plan::Unschedulable {
+        pod: "ns/q".into(),
+        message: "0/1 nodes are available: 1 Insufficient cpu.".into(),
+        reasons: [("Insufficient cpu".to_string(), 1)].into(),
+    });
+    let c = compare(
+        &state,
+        &pending,
+        &Decided { plan: plan(&[("p", "a"), ("q", "a")]), wall_ms: 0.0 },
+        &Decided { plan: good, wall_ms: 0.0 },
+        &SchedulerConfig::default(),
+        SnapshotInfo::default(),
+        Settings::default(),
+        &Progress::hidden(),
+    );
+    assert!(c.baseline.violations > 0);
+    assert_eq!(c.plan.violations, 0);
+    assert!(c.valid, "only the plan's violations make the comparison invalid (exit code 3)");
+    assert!(c.verdict.line.contains("baseline breaks 1 hard rule(s)"), "{}", c.verdict.line);
+    assert_eq!(c.verdict.baseline_violations, 1);
+}

@@ -217,11 +217,11 @@ pub fn verdict(baseline: &Side, plan: &Side, rows: &[OwnerRow]) -> Verdict {
     };
     let mut line = match overall {
         Outcome::Invalid => format!("plan INVALID: it breaks {} hard rule(s)", plan.violations),
-        o => format!("plan {} than baseline", o.as_str()),
+        Outcome::Better => "plan better than baseline".to_string(),
+        Outcome::Worse => "plan worse than baseline".to_string(),
+        Outcome::Mixed => "plan mixed against baseline".to_string(),
+        Outcome::Same => "plan same as baseline".to_string(),
     };
-    if overall == Outcome::Same {
-        line = "plan same as baseline".to_string();
-    }
     let by: Vec<String> = criteria
         .iter()
         .filter(|c| c.outcome != Outcome::Same)
