@@ -295,11 +295,8 @@ fn the_report_shows_every_workload_and_its_zone_skew_under_both_plans() {
     let host = "kubernetes.io/hostname";
     for (row, owner) in rows.iter().zip(&c.owners) {
         assert_eq!(text_attr(row, "data-owner"), owner.owner);
-        let cells: Vec<&str> = row
-            .split("<td>")
-            .skip(1)
-            .map(|c| c.split("</td>").next().expect("a cell"))
-            .collect();
+        let cells: Vec<&str> =
+            row.split("<td>").skip(1).map(|c| c.split("</td>").next().expect("a cell")).collect();
         let (a, b) = (&owner.baseline, &owner.plan);
         assert_eq!(cells[0], owner.owner);
         assert_eq!(cells[1], format!("{} / {}", a.placed, b.placed));
@@ -316,8 +313,7 @@ fn the_report_shows_every_workload_and_its_zone_skew_under_both_plans() {
         ("baseline", (|r: &kplace::compare::workloads::OwnerRow| &r.baseline) as fn(&_) -> &_),
         ("plan", |r| &r.plan),
     ] {
-        let bars: Vec<&str> =
-            chart.split(&format!("<rect class=\"bar {side}\"")).skip(1).collect();
+        let bars: Vec<&str> = chart.split(&format!("<rect class=\"bar {side}\"")).skip(1).collect();
         assert_eq!(bars.len(), c.owners.len(), "{side}");
         for (bar, owner) in bars.iter().zip(&c.owners) {
             assert_eq!(text_attr(bar, "data-owner"), owner.owner);
@@ -346,7 +342,8 @@ fn the_report_shows_every_workload_and_its_zone_skew_under_both_plans() {
         .nth(1)
         .and_then(|s| s.split("</pre>").next())
         .expect("the harness wrote its findings");
-    let line = layout.lines().find(|l| l.starts_with("zone-skew ")).expect("svg#zone-skew laid out");
+    let line =
+        layout.lines().find(|l| l.starts_with("zone-skew ")).expect("svg#zone-skew laid out");
     let f: Vec<&str> = line.split(' ').collect();
     assert_eq!(f[2], (2 * c.owners.len()).to_string(), "{line}");
     assert_eq!(f[2], f[3], "every bar laid out: {line}");

@@ -65,7 +65,9 @@ struct SnapPod {
 }
 
 /// The snapshot's pods by `namespace/name` and nodes' labels by name, read from the YAML.
-fn read_snapshot(path: &Path) -> (BTreeMap<String, SnapPod>, BTreeMap<String, BTreeMap<String, String>>) {
+fn read_snapshot(
+    path: &Path,
+) -> (BTreeMap<String, SnapPod>, BTreeMap<String, BTreeMap<String, String>>) {
     let text = std::fs::read_to_string(path).expect("snapshot");
     let mut pods = BTreeMap::new();
     let mut nodes = BTreeMap::new();
@@ -97,10 +99,18 @@ fn read_snapshot(path: &Path) -> (BTreeMap<String, SnapPod>, BTreeMap<String, BT
                     .and_then(|refs| refs.iter().find(|r| r["controller"] == true))
                     .map_or_else(
                         || format!("Pod {ns}/{name}"),
-                        |r| format!("{} {ns}/{}", r["kind"].as_str().unwrap(), r["name"].as_str().unwrap()),
+                        |r| {
+                            format!(
+                                "{} {ns}/{}",
+                                r["kind"].as_str().unwrap(),
+                                r["name"].as_str().unwrap()
+                            )
+                        },
                     );
                 let spec = &v["spec"];
-                assert!(spec["nodeSelector"].is_null() && spec["affinity"]["nodeAffinity"].is_null());
+                assert!(
+                    spec["nodeSelector"].is_null() && spec["affinity"]["nodeAffinity"].is_null()
+                );
                 let (mut cpu, mut memory) = (0, 0);
                 for c in spec["containers"].as_array().expect("containers") {
                     let r = &c["resources"]["requests"];
@@ -212,8 +222,19 @@ fn fixture() -> Fixture {
     let snapshot = dir.path().join("deployments.yaml");
     let s = snapshot.to_str().unwrap();
     ok(&[
-        "gen", "--workload", "deployments", "--nodes", "45", "--pods", "300", "--init-pods", "60",
-        "--seed", "7", "-o", s,
+        "gen",
+        "--workload",
+        "deployments",
+        "--nodes",
+        "45",
+        "--pods",
+        "300",
+        "--init-pods",
+        "60",
+        "--seed",
+        "7",
+        "-o",
+        s,
     ]);
     let baseline = json(&["baseline", s, "--backend", "cpu", "-o", "json"]);
     let plan = json(&["plan", s, "--backend", "cpu", "-o", "json"]);
@@ -293,7 +314,13 @@ fn per_workload_figures_of_compare_equal_an_independent_count_from_the_plan_docu
         .collect();
     assert_eq!(
         criteria,
-        ["placed pods per priority", "placed resources", "workloads starved", "spread", "soft rules"]
+        [
+            "placed pods per priority",
+            "placed resources",
+            "workloads starved",
+            "spread",
+            "soft rules"
+        ]
     );
     assert_eq!(doc["valid"], true);
     // Soft rules: Deployments 1, 4, 7 spread over zones explicitly, 2, 5, 8 (cart, catalog,
@@ -305,7 +332,11 @@ fn per_workload_figures_of_compare_equal_an_independent_count_from_the_plan_docu
         assert_eq!(soft["spread_pods"].as_u64().unwrap(), placed, "{side}");
         let anti: u64 = owners
             .iter()
-            .filter(|r| ["cart", "catalog", "orders"].iter().any(|a| r["owner"].as_str().unwrap().contains(&format!("/{a}-"))))
+            .filter(|r| {
+                ["cart", "catalog", "orders"]
+                    .iter()
+                    .any(|a| r["owner"].as_str().unwrap().contains(&format!("/{a}-")))
+            })
             .map(|r| r[side]["placed"].as_u64().unwrap())
             .sum();
         assert_eq!(soft["preferred_weight"].as_u64().unwrap(), 100 * anti, "{side}");
@@ -330,13 +361,21 @@ fn explain_plan_says_why_the_solver_moved_a_pod_away_from_its_baseline_node() {
         .iter()
         .rev()
         .map(|p| (p["pod"].as_str().unwrap(), p["node"].as_str().unwrap()))
-        .find_map(|(pod, node)| {
-            base.get(pod).filter(|b| **b != node).map(|b| (pod, node, *b))
-        })
+        .find_map(|(pod, node)| base.get(pod).filter(|b| **b != node).map(|b| (pod, node, *b)))
         .expect("the plan moves some pod away from its baseline node");
     let e = json(&[
-        "explain", s, "--backend", "cpu", "--plan", f.plan_path.to_str().unwrap(), "--pod", pod,
-        "--node", baseline_node, "-o", "json",
+        "explain",
+        s,
+        "--backend",
+        "cpu",
+        "--plan",
+        f.plan_path.to_str().unwrap(),
+        "--pod",
+        pod,
+        "--node",
+        baseline_node,
+        "-o",
+        "json",
     ]);
     assert_eq!(e["source"], "plan");
     assert_eq!(e["node"], node);
@@ -378,19 +417,31 @@ fn explain_plan_says_why_the_solver_moved_a_pod_away_from_its_baseline_node() {
         assert!(why.contains(failed["plugin"].as_str().unwrap()), "{why}");
     } else {
         assert!(why.starts_with("feasible"), "{why}");
-        let (a, c) = (alt["cells"]["total"].as_i64().unwrap(), e["chosen"]["total"].as_i64().unwrap());
+        let (a, c) =
+            (alt["cells"]["total"].as_i64().unwrap(), e["chosen"]["total"].as_i64().unwrap());
         assert!(why.contains(&a.to_string()) && why.contains(&c.to_string()), "{why}");
     }
     // The table names the same.
     let text = String::from_utf8_lossy(
         &ok(&[
-            "explain", s, "--backend", "cpu", "--plan", f.plan_path.to_str().unwrap(), "--pod",
-            pod, "--node", baseline_node,
+            "explain",
+            s,
+            "--backend",
+            "cpu",
+            "--plan",
+            f.plan_path.to_str().unwrap(),
+            "--pod",
+            pod,
+            "--node",
+            baseline_node,
         ])
         .stdout,
     )
     .into_owned();
-    assert!(text.contains(node) && text.contains(baseline_node) && text.contains("runner-up"), "{text}");
+    assert!(
+        text.contains(node) && text.contains(baseline_node) && text.contains("runner-up"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -418,10 +469,16 @@ fn explain_answers_for_bound_pods_and_says_what_an_unknown_pod_is() {
     let name = pending_key.split('/').nth(1).unwrap();
     let doc_start = text.find(&format!("name: {name}\n")).expect("the pod's document");
     let doc_end = text[doc_start..].find("\n---").map_or(text.len(), |i| doc_start + i);
-    let doc = text[doc_start..doc_end].replace("schedulerName: default-scheduler", "schedulerName: volcano");
+    let doc = text[doc_start..doc_end]
+        .replace("schedulerName: default-scheduler", "schedulerName: volcano");
     std::fs::write(&other, format!("{}{}{}", &text[..doc_start], doc, &text[doc_end..])).unwrap();
-    let out = kplace(&["explain", other.to_str().unwrap(), "--backend", "cpu", "--pod", pending_key]);
+    let out =
+        kplace(&["explain", other.to_str().unwrap(), "--backend", "cpu", "--pod", pending_key]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("pending for scheduler \"volcano\"") && err.contains("--scheduler-name volcano"), "{err}");
+    assert!(
+        err.contains("pending for scheduler \"volcano\"")
+            && err.contains("--scheduler-name volcano"),
+        "{err}"
+    );
 }

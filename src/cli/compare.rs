@@ -170,7 +170,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if !comparison.valid {
-        tracing::error!(violations = comparison.plan.violations, "kplace check finds violations in the plan");
+        tracing::error!(
+            violations = comparison.plan.violations,
+            "kplace check finds violations in the plan"
+        );
         return Ok(ExitCode::from(EXIT_VIOLATIONS));
     }
     Ok(ExitCode::SUCCESS)
@@ -195,17 +198,10 @@ fn render_workloads(c: &Comparison) -> String {
         "\nworkloads (baseline / plan), the {} of {total} that differ most:\n",
         total.min(TEXT_WORKLOADS)
     );
-    let mut t = Table::new(&[
-        "WORKLOAD",
-        "PLACED",
-        "UNPLACED",
-        "ZONE SKEW",
-        "NODE SKEW",
-        "MOST ON A NODE",
-    ]);
-    let skew = |s: &kplace::compare::workloads::WorkloadSide, k: &str| {
-        s.skew.get(k).copied().unwrap_or(0)
-    };
+    let mut t =
+        Table::new(&["WORKLOAD", "PLACED", "UNPLACED", "ZONE SKEW", "NODE SKEW", "MOST ON A NODE"]);
+    let skew =
+        |s: &kplace::compare::workloads::WorkloadSide, k: &str| s.skew.get(k).copied().unwrap_or(0);
     for r in c.owners.iter().take(TEXT_WORKLOADS) {
         let (a, b) = (&r.baseline, &r.plan);
         t.row(vec![

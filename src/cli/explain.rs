@@ -172,7 +172,9 @@ fn not_schedulable(
         return format!("pod {key} is being deleted; the scheduler skips it");
     }
     if spec.and_then(|s| s.scheduling_gates.as_ref()).is_some_and(|g| !g.is_empty()) {
-        return format!("pod {key} has scheduling gates; it is not scheduled until they are removed");
+        return format!(
+            "pod {key} has scheduling gates; it is not scheduled until they are removed"
+        );
     }
     let scheduler = spec
         .and_then(|s| s.scheduler_name.as_deref())

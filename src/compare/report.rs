@@ -144,7 +144,12 @@ pub fn summary_rows(c: &Comparison) -> Vec<Row> {
         ("zone skew, sum over workloads", super::workloads::ZONE_LABEL),
         ("node skew, sum over workloads", super::workloads::HOSTNAME_LABEL),
     ] {
-        count(&mut rows, label.into(), skew_sum(&|r| &r.baseline, key), skew_sum(&|r| &r.plan, key));
+        count(
+            &mut rows,
+            label.into(),
+            skew_sum(&|r| &r.baseline, key),
+            skew_sum(&|r| &r.plan, key),
+        );
     }
     let (sa, sb) = (&a.soft_rules, &b.soft_rules);
     rows.push([
@@ -159,7 +164,8 @@ pub fn summary_rows(c: &Comparison) -> Vec<Row> {
         format!("{}/{}", sb.preferred_weight_satisfied, sb.preferred_weight),
         format!("{} pp", signed((sb.preferred_fraction() - sa.preferred_fraction()) * 100.0, 1)),
     ]);
-    let score = |s: &super::soft::SoftRules| s.score_total.map_or("-".to_string(), |t| t.to_string());
+    let score =
+        |s: &super::soft::SoftRules| s.score_total.map_or("-".to_string(), |t| t.to_string());
     rows.push([
         "profile score of the final state".into(),
         score(sa),

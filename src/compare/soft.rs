@@ -109,7 +109,9 @@ fn domain_counts(
         let n = node
             .pods
             .iter()
-            .filter(|p| !p.terminating && p.namespace == pod.namespace && selector.matches(&p.labels))
+            .filter(|p| {
+                !p.terminating && p.namespace == pod.namespace && selector.matches(&p.labels)
+            })
             .count() as i64;
         *counts.entry(value).or_insert(0) += n;
     }

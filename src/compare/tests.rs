@@ -210,8 +210,7 @@ fn an_invalid_plan_is_reported_with_its_violations() {
     let state = cluster(vec![node("a", 1000, 8)], vec![]);
     let pending = vec![pod("p", 800, 1), pod("q", 800, 1)];
     let bad = plan(&[("p", "a"), ("q", "a")]);
-    let (side, _) =
-        measure(
+    let (side, _) = measure(
         &state,
         &pending,
         &Decided { plan: bad, wall_ms: 0.0 },
@@ -339,23 +338,22 @@ fn workload_rows_count_placed_pods_and_skew_over_eligible_domains_only() {
     use workloads::{HOSTNAME_LABEL, ZONE_LABEL, owner_rows};
     // Zones a (2 nodes), b (1 node), c (1 node, tainted: not eligible for the replicas).
     let mut tainted = zoned("c1", "c");
-    tainted.taints = NodeBuilder::new("x").taint("gpu", "true", TaintEffect::NoSchedule).obj().taints;
+    tainted.taints =
+        NodeBuilder::new("x").taint("gpu", "true", TaintEffect::NoSchedule).obj().taints;
     let bound = {
         let mut p = replica("r0", "web");
         p.node_name = Some("a1".into());
         p
     };
-    let state = cluster(vec![zoned("a1", "a"), zoned("a2", "a"), zoned("b1", "b"), tainted], vec![
-        bound,
-    ]);
+    let state =
+        cluster(vec![zoned("a1", "a"), zoned("a2", "a"), zoned("b1", "b"), tainted], vec![bound]);
     let mut bare = PodBuilder::new("ns", "solo").cpu(500).obj();
     bare.owner = None;
     let pending = vec![replica("r1", "web"), replica("r2", "web"), replica("r3", "web"), bare];
     // Baseline: r1 a2, r2 b1, r3 unplaced, solo a1. Plan: r1, r2, r3 all on a1.
     let baseline = plan(&[("r1", "a2"), ("r2", "b1"), ("solo", "a1")]);
     let piled = plan(&[("r1", "a1"), ("r2", "a1"), ("r3", "a1")]);
-    let (ba, pa) =
-        (apply_plan(&state, &pending, &baseline), apply_plan(&state, &pending, &piled));
+    let (ba, pa) = (apply_plan(&state, &pending, &baseline), apply_plan(&state, &pending, &piled));
     let rows = owner_rows(&state, &pending, (&baseline, &ba), (&piled, &pa));
     let owners: Vec<&str> = rows.iter().map(|r| r.owner.as_str()).collect();
     assert_eq!(owners, ["ReplicaSet ns/web", "Pod ns/solo"], "the most different first");

@@ -110,10 +110,7 @@ pub fn starved(rows: &[OwnerRow]) -> (usize, usize) {
     let n = |f: &dyn Fn(&OwnerRow) -> (usize, usize)| {
         rows.iter().filter(|r| f(r).0 == 0 && f(r).1 > 0).count()
     };
-    (
-        n(&|r| (r.baseline.placed, r.baseline.unplaced)),
-        n(&|r| (r.plan.placed, r.plan.unplaced)),
-    )
+    (n(&|r| (r.baseline.placed, r.baseline.unplaced)), n(&|r| (r.plan.placed, r.plan.unplaced)))
 }
 
 /// The verdict of `plan` against `baseline`.
@@ -187,8 +184,11 @@ pub fn verdict(baseline: &Side, plan: &Side, rows: &[OwnerRow]) -> Verdict {
     let (a, b) = (&baseline.soft_rules, &plan.soft_rules);
     criteria.push(Criterion {
         name: "soft rules".into(),
-        outcome: Outcome::of(a.spread_fraction(), b.spread_fraction(), false)
-            .and(Outcome::of(a.preferred_fraction(), b.preferred_fraction(), false)),
+        outcome: Outcome::of(a.spread_fraction(), b.spread_fraction(), false).and(Outcome::of(
+            a.preferred_fraction(),
+            b.preferred_fraction(),
+            false,
+        )),
         detail: format!(
             "pods within maxSkew {}/{} → {}/{}, preferred (anti-)affinity weight {}/{} → {}/{}",
             a.spread_pods_within_max_skew,
@@ -329,7 +329,12 @@ mod tests {
             assert_eq!(v.overall, c.overall, "{}: {}", c.name, v.line);
             assert!(v.line.starts_with("plan "), "{}", c.name);
             if c.baseline.violations > 0 {
-                assert!(v.line.contains("baseline breaks 2 hard rule(s)"), "{}: {}", c.name, v.line);
+                assert!(
+                    v.line.contains("baseline breaks 2 hard rule(s)"),
+                    "{}: {}",
+                    c.name,
+                    v.line
+                );
             }
         }
     }

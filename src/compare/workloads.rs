@@ -146,7 +146,10 @@ fn side_of(
 }
 
 /// Node indices of each workload's pods in `after` (only the workloads in `wanted`).
-fn pods_by_owner(after: &ClusterState, wanted: &BTreeMap<String, Vec<&Pod>>) -> BTreeMap<String, Vec<usize>> {
+fn pods_by_owner(
+    after: &ClusterState,
+    wanted: &BTreeMap<String, Vec<&Pod>>,
+) -> BTreeMap<String, Vec<usize>> {
     let mut out: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (n, node) in after.nodes.iter().enumerate() {
         for p in &node.pods {
@@ -175,7 +178,8 @@ pub fn owner_rows(
         p.placements.iter().map(|x| (x.pod.as_str(), x.node.as_str())).collect()
     }
     let (a_on, b_on) = (on(baseline), on(plan));
-    let (a_nodes, b_nodes) = (pods_by_owner(baseline_after, &members), pods_by_owner(plan_after, &members));
+    let (a_nodes, b_nodes) =
+        (pods_by_owner(baseline_after, &members), pods_by_owner(plan_after, &members));
     // Eligibility depends only on the pod's node selector, affinity and tolerations: computed
     // once per distinct set of them.
     let mut eligibility: BTreeMap<String, Vec<bool>> = BTreeMap::new();
@@ -184,8 +188,10 @@ pub fn owner_rows(
         .iter()
         .map(|(owner, pods)| {
             let rep = pods[0];
-            let signature =
-                format!("{:?}|{:?}|{:?}", rep.node_selector, rep.node_affinity.required, rep.tolerations);
+            let signature = format!(
+                "{:?}|{:?}|{:?}",
+                rep.node_selector, rep.node_affinity.required, rep.tolerations
+            );
             let elig = eligibility
                 .entry(signature)
                 .or_insert_with(|| before.nodes.iter().map(|n| eligible(rep, n)).collect());

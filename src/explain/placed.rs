@@ -90,7 +90,11 @@ pub struct PlacedExplanation {
 
 /// Every node's verdicts and (feasible nodes) scores of `pod` on `cluster`, in node order, and
 /// the PreFilter rejection if any.
-fn evaluate(fw: &Framework, pod: &Pod, cluster: &ClusterState) -> (Vec<NodeExplanation>, Option<String>) {
+fn evaluate(
+    fw: &Framework,
+    pod: &Pod,
+    cluster: &ClusterState,
+) -> (Vec<NodeExplanation>, Option<String>) {
     let mut out: Vec<NodeExplanation> = cluster
         .nodes
         .iter()
@@ -111,16 +115,18 @@ fn evaluate(fw: &Framework, pod: &Pod, cluster: &ClusterState) -> (Vec<NodeExpla
     };
     let mut feasible = Vec::new();
     for (i, node) in cluster.nodes.iter().enumerate() {
-        let verdicts: Vec<(&str, Status)> =
-            if state.node_names().is_some_and(|names| !names.contains(&node.name)) {
-                let plugins = state.pre_filter_restricting_plugins().join(" ");
-                vec![(
-                    "PreFilter",
-                    Status::unresolvable(format!("node(s) didn't satisfy plugin(s) [{plugins}]")),
-                )]
-            } else {
-                fw.filter_each(&state, pod, node).into_iter().map(|(p, s)| (p.as_str(), s)).collect()
-            };
+        let verdicts: Vec<(&str, Status)> = if state
+            .node_names()
+            .is_some_and(|names| !names.contains(&node.name))
+        {
+            let plugins = state.pre_filter_restricting_plugins().join(" ");
+            vec![(
+                "PreFilter",
+                Status::unresolvable(format!("node(s) didn't satisfy plugin(s) [{plugins}]")),
+            )]
+        } else {
+            fw.filter_each(&state, pod, node).into_iter().map(|(p, s)| (p.as_str(), s)).collect()
+        };
         let ok = verdicts.iter().all(|(_, s)| !(s.is_rejected() || s.code == Code::Error));
         if ok {
             feasible.push(i);
@@ -226,8 +232,10 @@ fn explain_in(
     earlier: &BTreeMap<String, Vec<String>>,
     wanted: Option<&str>,
     plan: bool,
-) -> Result<(NodeExplanation, Option<NodeExplanation>, Vec<Alternative>, usize, Vec<String>), ExplainError>
-{
+) -> Result<
+    (NodeExplanation, Option<NodeExplanation>, Vec<Alternative>, usize, Vec<String>),
+    ExplainError,
+> {
     let n = at.node_index(node).ok_or_else(|| ExplainError::UnknownNode(node.to_string()))?;
     if let Some(w) = wanted
         && at.node_index(w).is_none()
@@ -353,7 +361,11 @@ pub fn explain_planned(
         0,
         format!(
             "the plan ({}) places {key} on {chosen_node}, placement {} of {}",
-            if plan.summary.strategy.is_empty() { "strategy not recorded" } else { &plan.summary.strategy },
+            if plan.summary.strategy.is_empty() {
+                "strategy not recorded"
+            } else {
+                &plan.summary.strategy
+            },
             position + 1,
             plan.placements.len()
         ),
@@ -386,9 +398,11 @@ pub fn explain_bound(
     key: &str,
     node: Option<&str>,
 ) -> Result<Option<PlacedExplanation>, ExplainError> {
-    let Some((n, pod)) = cluster.nodes.iter().enumerate().find_map(|(i, nd)| {
-        nd.pods.iter().find(|p| p.key() == key).map(|p| (i, Arc::clone(p)))
-    }) else {
+    let Some((n, pod)) =
+        cluster.nodes.iter().enumerate().find_map(|(i, nd)| {
+            nd.pods.iter().find(|p| p.key() == key).map(|p| (i, Arc::clone(p)))
+        })
+    else {
         return Ok(None);
     };
     let fw = Framework::for_scheduler(config, &pod.scheduler_name)?;
