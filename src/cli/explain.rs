@@ -160,13 +160,13 @@ fn not_schedulable(
     if matches!(phase, "Succeeded" | "Failed") {
         return format!("pod {key} has finished (phase {phase}); the scheduler ignores it");
     }
-    if let Some(node) = spec.and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty()) {
-        if state.node_index(node).is_none() {
-            return format!(
-                "pod {key} is bound to node {node}, which is not in the snapshot; add the node \
-                 to explain it"
-            );
-        }
+    if let Some(node) = spec.and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty())
+        && state.node_index(node).is_none()
+    {
+        return format!(
+            "pod {key} is bound to node {node}, which is not in the snapshot; add the node to \
+             explain it"
+        );
     }
     if pod.metadata.deletion_timestamp.is_some() {
         return format!("pod {key} is being deleted; the scheduler skips it");

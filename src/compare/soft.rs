@@ -39,7 +39,7 @@ use crate::plugins::taint_toleration::{find_matching_untolerated_taint, is_do_no
 
 /// The most pod × node evaluations spent on the score of a final state (beyond, the score is
 /// left out).
-pub const SCORE_CELL_LIMIT: usize = 4_000_000;
+pub const SCORE_CELL_LIMIT: usize = 1_000_000;
 
 /// Soft rules kept by one plan (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@
 //!
 //! No upstream counterpart (PodTopologySpread computes the same skew for one constraint).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -101,14 +101,39 @@ pub fn eligible(pod: &Pod, node: &Node) -> bool {
             .is_none()
 }
 
+/// The nodes eligible for a workload and, per [`SKEW_KEYS`] key, the domains they form.
+struct Eligibility {
+    nodes: Vec<bool>,
+    domains: Vec<BTreeSet<String>>,
+}
+
+impl Eligibility {
+    fn of(rep: &Pod, state: &ClusterState) -> Eligibility {
+        let nodes: Vec<bool> = state.nodes.iter().map(|n| eligible(rep, n)).collect();
+        let domains = SKEW_KEYS
+            .iter()
+            .map(|key| {
+                state
+                    .nodes
+                    .iter()
+                    .zip(&nodes)
+                    .filter(|(_, e)| **e)
+                    .filter_map(|(n, _)| n.labels.get(*key).cloned())
+                    .collect()
+            })
+            .collect();
+        Eligibility { nodes, domains }
+    }
+}
+
 /// A workload's side under one plan. `nodes` are the node indices of the workload's pods in
-/// the after-state; `eligible` the nodes eligible for it.
+/// the after-state.
 fn side_of(
     after: &ClusterState,
     members: &[&Pod],
     placed_on: &BTreeMap<&str, &str>,
     nodes: &[usize],
-    eligible: &[bool],
+    eligibility: &Eligibility,
 ) -> WorkloadSide {
     let mut s = WorkloadSide::default();
     for p in members {
@@ -125,22 +150,22 @@ fn side_of(
         *per_node.entry(n).or_default() += 1;
     }
     s.max_per_node = per_node.values().copied().max().unwrap_or(0);
-    for key in SKEW_KEYS {
-        let mut domains: BTreeMap<&str, i64> = BTreeMap::new();
-        for (n, node) in after.nodes.iter().enumerate() {
-            if !eligible[n] {
+    for (k, key) in SKEW_KEYS.iter().enumerate() {
+        // Pods per eligible domain that has some; the others have none.
+        let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
+        for (&n, &c) in &per_node {
+            if !eligibility.nodes[n] {
                 continue;
             }
-            if let Some(v) = node.labels.get(key) {
-                let c = per_node.get(&n).copied().unwrap_or(0) as i64;
-                *domains.entry(v.as_str()).or_default() += c;
+            if let Some(v) = after.nodes[n].labels.get(*key) {
+                *counts.entry(v.as_str()).or_default() += c as i64;
             }
         }
-        let skew = match (domains.values().max(), domains.values().min()) {
-            (Some(max), Some(min)) => max - min,
-            _ => 0,
-        };
-        s.skew.insert(key.to_string(), skew);
+        let all = &eligibility.domains[k];
+        let max = counts.values().copied().max().unwrap_or(0);
+        let min =
+            if counts.len() < all.len() { 0 } else { counts.values().copied().min().unwrap_or(0) };
+        s.skew.insert((*key).to_string(), if all.is_empty() { 0 } else { max - min });
     }
     s
 }
@@ -182,7 +207,7 @@ pub fn owner_rows(
         (pods_by_owner(baseline_after, &members), pods_by_owner(plan_after, &members));
     // Eligibility depends only on the pod's node selector, affinity and tolerations: computed
     // once per distinct set of them.
-    let mut eligibility: BTreeMap<String, Vec<bool>> = BTreeMap::new();
+    let mut eligibility: BTreeMap<String, Eligibility> = BTreeMap::new();
     let empty = Vec::new();
     let mut rows: Vec<OwnerRow> = members
         .iter()
@@ -192,9 +217,7 @@ pub fn owner_rows(
                 "{:?}|{:?}|{:?}",
                 rep.node_selector, rep.node_affinity.required, rep.tolerations
             );
-            let elig = eligibility
-                .entry(signature)
-                .or_insert_with(|| before.nodes.iter().map(|n| eligible(rep, n)).collect());
+            let elig = eligibility.entry(signature).or_insert_with(|| Eligibility::of(rep, before));
             OwnerRow {
                 owner: owner.clone(),
                 baseline: side_of(

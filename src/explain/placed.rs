@@ -219,6 +219,15 @@ fn why(alt: &NodeExplanation, chosen: &NodeExplanation, earlier: &[String], plan
     }
 }
 
+/// What [`explain_in`] finds (the fields of [`PlacedExplanation`] it fills).
+struct Judged {
+    chosen: NodeExplanation,
+    runner_up: Option<NodeExplanation>,
+    alternatives: Vec<Alternative>,
+    feasible: usize,
+    summary: Vec<String>,
+}
+
 /// Explains a pod already on `node`: `at` is the state to judge it in (without the pod),
 /// `as_is` the state "better" is judged in, `earlier` the plan's placements per node before
 /// the pod.
@@ -232,10 +241,7 @@ fn explain_in(
     earlier: &BTreeMap<String, Vec<String>>,
     wanted: Option<&str>,
     plan: bool,
-) -> Result<
-    (NodeExplanation, Option<NodeExplanation>, Vec<Alternative>, usize, Vec<String>),
-    ExplainError,
-> {
+) -> Result<Judged, ExplainError> {
     let n = at.node_index(node).ok_or_else(|| ExplainError::UnknownNode(node.to_string()))?;
     if let Some(w) = wanted
         && at.node_index(w).is_none()
@@ -313,7 +319,7 @@ fn explain_in(
     for a in alternatives.iter().filter(|a| a.asked) {
         summary.push(format!("{}: {}", a.node, a.why));
     }
-    Ok((chosen, runner_up, alternatives, feasible, summary))
+    Ok(Judged { chosen, runner_up, alternatives, feasible, summary })
 }
 
 /// Why the batch plan `plan` put pod `key` where it did (see the module docs). `node`: also
@@ -355,7 +361,7 @@ pub fn explain_planned(
         earlier.entry(p.node.clone()).or_default().push(p.pod.clone());
     }
     let chosen_node = plan.placements[position].node.clone();
-    let (chosen, runner_up, alternatives, feasible_nodes, mut summary) =
+    let Judged { chosen, runner_up, alternatives, feasible: feasible_nodes, mut summary } =
         explain_in(&fw, pod, &chosen_node, &at, &as_is, &earlier, node, true)?;
     summary.insert(
         0,
@@ -409,7 +415,7 @@ pub fn explain_bound(
     let mut without = cluster.clone();
     without.nodes[n].remove_pod(&pod.namespace, &pod.name);
     let node_name = cluster.nodes[n].name.clone();
-    let (chosen, runner_up, alternatives, feasible_nodes, mut summary) =
+    let Judged { chosen, runner_up, alternatives, feasible: feasible_nodes, mut summary } =
         explain_in(&fw, &pod, &node_name, &without, &without, &BTreeMap::new(), node, false)?;
     summary.insert(0, format!("{key} is bound to {node_name} in the snapshot"));
     Ok(Some(PlacedExplanation {
