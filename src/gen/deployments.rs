@@ -119,16 +119,17 @@ impl Deployments {
 impl Family for Deployments {
     fn preamble(&mut self, ctx: &mut Ctx) -> Vec<Value> {
         let mut out: Vec<Value> = NAMESPACES.iter().map(|ns| eks::namespace(ns, ctx)).collect();
-        let mut seen = std::collections::BTreeSet::new();
-        for i in 0..self.count.min(self.pods) {
-            let (namespace, app, _) = deployment(i);
-            if !seen.insert((namespace, app)) {
+        // Deployments `i` and `i + 120` share a name: one ReplicaSet and Service for both.
+        let distinct = APPS.len() * NAMESPACES.len();
+        let mut replicas = vec![0usize; distinct.min(self.count)];
+        for i in 0..self.count {
+            replicas[i % distinct] += self.replicas(i);
+        }
+        for (i, &replicas) in replicas.iter().enumerate() {
+            if replicas == 0 {
                 continue;
             }
-            let replicas: usize = (i..self.count)
-                .filter(|&j| deployment(j).0 == namespace && deployment(j).1 == app)
-                .map(|j| self.replicas(j))
-                .sum();
+            let (namespace, app, _) = deployment(i);
             let hash = eks::template_hash(app);
             let rs_name = format!("{app}-{hash}");
             let created = NOW - 10 * 86_400;
