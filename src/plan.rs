@@ -120,6 +120,15 @@ pub struct Summary {
     pub backend: String,
     /// The algorithm that produced the plan (`baseline`, `greedy`, `lp`, …).
     pub algorithm: String,
+    /// How the plan was actually made: `sequential` (`kplace baseline`); for `kplace plan` the
+    /// strategy each priority tier kept (`greedy-largest-first`, `greedy-smallest-first`,
+    /// `lp-guided`, several joined by `+`), `sequential-path` (no pod for the greedy) or
+    /// `fallback-baseline` (the sequential plan ranked higher and was returned);
+    /// `rebalance-<objective>` for `kplace rebalance`.
+    pub strategy: String,
+    /// Pods the batch plan's repair step (the exact sequential path with preemption, for the
+    /// pods the greedy and batch preemption left over) placed; 0 for other plans.
+    pub repaired: usize,
     /// Before/after figures of a rebalancing plan (absent for other plans).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebalance: Option<RebalanceSummary>,

@@ -116,7 +116,7 @@ fn compare_on_the_demo_fixture_reports_both_plans_side_by_side() {
     assert_eq!(c.baseline.algorithm, "baseline");
     assert_eq!(c.settings.solver, "auto");
     assert!(c.baseline.utilization.contains_key("nvidia.com/gpu"));
-    assert_eq!(raw["baseline"]["stranded_reference"], "unplaced");
+    assert_eq!(raw["baseline"]["stranded_reference"], "pending");
 }
 
 #[test]

@@ -251,3 +251,101 @@ fn a_big_cluster_is_drawn_as_a_sampled_profile_with_a_note() {
     let heat = svg(&dom, "heatmap-plan");
     assert_eq!(heat.matches("class=\"cell\"").count(), MAX_COLUMNS * attr(heat, "data-rows"));
 }
+
+/// The `data-*` attribute's value of an element.
+fn text_attr<'a>(element: &'a str, name: &str) -> &'a str {
+    let key = format!("{name}=\"");
+    let at = element.find(&key).unwrap_or_else(|| panic!("{name} on {element}")) + key.len();
+    element[at..].split('"').next().expect("a value")
+}
+
+#[test]
+fn the_report_shows_every_workload_and_its_zone_skew_under_both_plans() {
+    let Some(chromium) = chromium() else { return };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let snapshot = tmp.path().join("deployments.yaml");
+    kplace(&[
+        "gen",
+        "--workload",
+        "deployments",
+        "--nodes",
+        "30",
+        "--pods",
+        "240",
+        "-o",
+        snapshot.to_str().expect("utf-8"),
+    ]);
+    let (html, c) = report(tmp.path(), &snapshot, &[]);
+    assert_eq!(c.owners.len(), 8, "240 pods: eight Deployments");
+    let profile = tmp.path().join("profile");
+    let dom =
+        run_chromium(&chromium, &profile, &["--dump-dom"], &format!("file://{}", html.display()));
+    let verdict = dom.split("<p id=\"verdict-line\"").nth(1).expect("the verdict line");
+    assert_eq!(text_attr(verdict, "data-overall"), c.verdict.overall.as_str());
+
+    // The table: one row per workload, in the document's order, with both plans' figures.
+    let table = dom
+        .split("<table id=\"workloads\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("table#workloads");
+    let rows: Vec<&str> = table.split("<tr class=\"workload\"").skip(1).collect();
+    assert_eq!(rows.len(), c.owners.len());
+    let zone = "topology.kubernetes.io/zone";
+    let host = "kubernetes.io/hostname";
+    for (row, owner) in rows.iter().zip(&c.owners) {
+        assert_eq!(text_attr(row, "data-owner"), owner.owner);
+        let cells: Vec<&str> =
+            row.split("<td>").skip(1).map(|c| c.split("</td>").next().expect("a cell")).collect();
+        let (a, b) = (&owner.baseline, &owner.plan);
+        assert_eq!(cells[0], owner.owner);
+        assert_eq!(cells[1], format!("{} / {}", a.placed, b.placed));
+        assert_eq!(cells[2], format!("{} / {}", a.unplaced, b.unplaced));
+        assert_eq!(cells[5], format!("{} / {}", a.skew[zone], b.skew[zone]));
+        assert_eq!(cells[6], format!("{} / {}", a.skew[host], b.skew[host]));
+        assert_eq!(cells[7], format!("{} / {}", a.max_per_node, b.max_per_node));
+    }
+
+    // The chart: a pair of bars per workload, each carrying its zone skew, taller for more.
+    let chart = svg(&dom, "zone-skew");
+    assert_eq!(attr(chart, "data-workloads"), c.owners.len());
+    for (side, pick) in [
+        ("baseline", (|r: &kplace::compare::workloads::OwnerRow| &r.baseline) as fn(&_) -> &_),
+        ("plan", |r| &r.plan),
+    ] {
+        let bars: Vec<&str> = chart.split(&format!("<rect class=\"bar {side}\"")).skip(1).collect();
+        assert_eq!(bars.len(), c.owners.len(), "{side}");
+        for (bar, owner) in bars.iter().zip(&c.owners) {
+            assert_eq!(text_attr(bar, "data-owner"), owner.owner);
+            let skew: i64 = text_attr(bar, "data-skew").parse().expect("a number");
+            assert_eq!(skew, pick(owner).skew[zone], "{side} {}", owner.owner);
+        }
+        let height = |bar: &&str| text_attr(bar, "height").parse::<f64>().expect("a height");
+        let skews: Vec<i64> = c.owners.iter().map(|o| pick(o).skew[zone]).collect();
+        for (i, j) in (0..bars.len()).flat_map(|i| (0..bars.len()).map(move |j| (i, j))) {
+            if skews[i] > skews[j] {
+                assert!(height(&bars[i]) > height(&bars[j]), "{side}: taller for more skew");
+            }
+        }
+    }
+
+    // Laid out: the chart has a size and every bar a box.
+    let harness = layout_harness(tmp.path(), &html);
+    let dom = run_chromium(
+        &chromium,
+        &profile,
+        &["--allow-file-access-from-files", "--virtual-time-budget=10000", "--dump-dom"],
+        &format!("file://{}", harness.display()),
+    );
+    let layout = dom
+        .split("<pre id=\"layout\">")
+        .nth(1)
+        .and_then(|s| s.split("</pre>").next())
+        .expect("the harness wrote its findings");
+    let line =
+        layout.lines().find(|l| l.starts_with("zone-skew ")).expect("svg#zone-skew laid out");
+    let f: Vec<&str> = line.split(' ').collect();
+    assert_eq!(f[2], (2 * c.owners.len()).to_string(), "{line}");
+    assert_eq!(f[2], f[3], "every bar laid out: {line}");
+    assert_eq!(f[4], "true", "{line}");
+}

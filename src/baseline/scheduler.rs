@@ -46,6 +46,9 @@ pub const MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: i64 = 5;
 /// The message when the cluster has no nodes (upstream `ErrNoNodesAvailable`).
 pub const NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
 
+/// `summary.strategy` of a sequential plan (`kplace baseline`).
+pub const SEQUENTIAL_STRATEGY: &str = "sequential";
+
 /// Options of a baseline run.
 #[derive(Debug, Clone, Default)]
 pub struct BaselineOptions {
@@ -791,6 +794,7 @@ fn run_with(
     plan.summary.timings_ms.evaluate = evaluate_ms;
     plan.summary.timings_ms.solve = solve_ms;
     plan.summary.algorithm = "baseline".to_string();
+    plan.summary.strategy = SEQUENTIAL_STRATEGY.to_string();
     plan.summary.backend = backend;
     plan
 }

@@ -371,6 +371,7 @@ pub fn plan_greedy_on(
                 plan.summary.backend.clone(),
                 plan.summary.degraded.clone(),
             );
+            let (strategy, repaired) = (plan.summary.strategy.clone(), plan.summary.repaired);
             let after = crate::compare::apply_plan(&cluster, pending, &plan);
             plan.summary = crate::plan::summarize(&plan, &after, pending);
             plan.summary.timings_ms = timings;
@@ -381,6 +382,8 @@ pub fn plan_greedy_on(
             plan.summary.algorithm = algorithm;
             plan.summary.backend = backend;
             plan.summary.degraded = degraded;
+            plan.summary.strategy = strategy;
+            plan.summary.repaired = repaired;
             return Ok(plan);
         }
         out.extend(partial);
@@ -461,6 +464,8 @@ fn plan_once(
         now: options.now,
         widened: BTreeMap::new(),
         exact_path: Vec::new(),
+        strategies: Vec::new(),
+        repaired: 0,
     };
     // Each pending pod is one step, counted when it is placed or finally decided.
     let task = progress.bar("plan: pods", pending.len() as u64);
@@ -543,7 +548,7 @@ fn plan_once(
     task.finish();
 
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let mut plan = run.plan;
+    let mut plan = std::mem::take(&mut run.plan);
     plan.summary = crate::plan::summarize(&plan, &run.sched.cluster, pending);
     plan.summary.timings_ms.encode = encode_ms;
     plan.summary.timings_ms.evaluate = run.evaluate_ms;
@@ -551,6 +556,8 @@ fn plan_once(
     plan.summary.algorithm = options.solver.as_str().to_string();
     plan.summary.backend = evaluator.describe();
     plan.summary.degraded = run_degraded(run.widened, run.exact_path);
+    plan.summary.strategy = strategy_name(&run.strategies);
+    plan.summary.repaired = run.repaired;
 
     // The sequential plan can only rank higher when this one left a pod out or evicted one.
     let improvable = !plan.unschedulable.is_empty() || !plan.evictions.is_empty();
@@ -574,6 +581,8 @@ fn plan_once(
             sequential.summary.algorithm = FALLBACK_ALGORITHM.to_string();
             sequential.summary.backend = plan.summary.backend.clone();
             sequential.summary.degraded = plan.summary.degraded.clone();
+            sequential.summary.strategy = FALLBACK_STRATEGY.to_string();
+            sequential.summary.repaired = 0;
             return Ok(sequential);
         }
         plan.summary.timings_ms.solve += seq_start.elapsed().as_secs_f64() * 1000.0;
@@ -657,6 +666,27 @@ fn run_degraded(
     }
 }
 
+/// `summary.strategy` of a plan that comes from the sequential fallback.
+pub const FALLBACK_STRATEGY: &str = "fallback-baseline";
+
+/// `summary.strategy` of a batch plan whose tiers had no greedy classes (every pod went
+/// through the exact sequential path, in queue order).
+pub const SEQUENTIAL_PATH_STRATEGY: &str = "sequential-path";
+
+/// `summary.strategy` of a batch plan: the strategy whose result each tier kept
+/// ([`Approach::name`]), distinct names in the order of the first tier that kept them, joined
+/// by `+` (`greedy-largest-first`, `greedy-largest-first+lp-guided`, …);
+/// [`SEQUENTIAL_PATH_STRATEGY`] when no tier ran the greedy.
+fn strategy_name(kept: &[&'static str]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for name in kept {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    if names.is_empty() { SEQUENTIAL_PATH_STRATEGY.to_string() } else { names.join("+") }
+}
+
 /// How good a plan is, for the fallback: more pods placed first; then, from the highest
 /// priority down, more pods of that priority; then fewer evictions.
 pub fn plan_rank(plan: &Plan) -> (usize, Vec<(i32, usize)>, std::cmp::Reverse<usize>) {
@@ -731,6 +761,18 @@ enum Approach {
     Lp,
 }
 
+impl Approach {
+    /// Its name in `summary.strategy`.
+    fn name(self) -> &'static str {
+        match self {
+            Approach::Order(ClassOrder::LargestFirst) => "greedy-largest-first",
+            Approach::Order(ClassOrder::SmallestFirst) => "greedy-smallest-first",
+            Approach::Order(ClassOrder::Given) => "greedy-queue-order",
+            Approach::Lp => "lp-guided",
+        }
+    }
+}
+
 /// The best strategy's result so far: (pods placed, total static score), pods placed per
 /// solver class, whether anything changed, and its state when it is not the live one.
 type Candidate = ((usize, i64), Vec<usize>, bool, Option<Saved>);
@@ -766,6 +808,10 @@ struct Run {
     widened: BTreeMap<String, (u32, String, BTreeSet<String>)>,
     /// Classes moved to the exact path, with why.
     exact_path: Vec<ExactPath>,
+    /// The strategy each tier that ran the greedy kept ([`Approach::name`]), tier by tier.
+    strategies: Vec<&'static str>,
+    /// Pods the repair step (the sequential path with preemption) placed.
+    repaired: usize,
 }
 
 impl Run {
@@ -941,6 +987,7 @@ impl Run {
         let backup = (strategies.len() > 1).then(|| self.save());
         // (rank, per solver class pods placed, changed, the state it left when not live).
         let mut best: Option<Candidate> = None;
+        let mut kept = strategies[0];
         for (i, &strategy) in strategies.iter().enumerate() {
             if i > 0 && options.deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
@@ -1008,13 +1055,17 @@ impl Run {
                         self.restore(saved);
                     }
                 }
-                _ => best = Some((rank, next, changed, None)),
+                _ => {
+                    best = Some((rank, next, changed, None));
+                    kept = strategy;
+                }
             }
             if assignment.unplaced.iter().take(to_place.len()).all(|&u| u == 0) {
                 break;
             }
         }
         let Some((_, next, changed, _)) = best else { return Ok(Ok(Vec::new())) };
+        self.strategies.push(kept.name());
         if changed {
             self.version += 1;
         }
@@ -1287,6 +1338,7 @@ impl Run {
                 let node = self.sched.cluster.nodes[n].name.clone();
                 self.plan.placements.push(Placement { pod: pod.key(), node });
                 self.version += 1;
+                self.repaired += 1;
                 return;
             }
             CycleResult::Preempted(n, victims) => {
@@ -1300,6 +1352,7 @@ impl Run {
                 }
                 self.plan.placements.push(Placement { pod: pod.key(), node });
                 self.version += 1;
+                self.repaired += 1;
                 return;
             }
             CycleResult::Unschedulable(err) => {

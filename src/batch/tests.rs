@@ -800,3 +800,53 @@ fn a_plan_within_range_has_no_degraded_section() {
     let json = serde_json::to_value(&plan.summary).expect("serializes");
     assert!(json.get("degraded").is_none(), "{json}");
 }
+
+#[test]
+fn the_plan_says_which_strategy_made_it_and_how_many_pods_the_repair_placed() {
+    let node = || NodeBuilder::new("n1").cpu(4000).memory(8 * GI).label("zone", "a").obj();
+    // Plain pods that fit: the first strategy, largest first, is kept.
+    let state = cluster(vec![node()], vec![]);
+    let plain: Vec<Pod> =
+        (0..3).map(|i| PodBuilder::new("d", &format!("p{i}")).cpu(500).obj()).collect();
+    let p = plan(&state, &plain);
+    assert_eq!((p.summary.strategy.as_str(), p.summary.repaired), ("greedy-largest-first", 0));
+    // Only DoNotSchedule spread pods: no greedy class, every pod on the sequential path.
+    let spread: Vec<Pod> = (0..2)
+        .map(|i| {
+            PodBuilder::new("d", &format!("s{i}"))
+                .cpu(100)
+                .label("app", "s")
+                .spread(spread_constraint(
+                    1,
+                    "zone",
+                    UnsatisfiableAction::DoNotSchedule,
+                    &[("app", "s")],
+                ))
+                .obj()
+        })
+        .collect();
+    assert_eq!(plan(&state, &spread).summary.strategy, SEQUENTIAL_PATH_STRATEGY);
+    // The sequential scheduler's plan says so.
+    assert_eq!(baseline(&state, &plain, 0).summary.strategy, "sequential");
+    // Without batch preemption, a pod that needs a victim is placed by the repair step.
+    let state = cluster(
+        vec![node()],
+        vec![PodBuilder::new("d", "low").cpu(3000).priority(1).node("n1").obj()],
+    );
+    let pending = vec![PodBuilder::new("d", "high").cpu(2000).priority(10).obj()];
+    let options = BatchOptions { batch_preemption: false, ..Default::default() };
+    let p = plan_greedy(state.clone(), &pending, &SchedulerConfig::default(), &options)
+        .expect("default profile builds");
+    assert_eq!(p.placements.len(), 1);
+    assert_eq!(p.summary.repaired, 1, "{:?}", p.summary);
+    assert!(!p.summary.strategy.is_empty());
+}
+
+#[test]
+fn strategy_names_join_the_distinct_kept_strategies_in_tier_order() {
+    assert_eq!(strategy_name(&[]), SEQUENTIAL_PATH_STRATEGY);
+    assert_eq!(
+        strategy_name(&["greedy-largest-first", "lp-guided", "greedy-largest-first"]),
+        "greedy-largest-first+lp-guided"
+    );
+}

@@ -30,7 +30,7 @@ pub struct CheckArgs {
 }
 
 /// Reads a plan document.
-fn read_plan(path: &Path) -> anyhow::Result<Plan> {
+pub(super) fn read_plan(path: &Path) -> anyhow::Result<Plan> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
     if yaml {

@@ -23,7 +23,7 @@ use super::{
     with_gpu_fallback,
 };
 
-/// Exit code when either plan breaks a rule.
+/// Exit code when the plan (not the baseline) breaks a rule.
 pub const EXIT_VIOLATIONS: u8 = 3;
 
 /// `kplace compare`.
@@ -149,7 +149,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         config: args.config.as_ref().map(|p| p.display().to_string()),
         notes: Vec::new(),
     };
-    let comparison = compare(state, pending, &baseline, &plan, snapshot, doc_settings, &progress);
+    let comparison =
+        compare(state, pending, &baseline, &plan, &config, snapshot, doc_settings, &progress);
     if let Some(path) = &args.report {
         let task = progress.spinner("writing the report");
         let html = report::render_html(&comparison);
@@ -161,11 +162,17 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         OutputFormat::Table => print_stdout(&render(&comparison))?,
         other => print_document(&comparison, other)?,
     }
+    if comparison.baseline.violations > 0 {
+        tracing::warn!(
+            violations = comparison.baseline.violations,
+            "kplace check finds violations in the baseline (reported, not failed: the plan is what \
+             kplace would bind)"
+        );
+    }
     if !comparison.valid {
         tracing::error!(
-            baseline = comparison.baseline.violations,
-            plan = comparison.plan.violations,
-            "kplace check found violations"
+            violations = comparison.plan.violations,
+            "kplace check finds violations in the plan"
         );
         return Ok(ExitCode::from(EXIT_VIOLATIONS));
     }
@@ -177,7 +184,41 @@ pub(super) fn solver_name(s: Solver) -> &'static str {
     kplace::batch::SolverChoice::from(s).as_str()
 }
 
-/// The comparison as text: the side-by-side table, the differences, violations if any.
+/// At most this many workloads in the text output (all are in `-o json`).
+const TEXT_WORKLOADS: usize = 20;
+
+/// The workloads that differ most, one row each: baseline / plan.
+fn render_workloads(c: &Comparison) -> String {
+    use kplace::compare::workloads::{HOSTNAME_LABEL, ZONE_LABEL};
+    if c.owners.is_empty() {
+        return String::new();
+    }
+    let total = c.owners.len() + c.owners_not_listed;
+    let mut out = format!(
+        "\nworkloads (baseline / plan), the {} of {total} that differ most:\n",
+        total.min(TEXT_WORKLOADS)
+    );
+    let mut t =
+        Table::new(&["WORKLOAD", "PLACED", "UNPLACED", "ZONE SKEW", "NODE SKEW", "MOST ON A NODE"]);
+    let skew =
+        |s: &kplace::compare::workloads::WorkloadSide, k: &str| s.skew.get(k).copied().unwrap_or(0);
+    for r in c.owners.iter().take(TEXT_WORKLOADS) {
+        let (a, b) = (&r.baseline, &r.plan);
+        t.row(vec![
+            r.owner.clone(),
+            format!("{} / {}", a.placed, b.placed),
+            format!("{} / {}", a.unplaced, b.unplaced),
+            format!("{} / {}", skew(a, ZONE_LABEL), skew(b, ZONE_LABEL)),
+            format!("{} / {}", skew(a, HOSTNAME_LABEL), skew(b, HOSTNAME_LABEL)),
+            format!("{} / {}", a.max_per_node, b.max_per_node),
+        ]);
+    }
+    out.push_str(&t.render());
+    out
+}
+
+/// The comparison as text: the verdict, the side-by-side table, the workloads, the
+/// differences, violations if any.
 fn render(c: &Comparison) -> String {
     let mut out = format!(
         "{}: {} nodes, {} bound pods, {} pending pods (load {:.0} ms, build {:.0} ms)\n\n",
@@ -188,11 +229,17 @@ fn render(c: &Comparison) -> String {
         c.snapshot.load_ms,
         c.snapshot.build_ms
     );
+    out.push_str(&format!("verdict: {}\n", c.verdict.line));
+    for cr in &c.verdict.criteria {
+        out.push_str(&format!("  {:<25} {:<7} {}\n", cr.name, cr.outcome.as_str(), cr.detail));
+    }
+    out.push('\n');
     let mut t = Table::new(&["METRIC", "BASELINE", "PLAN", "PLAN - BASELINE"]);
     for row in report::summary_rows(c) {
         t.row(row.to_vec());
     }
     out.push_str(&t.render());
+    out.push_str(&render_workloads(c));
     let d = &c.differences;
     out.push_str(&format!(
         "\npods: {} on the same node, {} on different nodes, {} placed only by baseline, {} only \

@@ -20,17 +20,24 @@
 //!   of those ratios.
 //! * **Stranded capacity** per resource ([`stranded`]): free capacity that no pod of the batch
 //!   could use. A node's free vector is `allocatable − requested` per resource (`pods`:
-//!   allowed − present). The *reference shapes* are the request vectors (cpu, memory,
-//!   ephemeral-storage, one pod, extended resources) of the pods this plan left unplaced; when
-//!   it placed them all, those of every pending pod of the batch. A shape fits a node when
+//!   allowed − present). The *reference shapes* are one fixed set for both plans: the distinct
+//!   request vectors (cpu, memory, ephemeral-storage, one pod, extended resources) of every
+//!   pending pod of the batch, whatever either plan did with them. A shape fits a node when
 //!   every resource it requests (> 0) is at most the node's free amount (NodeResourcesFit's
 //!   arithmetic; taints, affinity and other filters are ignored). A node where no reference
 //!   shape fits contributes all of its free capacity to `stranded`, resource by resource; a
-//!   node where one fits contributes nothing. So with every pod placed, stranded capacity is
-//!   the free capacity of the nodes too full for even the smallest pending shape. With no
-//!   pending pods at all nothing is stranded.
+//!   node where one fits contributes nothing. So stranded capacity is the free capacity of the
+//!   nodes too full for even the smallest pending shape, measured the same way for both
+//!   plans. With no pending pods at all nothing is stranded.
+//! * **Per workload** ([`workloads`]): placed and unplaced pods, requests placed, and the
+//!   spread of each controlling owner's replicas (skew over zones and nodes, most per node).
+//! * **Soft rules** ([`soft`]): spread constraints kept within `maxSkew`, preferred pod
+//!   (anti-)affinity weight satisfied, and the profile's score of the final state.
+//! * **Verdict** ([`verdict`]): better / worse / mixed on placed pods per priority, placed
+//!   resources, starved workloads, spread and soft rules.
 //! * **Violations**: [`crate::check::check`] on each plan (the independent validator, default
-//!   profile). Both must be 0; `kplace compare` exits with 3 otherwise.
+//!   profile). `kplace compare` exits with 3 when the *plan* has one; the baseline's are
+//!   reported only (kube-scheduler, which it simulates, does not place gangs all or nothing).
 //! * **Decision time**: `encode + evaluate + solve` of the plan's `summary.timings_ms` (the
 //!   time from the built model to the plan; reading and building the model are measured once,
 //!   outside both), and `pods/s` = pending pods / decision time.
@@ -39,6 +46,9 @@
 
 pub mod bench;
 pub mod report;
+pub mod soft;
+pub mod verdict;
+pub mod workloads;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -46,6 +56,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::check::{CheckReport, check};
+use crate::framework::config::SchedulerConfig;
 use crate::model::{ClusterState, Pod};
 use crate::plan::{Plan, ResourceUtilization, summarize};
 use crate::progress::Progress;
@@ -53,7 +64,9 @@ use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
 
 /// Version of the [`Comparison`] document; bumped when a field changes meaning or is removed
 /// (adding fields does not bump it).
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2: `valid` is the plan's validity alone; stranded capacity is judged against every
+/// pending pod's shape for both plans; `owners`, `verdict`, `soft_rules`, `strategy` added.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// At most this many pods are listed in [`Differences::pods`].
 pub const MAX_LISTED_PODS: usize = 200;
@@ -61,6 +74,8 @@ pub const MAX_LISTED_PODS: usize = 200;
 pub const MAX_LISTED_NODES: usize = 1000;
 /// At most this many violations are listed per plan in [`Side::violation_list`].
 pub const MAX_LISTED_VIOLATIONS: usize = 100;
+/// At most this many workloads are listed in [`Comparison::owners`].
+pub const MAX_LISTED_OWNERS: usize = 1000;
 
 /// The whole comparison, as `kplace compare -o json` prints it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -76,9 +91,17 @@ pub struct Comparison {
     pub baseline: Side,
     /// The batch planner (`kplace plan`).
     pub plan: Side,
+    /// Per workload (controlling owner), both plans, the workloads that differ most first, at
+    /// most [`MAX_LISTED_OWNERS`].
+    pub owners: Vec<workloads::OwnerRow>,
+    /// How many workloads are not listed.
+    pub owners_not_listed: usize,
+    /// Better, worse or mixed, criterion by criterion.
+    pub verdict: verdict::Verdict,
     /// Where the plans differ.
     pub differences: Differences,
-    /// Whether both plans have no violation.
+    /// Whether the plan has no violation (the baseline's are reported in its side and the
+    /// verdict, not here).
     pub valid: bool,
     /// Per-node figures for the HTML report; not part of the JSON document.
     #[serde(skip)]
@@ -137,9 +160,9 @@ pub struct Stranded {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StrandedReference {
-    /// The pods the plan left unplaced.
+    /// The pods the plan left unplaced (schema version 1 only).
     Unplaced,
-    /// Every pending pod (the plan placed them all).
+    /// Every pending pod of the batch (the same shapes for both plans).
     Pending,
     /// No pending pods: nothing is stranded.
     #[default]
@@ -186,6 +209,11 @@ pub struct Side {
     pub algorithm: String,
     /// `summary.backend` (`cpu` or the GPU adapter).
     pub backend: String,
+    /// `summary.strategy`: how the plan was made (`sequential`, `greedy-largest-first`,
+    /// `lp-guided`, `fallback-baseline`, …).
+    pub strategy: String,
+    /// `summary.repaired`: pods the batch plan's sequential repair step placed.
+    pub repaired: usize,
     /// Pods placed.
     pub placed: usize,
     /// Pods placed, by priority.
@@ -210,6 +238,8 @@ pub struct Side {
     pub stranded_reference: StrandedReference,
     /// Number of distinct reference shapes (after dropping shapes that a smaller one covers).
     pub stranded_shapes: usize,
+    /// Soft rules kept ([`soft`]).
+    pub soft_rules: soft::SoftRules,
     /// Violations found by `kplace check`.
     pub violations: usize,
     /// Violations by kind.
@@ -403,12 +433,19 @@ pub fn stranded(
     (out, nodes)
 }
 
-/// Measures one plan: applies it, summarizes, computes stranded capacity and runs `check`.
-/// Returns the side and the after-state.
+/// The reference shapes of stranded capacity: every pending pod's request vector over
+/// `columns`, reduced to the minimal ones (the same set for both plans).
+pub fn reference_shapes(pending: &[Pod], columns: &[String]) -> Vec<Vec<i64>> {
+    minimal_shapes(pending.iter().map(|p| shape(p, columns)).collect())
+}
+
+/// Measures one plan: applies it, summarizes, computes stranded capacity and the soft rules,
+/// and runs `check`. Returns the side and the after-state.
 pub fn measure(
     before: &ClusterState,
     pending: &[Pod],
     decided: &Decided,
+    config: &SchedulerConfig,
     progress: &Progress,
 ) -> (Side, ClusterState) {
     let plan = &decided.plan;
@@ -416,20 +453,9 @@ pub fn measure(
     let summary = summarize(plan, &after, pending);
     let columns = resource_columns(before, pending);
 
-    let placed: BTreeSet<&str> = plan.placements.iter().map(|p| p.pod.as_str()).collect();
-    let unplaced: BTreeSet<Vec<i64>> = pending
-        .iter()
-        .filter(|p| !placed.contains(p.key().as_str()))
-        .map(|p| shape(p, &columns))
-        .collect();
-    let (reference, shapes) = if !unplaced.is_empty() {
-        (StrandedReference::Unplaced, unplaced)
-    } else if !pending.is_empty() {
-        (StrandedReference::Pending, pending.iter().map(|p| shape(p, &columns)).collect())
-    } else {
-        (StrandedReference::None, BTreeSet::new())
-    };
-    let shapes = minimal_shapes(shapes);
+    let reference =
+        if pending.is_empty() { StrandedReference::None } else { StrandedReference::Pending };
+    let shapes = reference_shapes(pending, &columns);
     let (stranded_by_resource, stranded_nodes) = stranded(&after, &columns, &shapes);
 
     let task = progress.spinner(format!("check: {} plan", summary_algorithm(plan)));
@@ -438,11 +464,18 @@ pub fn measure(
     let check_ms = check_start.elapsed().as_secs_f64() * 1000.0;
     task.finish();
 
+    let task = progress.spinner(format!("soft rules: {} plan", summary_algorithm(plan)));
+    let soft_rules = soft::soft_rules(&after, pending, plan, config);
+    task.finish();
+
     let t = &plan.summary.timings_ms;
     let decision = t.encode + t.evaluate + t.solve;
     let side = Side {
         algorithm: plan.summary.algorithm.clone(),
         backend: plan.summary.backend.clone(),
+        strategy: plan.summary.strategy.clone(),
+        repaired: plan.summary.repaired,
+        soft_rules,
         placed: summary.placed,
         placed_by_priority: summary.placed_by_priority,
         unschedulable: summary.unschedulable,
@@ -493,19 +526,31 @@ pub fn pods_per_second(pods: usize, ms: f64) -> f64 {
     if ms > 0.0 { pods as f64 / (ms / 1000.0) } else { 0.0 }
 }
 
-/// Compares the two plans made for `pending` on `before`. `snapshot` and `settings` are copied
-/// into the document as given (the node and pod counts are filled in here).
+/// Compares the two plans made for `pending` on `before` with `config`'s profiles. `snapshot`
+/// and `settings` are copied into the document as given (the node and pod counts are filled
+/// in here).
+#[allow(clippy::too_many_arguments)]
 pub fn compare(
     before: &ClusterState,
     pending: &[Pod],
     baseline: &Decided,
     plan: &Decided,
+    config: &SchedulerConfig,
     mut snapshot: SnapshotInfo,
     settings: Settings,
     progress: &Progress,
 ) -> Comparison {
-    let (baseline_side, baseline_after) = measure(before, pending, baseline, progress);
-    let (plan_side, plan_after) = measure(before, pending, plan, progress);
+    let (baseline_side, baseline_after) = measure(before, pending, baseline, config, progress);
+    let (plan_side, plan_after) = measure(before, pending, plan, config, progress);
+    let mut owners = workloads::owner_rows(
+        before,
+        pending,
+        (&baseline.plan, &baseline_after),
+        (&plan.plan, &plan_after),
+    );
+    let verdict = verdict::verdict(&baseline_side, &plan_side, &owners);
+    let owners_not_listed = owners.len().saturating_sub(MAX_LISTED_OWNERS);
+    owners.truncate(MAX_LISTED_OWNERS);
     snapshot.nodes = before.nodes.len();
     snapshot.bound_pods = before.nodes.iter().map(|n| n.pods.len()).sum();
     snapshot.pending_pods = pending.len();
@@ -514,7 +559,10 @@ pub fn compare(
         node_view(before, pending, &baseline_after, &plan_after, &baseline.plan, &plan.plan);
     Comparison {
         schema_version: SCHEMA_VERSION,
-        valid: baseline_side.violations == 0 && plan_side.violations == 0,
+        valid: plan_side.violations == 0,
+        owners,
+        owners_not_listed,
+        verdict,
         snapshot,
         settings,
         baseline: baseline_side,

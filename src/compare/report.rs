@@ -11,6 +11,12 @@
 //! * `svg#node-deltas`: per node, how many more (or fewer) of the batch's pods `plan` put
 //!   there than `baseline` (`rect.bar.delta`), and `table#pod-differences`: pods placed
 //!   differently.
+//! * `p#verdict-line`: the verdict ([`super::verdict`]); `table#workloads`: one row per
+//!   workload (`tr.workload`, the workloads that differ most first, at most
+//!   [`MAX_WORKLOAD_ROWS`]), both plans' placed/unplaced pods, requests placed, zone and node
+//!   skew and most pods on one node; `svg#zone-skew`: the zone skew of those workloads
+//!   (at most [`MAX_COLUMNS`]), a pair of bars per workload (`rect.bar.baseline`,
+//!   `rect.bar.plan`, each with `data-owner` and `data-skew`).
 //!
 //! Columns: with at most [`MAX_COLUMNS`] nodes, one column per node in name order (the
 //! charts' `data-mode="nodes"`). Bigger clusters are summarised, with a note on the page
@@ -29,6 +35,9 @@ use super::{Comparison, NodeView, Side};
 
 /// Most columns a chart draws (see the module docs).
 pub const MAX_COLUMNS: usize = 200;
+
+/// Most rows of the per-workload table.
+pub const MAX_WORKLOAD_ROWS: usize = 500;
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -125,6 +134,47 @@ pub fn summary_rows(c: &Comparison) -> Vec<Row> {
         }
     }
     count(&mut rows, "unschedulable".into(), a.unschedulable, b.unschedulable);
+    let (starved_a, starved_b) = super::verdict::starved(&c.owners);
+    count(&mut rows, "workloads starved (none placed)".into(), starved_a, starved_b);
+    let skew_sum = |f: &dyn Fn(&super::workloads::OwnerRow) -> &super::workloads::WorkloadSide,
+                    key: &str| {
+        c.owners.iter().map(|r| f(r).skew.get(key).copied().unwrap_or(0)).sum::<i64>() as usize
+    };
+    for (label, key) in [
+        ("zone skew, sum over workloads", super::workloads::ZONE_LABEL),
+        ("node skew, sum over workloads", super::workloads::HOSTNAME_LABEL),
+    ] {
+        count(
+            &mut rows,
+            label.into(),
+            skew_sum(&|r| &r.baseline, key),
+            skew_sum(&|r| &r.plan, key),
+        );
+    }
+    let (sa, sb) = (&a.soft_rules, &b.soft_rules);
+    rows.push([
+        "spread pods within maxSkew".into(),
+        format!("{}/{}", sa.spread_pods_within_max_skew, sa.spread_pods),
+        format!("{}/{}", sb.spread_pods_within_max_skew, sb.spread_pods),
+        format!("{} pp", signed((sb.spread_fraction() - sa.spread_fraction()) * 100.0, 1)),
+    ]);
+    rows.push([
+        "preferred (anti-)affinity weight kept".into(),
+        format!("{}/{}", sa.preferred_weight_satisfied, sa.preferred_weight),
+        format!("{}/{}", sb.preferred_weight_satisfied, sb.preferred_weight),
+        format!("{} pp", signed((sb.preferred_fraction() - sa.preferred_fraction()) * 100.0, 1)),
+    ]);
+    let score =
+        |s: &super::soft::SoftRules| s.score_total.map_or("-".to_string(), |t| t.to_string());
+    rows.push([
+        "profile score of the final state".into(),
+        score(sa),
+        score(sb),
+        match (sa.score_total, sb.score_total) {
+            (Some(x), Some(y)) => signed((y - x) as f64, 0),
+            _ => String::new(),
+        },
+    ]);
     count(&mut rows, "evictions".into(), a.evictions, b.evictions);
     count(&mut rows, "nodes used".into(), a.nodes_used, b.nodes_used);
     let resources: Vec<&String> = {
@@ -208,6 +258,8 @@ pub fn summary_rows(c: &Comparison) -> Vec<Row> {
         },
     ]);
     rows.push(["algorithm".into(), a.algorithm.clone(), b.algorithm.clone(), String::new()]);
+    rows.push(["strategy".into(), a.strategy.clone(), b.strategy.clone(), String::new()]);
+    count(&mut rows, "pods placed by the repair step".into(), a.repaired, b.repaired);
     rows.push(["backend".into(), a.backend.clone(), b.backend.clone(), String::new()]);
     rows
 }
@@ -261,17 +313,35 @@ pub fn render_html(c: &Comparison) -> String {
     for n in &c.settings.notes {
         let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(n));
     }
-    if c.valid {
+    if c.baseline.violations == 0 && c.plan.violations == 0 {
         h.push_str(
             "<p id=\"verdict\" class=\"verdict-ok\">Both plans pass kplace check (0 violations).</p>\n",
         );
     } else {
         let _ = writeln!(
             h,
-            "<p id=\"verdict\" class=\"verdict-bad\">kplace check found violations: baseline {}, plan {}.</p>",
-            c.baseline.violations, c.plan.violations
+            "<p id=\"verdict\" class=\"{}\">kplace check found violations: baseline {}, plan {}.</p>",
+            if c.valid { "verdict-ok" } else { "verdict-bad" },
+            c.baseline.violations,
+            c.plan.violations
         );
     }
+    let _ = writeln!(
+        h,
+        "<p id=\"verdict-line\" data-overall=\"{}\"><strong>{}</strong></p>\n<ul class=\"note\">",
+        c.verdict.overall.as_str(),
+        escape(&c.verdict.line)
+    );
+    for cr in &c.verdict.criteria {
+        let _ = writeln!(
+            h,
+            "<li>{}: <strong>{}</strong> — {}</li>",
+            escape(&cr.name),
+            cr.outcome.as_str(),
+            escape(&cr.detail)
+        );
+    }
+    h.push_str("</ul>\n");
 
     h.push_str("<h2>Side by side</h2>\n<table id=\"summary\">\n<thead><tr><th>metric</th><th>baseline</th><th>plan</th><th>plan − baseline</th></tr></thead>\n<tbody>\n");
     for row in summary_rows(c) {
@@ -287,6 +357,7 @@ pub fn render_html(c: &Comparison) -> String {
     h.push_str("</tbody>\n</table>\n");
     violations_section(&mut h, "baseline", &c.baseline);
     violations_section(&mut h, "plan", &c.plan);
+    workloads_section(&mut h, c);
 
     let v = &c.nodes;
     let n = v.names.len();
@@ -333,7 +404,9 @@ pub fn render_html(c: &Comparison) -> String {
     h.push_str(
         "<h2>Definitions</h2>\n<ul class=\"note\">\n\
          <li>Utilization: requested / allocatable per node after the plan (pods: pods on the node / allowed pods), over nodes with allocatable; balance is the population standard deviation of it over nodes.</li>\n\
-         <li>Stranded capacity: free capacity (allocatable − requested) on nodes where no reference pod shape fits by resources alone; the reference shapes are those of the pods the plan left unplaced, or of every pending pod when it placed them all.</li>\n\
+         <li>Stranded capacity: free capacity (allocatable − requested) on nodes where no reference pod shape fits by resources alone; the reference shapes are the request vectors of every pending pod, the same for both plans.</li>\n\
+         <li>Workload: the controlling owner of a pod (ReplicaSet, StatefulSet, Job, …; the pod itself when bare). Skew: most minus fewest of its pods per zone (or node), over the zones (nodes) its node selector, affinity and tolerations allow.</li>\n\
+         <li>Soft rules: placed pods whose ScheduleAnyway (or default) spread constraints end within maxSkew; weight of preferred pod (anti-)affinity terms satisfied; the profile's total score of each placed pod's node in the final state.</li>\n\
          <li>Decision time: encode + evaluate + solve as the plan's summary reports it; loading and building the model are measured once, above.</li>\n\
          <li>Violations: found by <code>kplace check</code>, the independent validator (default profile).</li>\n</ul>\n",
     );
@@ -344,6 +417,114 @@ pub fn render_html(c: &Comparison) -> String {
         crate::UPSTREAM_VERSION
     );
     h
+}
+
+/// `table#workloads` and `svg#zone-skew` (see the module docs).
+fn workloads_section(h: &mut String, c: &Comparison) {
+    use super::workloads::{HOSTNAME_LABEL, ZONE_LABEL};
+    h.push_str("<h2>Per workload</h2>\n");
+    if c.owners.is_empty() {
+        h.push_str("<p class=\"note\">No pending pods.</p>\n");
+        return;
+    }
+    let listed = c.owners.len().min(MAX_WORKLOAD_ROWS);
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">{} workload(s){}, the ones the plans treat most differently first. \
+         Each cell: baseline / plan.</p>",
+        c.owners.len() + c.owners_not_listed,
+        if listed + c.owners_not_listed > listed {
+            format!(", {listed} listed")
+        } else {
+            String::new()
+        }
+    );
+    h.push_str(
+        "<table id=\"workloads\">\n<thead><tr><th>workload</th><th>placed</th><th>unplaced</th>\
+         <th>cpu placed</th><th>memory placed</th><th>zone skew</th><th>node skew</th>\
+         <th>most on one node</th></tr></thead>\n<tbody>\n",
+    );
+    let skew = |s: &super::workloads::WorkloadSide, k: &str| s.skew.get(k).copied().unwrap_or(0);
+    for r in c.owners.iter().take(listed) {
+        let (a, b) = (&r.baseline, &r.plan);
+        let _ = writeln!(
+            h,
+            "<tr class=\"workload\" data-owner=\"{}\"><td>{}</td><td>{} / {}</td><td>{} / {}</td>\
+             <td>{} / {}</td><td>{} / {}</td><td>{} / {}</td><td>{} / {}</td><td>{} / {}</td></tr>",
+            escape(&r.owner),
+            escape(&r.owner),
+            a.placed,
+            b.placed,
+            a.unplaced,
+            b.unplaced,
+            escape(&amount("cpu", a.cpu_placed_m)),
+            escape(&amount("cpu", b.cpu_placed_m)),
+            escape(&amount("memory", a.memory_placed_bytes)),
+            escape(&amount("memory", b.memory_placed_bytes)),
+            skew(a, ZONE_LABEL),
+            skew(b, ZONE_LABEL),
+            skew(a, HOSTNAME_LABEL),
+            skew(b, HOSTNAME_LABEL),
+            a.max_per_node,
+            b.max_per_node,
+        );
+    }
+    h.push_str("</tbody>\n</table>\n");
+
+    // Zone skew per workload, a pair of bars each.
+    let rows: Vec<&super::workloads::OwnerRow> = c.owners.iter().take(MAX_COLUMNS).collect();
+    let max = rows
+        .iter()
+        .map(|r| skew(&r.baseline, ZONE_LABEL).max(skew(&r.plan, ZONE_LABEL)))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let (plot_h, top, left, label_h) = (160.0, 10.0, 40.0, 14.0);
+    let col = column_width(rows.len()).max(14.0);
+    let width = left + col * rows.len() as f64 + 10.0;
+    let _ = writeln!(
+        h,
+        "<h3>Zone skew per workload</h3>\n<p class=\"legend\"><span class=\"baseline\"></span>baseline\
+         <span class=\"plan\"></span>plan <span class=\"note\">(most minus fewest pods per \
+         eligible zone; 0 is an even spread; scale 0–{max})</span></p>\n\
+         <svg id=\"zone-skew\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width:.1} {:.1}\" \
+         width=\"{width:.0}\" height=\"{:.0}\" data-workloads=\"{}\" data-columns=\"{}\">",
+        top + plot_h + label_h + 4.0,
+        top + plot_h + label_h + 4.0,
+        c.owners.len() + c.owners_not_listed,
+        rows.len()
+    );
+    let _ = writeln!(
+        h,
+        "<line class=\"axis\" x1=\"{left}\" y1=\"{:.1}\" x2=\"{width:.1}\" y2=\"{:.1}\"/>\
+         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{max}</text>\
+         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">0</text>",
+        top + plot_h,
+        top + plot_h,
+        left - 4.0,
+        top + 8.0,
+        left - 4.0,
+        top + plot_h,
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let x = left + col * i as f64;
+        let bar_w = (col / 2.0 - 1.0).max(1.0);
+        for (j, (side, s)) in [("baseline", &r.baseline), ("plan", &r.plan)].iter().enumerate() {
+            let v = skew(s, ZONE_LABEL);
+            // A skew of 0 is drawn as a 1-unit sliver so that every bar has a box.
+            let bh = (v as f64 / max as f64 * plot_h).max(1.0);
+            let _ = writeln!(
+                h,
+                "<rect class=\"bar {side}\" data-owner=\"{}\" data-skew=\"{v}\" x=\"{:.2}\" y=\"{:.2}\" \
+                 width=\"{bar_w:.2}\" height=\"{bh:.2}\"><title>{} ({side}): zone skew {v}</title></rect>",
+                escape(&r.owner),
+                x + j as f64 * (bar_w + 1.0),
+                top + plot_h - bh,
+                escape(&r.owner),
+            );
+        }
+    }
+    h.push_str("</svg>\n");
 }
 
 fn violations_section(h: &mut String, name: &str, side: &Side) {

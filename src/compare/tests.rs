@@ -179,6 +179,7 @@ fn comparing_baseline_and_plan_on_a_small_cluster_gives_valid_consistent_figures
         &pending,
         &Decided { plan: b, wall_ms: 1.0 },
         &Decided { plan: p, wall_ms: 1.0 },
+        &config,
         SnapshotInfo::default(),
         Settings::default(),
         &Progress::hidden(),
@@ -209,8 +210,13 @@ fn an_invalid_plan_is_reported_with_its_violations() {
     let state = cluster(vec![node("a", 1000, 8)], vec![]);
     let pending = vec![pod("p", 800, 1), pod("q", 800, 1)];
     let bad = plan(&[("p", "a"), ("q", "a")]);
-    let (side, _) =
-        measure(&state, &pending, &Decided { plan: bad, wall_ms: 0.0 }, &Progress::hidden());
+    let (side, _) = measure(
+        &state,
+        &pending,
+        &Decided { plan: bad, wall_ms: 0.0 },
+        &SchedulerConfig::default(),
+        &Progress::hidden(),
+    );
     assert!(side.violations > 0);
     assert_eq!(side.violations_by_kind.get("insufficient_resource"), Some(&1));
     assert_eq!(side.violation_list.len(), side.violations);
@@ -227,6 +233,7 @@ fn the_report_draws_one_bar_per_node_and_plan_and_one_heatmap_cell_per_node_and_
         &pending,
         &Decided { plan: p, wall_ms: 0.0 },
         &Decided { plan: q, wall_ms: 0.0 },
+        &SchedulerConfig::default(),
         SnapshotInfo { paths: vec!["<script>".into()], ..Default::default() },
         Settings::default(),
         &Progress::hidden(),
@@ -302,4 +309,165 @@ fn baseline_and_plan_report_every_pending_pod_once_on_their_progress_bars() {
             assert_eq!((d.position, d.total), (n, Some(n)), "fallback {fallback}: {done:?}");
         }
     }
+}
+
+/// A pod of ReplicaSet `rs` (label `app=rs`), one core.
+fn replica(name: &str, rs: &str) -> Pod {
+    let mut p = PodBuilder::new("ns", name).cpu(1000).memory(GI).label("app", rs).obj();
+    p.owner = Some(crate::model::OwnerRef {
+        kind: "ReplicaSet".into(),
+        name: rs.into(),
+        uid: String::new(),
+    });
+    p
+}
+
+fn zoned(name: &str, zone: &str) -> crate::model::Node {
+    NodeBuilder::new(name)
+        .cpu(8000)
+        .memory(16 * GI)
+        .pods(10)
+        .label("topology.kubernetes.io/zone", zone)
+        .label("kubernetes.io/hostname", name)
+        .obj()
+}
+
+#[test]
+fn workload_rows_count_placed_pods_and_skew_over_eligible_domains_only() {
+    use crate::model::TaintEffect;
+    use workloads::{HOSTNAME_LABEL, ZONE_LABEL, owner_rows};
+    // Zones a (2 nodes), b (1 node), c (1 node, tainted: not eligible for the replicas).
+    let mut tainted = zoned("c1", "c");
+    tainted.taints =
+        NodeBuilder::new("x").taint("gpu", "true", TaintEffect::NoSchedule).obj().taints;
+    let bound = {
+        let mut p = replica("r0", "web");
+        p.node_name = Some("a1".into());
+        p
+    };
+    let state =
+        cluster(vec![zoned("a1", "a"), zoned("a2", "a"), zoned("b1", "b"), tainted], vec![bound]);
+    let mut bare = PodBuilder::new("ns", "solo").cpu(500).obj();
+    bare.owner = None;
+    let pending = vec![replica("r1", "web"), replica("r2", "web"), replica("r3", "web"), bare];
+    // Baseline: r1 a2, r2 b1, r3 unplaced, solo a1. Plan: r1, r2, r3 all on a1.
+    let baseline = plan(&[("r1", "a2"), ("r2", "b1"), ("solo", "a1")]);
+    let piled = plan(&[("r1", "a1"), ("r2", "a1"), ("r3", "a1")]);
+    let (ba, pa) = (apply_plan(&state, &pending, &baseline), apply_plan(&state, &pending, &piled));
+    let rows = owner_rows(&state, &pending, (&baseline, &ba), (&piled, &pa));
+    let owners: Vec<&str> = rows.iter().map(|r| r.owner.as_str()).collect();
+    assert_eq!(owners, ["ReplicaSet ns/web", "Pod ns/solo"], "the most different first");
+    let web = &rows[0];
+    assert_eq!((web.baseline.placed, web.baseline.unplaced), (2, 1));
+    assert_eq!((web.plan.placed, web.plan.unplaced), (3, 0));
+    assert_eq!(web.plan.cpu_placed_m, 3000);
+    assert_eq!(web.plan.memory_placed_bytes, 3 * GI);
+    // Baseline: a has r0 + r1 = 2, b has r2 = 1 → zone skew 1 (zone c is not eligible);
+    // nodes a1 1, a2 1, b1 1 → node skew 0.
+    assert_eq!(web.baseline.skew[ZONE_LABEL], 1);
+    assert_eq!(web.baseline.skew[HOSTNAME_LABEL], 0);
+    assert_eq!(web.baseline.max_per_node, 1);
+    // Plan: a 4, b 0 → 4; a1 4, a2 0 → node skew 4; four on one node.
+    assert_eq!(web.plan.skew[ZONE_LABEL], 4);
+    assert_eq!(web.plan.skew[HOSTNAME_LABEL], 4);
+    assert_eq!(web.plan.max_per_node, 4);
+    let solo = &rows[1];
+    assert_eq!((solo.baseline.placed, solo.plan.placed, solo.plan.unplaced), (1, 0, 1));
+    assert_eq!(verdict::starved(&rows), (0, 1));
+}
+
+#[test]
+fn soft_rules_count_spread_kept_and_preferred_weight_satisfied() {
+    use crate::model::UnsatisfiableAction;
+    use crate::model::testing::{affinity_term, spread_constraint};
+    let state = cluster(vec![zoned("a1", "a"), zoned("b1", "b"), zoned("c1", "c")], vec![]);
+    let spread = |name: &str| {
+        let mut p = replica(name, "web");
+        p.topology_spread_constraints = vec![spread_constraint(
+            1,
+            "topology.kubernetes.io/zone",
+            UnsatisfiableAction::ScheduleAnyway,
+            &[("app", "web")],
+        )];
+        p
+    };
+    let apart = |name: &str| {
+        PodBuilder::new("ns", name)
+            .cpu(100)
+            .label("app", "db")
+            .preferred_pod_anti_affinity(
+                10,
+                affinity_term("kubernetes.io/hostname", &[("app", "db")]),
+            )
+            .obj()
+    };
+    let pending = vec![spread("w1"), spread("w2"), spread("w3"), apart("d1"), apart("d2")];
+    let config = SchedulerConfig::default();
+    // Even: one web per zone, the dbs on different nodes.
+    let even = plan(&[("w1", "a1"), ("w2", "b1"), ("w3", "c1"), ("d1", "a1"), ("d2", "b1")]);
+    let after = apply_plan(&state, &pending, &even);
+    let s = soft::soft_rules(&after, &pending, &even, &config);
+    assert_eq!((s.spread_pods, s.spread_pods_within_max_skew), (3, 3));
+    assert_eq!((s.preferred_weight, s.preferred_weight_satisfied), (20, 20));
+    assert!(s.score_total.is_some_and(|t| t > 0));
+    // Piled: every web in zone a (3 − 0 > 1 for each), both dbs on a1.
+    let piled = plan(&[("w1", "a1"), ("w2", "a1"), ("w3", "a1"), ("d1", "a1"), ("d2", "a1")]);
+    let after = apply_plan(&state, &pending, &piled);
+    let t = soft::soft_rules(&after, &pending, &piled, &config);
+    assert_eq!((t.spread_pods, t.spread_pods_within_max_skew), (3, 0));
+    assert_eq!((t.preferred_weight, t.preferred_weight_satisfied), (20, 0));
+    assert!(t.score_total < s.score_total, "the profile scores the piled state lower");
+}
+
+#[test]
+fn stranded_capacity_uses_the_same_reference_shapes_for_both_plans() {
+    // One 2-core pod unplaced by one plan, placed by the other: the reference is every
+    // pending shape either way, so a node with 1 core free is stranded under both.
+    let state = cluster(vec![node("a", 3000, 8), node("b", 1000, 8)], vec![]);
+    let pending = vec![pod("big", 2000, 1), pod("small", 1000, 1)];
+    let columns = resource_columns(&state, &pending);
+    let shapes = reference_shapes(&pending, &columns);
+    assert_eq!(shapes.len(), 1, "the 1-core shape covers the 2-core one");
+    let config = SchedulerConfig::default();
+    let measure_plan = |p: Plan| {
+        measure(&state, &pending, &Decided { plan: p, wall_ms: 0.0 }, &config, &Progress::hidden())
+            .0
+    };
+    let one = measure_plan(plan(&[("big", "a"), ("small", "a")]));
+    let other = measure_plan(plan(&[("small", "b")]));
+    assert_eq!(one.stranded_reference, StrandedReference::Pending);
+    assert_eq!(other.stranded_reference, StrandedReference::Pending);
+    // One plan: a has 0 free, b 1 core free (fits the 1-core shape) → nothing stranded.
+    assert_eq!(one.stranded[CPU].stranded, 0);
+    // The other: a 3 cores free, b 0 → nothing stranded, though `big` is unplaced (the old
+    // definition counted every free core as stranded here).
+    assert_eq!(other.stranded[CPU].stranded, 0);
+    assert_eq!(other.stranded[CPU].free, 3000);
+}
+
+#[test]
+fn a_baseline_that_breaks_a_rule_is_reported_but_the_comparison_stays_valid() {
+    let state = cluster(vec![node("a", 1000, 8)], vec![]);
+    let pending = vec![pod("p", 800, 1), pod("q", 800, 1)];
+    let mut good = plan(&[("p", "a")]);
+    good.unschedulable.push(crate::plan::Unschedulable {
+        pod: "ns/q".into(),
+        message: "0/1 nodes are available: 1 Insufficient cpu.".into(),
+        reasons: [("Insufficient cpu".to_string(), 1)].into(),
+    });
+    let c = compare(
+        &state,
+        &pending,
+        &Decided { plan: plan(&[("p", "a"), ("q", "a")]), wall_ms: 0.0 },
+        &Decided { plan: good, wall_ms: 0.0 },
+        &SchedulerConfig::default(),
+        SnapshotInfo::default(),
+        Settings::default(),
+        &Progress::hidden(),
+    );
+    assert!(c.baseline.violations > 0);
+    assert_eq!(c.plan.violations, 0);
+    assert!(c.valid, "only the plan's violations make the comparison invalid (exit code 3)");
+    assert!(c.verdict.line.contains("baseline breaks 1 hard rule(s)"), "{}", c.verdict.line);
+    assert_eq!(c.verdict.baseline_violations, 1);
 }

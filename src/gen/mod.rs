@@ -18,8 +18,8 @@
 //! `sched-0`/`sched-1`) and node labels (`labelNodePrepareStrategy`, round-robin). scheduler_perf
 //! nodes carry no labels of their own; generated nodes add the kubelet's standard labels
 //! (`kubernetes.io/hostname`, os, arch) so that hostname-keyed terms mean what they mean on a
-//! real cluster. kplace adds three families of its own: `fragmentation-mix`, `ml-batch` and
-//! `mixed-priority`. `kplace gen --list` describes each ([`Workload::info`]).
+//! real cluster. kplace adds four families of its own: `fragmentation-mix`, `ml-batch`,
+//! `mixed-priority` and `deployments`. `kplace gen --list` describes each ([`Workload::info`]).
 //!
 //! Owners: as on a real cluster, the pods of kplace's own families carry their controller in
 //! `metadata.ownerReferences` (`controller: true`, `blockOwnerDeletion: true`): a Deployment's
@@ -29,6 +29,7 @@
 //! bare, as its `createPods` op creates them. So `kplace rebalance`, which moves only pods a
 //! controller replaces, has something to move on a generated cluster.
 
+mod deployments;
 mod eks;
 mod engine;
 mod fragmentation;
@@ -73,6 +74,8 @@ pub enum Workload {
     MlBatch,
     /// kplace: priority classes, preemption and PodDisruptionBudgets.
     MixedPriority,
+    /// kplace: Deployments (ReplicaSets and Services) with mixed spread and affinity.
+    Deployments,
 }
 
 /// What `kplace gen --list` says about a workload.
@@ -92,7 +95,7 @@ pub struct WorkloadInfo {
 
 impl Workload {
     /// Every workload, in `--list` order.
-    pub const ALL: [Workload; 10] = [
+    pub const ALL: [Workload; 11] = [
         Workload::SchedulingBasic,
         Workload::SchedulingPodAntiAffinity,
         Workload::SchedulingPodAffinity,
@@ -103,6 +106,7 @@ impl Workload {
         Workload::FragmentationMix,
         Workload::MlBatch,
         Workload::MixedPriority,
+        Workload::Deployments,
     ];
 
     /// The name `--workload` takes.
@@ -123,6 +127,7 @@ impl Workload {
             Workload::FragmentationMix => fragmentation::INFO,
             Workload::MlBatch => ml_batch::INFO,
             Workload::MixedPriority => mixed_priority::INFO,
+            Workload::Deployments => deployments::INFO,
         }
     }
 
@@ -131,6 +136,7 @@ impl Workload {
             Workload::FragmentationMix => Box::new(fragmentation::Fragmentation::new(params)),
             Workload::MlBatch => Box::new(ml_batch::MlBatch::new(params)),
             Workload::MixedPriority => Box::new(mixed_priority::MixedPriority::new(params)),
+            Workload::Deployments => Box::new(deployments::Deployments::new(params)),
             perf_kind => Box::new(perf::Perf::new(perf_kind, params)),
         }
     }

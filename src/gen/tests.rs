@@ -31,7 +31,7 @@ fn params(workload: Workload, nodes: usize, pods: usize, init_pods: usize) -> Ge
 
 /// The small instance of each workload: (workload, init pods, whether every init pod must
 /// find a node). 20 nodes, 60 pods.
-const SMALL: [(Workload, usize, bool); 10] = [
+const SMALL: [(Workload, usize, bool); 11] = [
     (Workload::SchedulingBasic, 20, true),
     (Workload::SchedulingPodAntiAffinity, 10, true),
     (Workload::SchedulingPodAffinity, 20, true),
@@ -43,6 +43,7 @@ const SMALL: [(Workload, usize, bool); 10] = [
     // Gangs are bound whole or not at all, so some may stay pending.
     (Workload::MlBatch, 30, false),
     (Workload::MixedPriority, 40, true),
+    (Workload::Deployments, 20, true),
 ];
 
 fn bound_pods(cluster: &Cluster) -> impl Iterator<Item = (&Node, &Pod)> {
@@ -438,5 +439,41 @@ fn pods_are_owned_by_their_controllers_as_on_a_real_cluster() {
                 .count();
             assert!(movable > 0, "{case}: descheduler's evictor may evict bound pods");
         }
+    }
+}
+
+#[test]
+fn deployments_write_a_replicaset_and_a_service_per_deployment_owning_all_its_pods() {
+    for (pods, init) in [(300, 60), (3700, 0)] {
+        let objects: Vec<serde_json::Value> =
+            generate(&params(Workload::Deployments, 30, pods, init)).expect("valid").collect();
+        let of = |kind: &'static str| objects.iter().filter(move |o| o["kind"] == kind);
+        let sets: std::collections::BTreeMap<String, u64> = of("ReplicaSet")
+            .map(|o| {
+                let key = format!(
+                    "{}/{}",
+                    o["metadata"]["namespace"].as_str().unwrap(),
+                    o["metadata"]["name"].as_str().unwrap()
+                );
+                (key, o["spec"]["replicas"].as_u64().unwrap())
+            })
+            .collect();
+        // 300 pods: 10 Deployments; 3700: 124, of which the last 4 share names with the first.
+        assert_eq!(sets.len(), pods.div_ceil(30).min(120), "{pods}");
+        assert_eq!(of("Service").count(), sets.len(), "{pods}");
+        assert_eq!(sets.values().sum::<u64>(), pods as u64, "replicas add up to the pods");
+        let mut owned: std::collections::BTreeMap<String, u64> = Default::default();
+        for pod in of("Pod") {
+            let refs = pod["metadata"]["ownerReferences"].as_array().expect("an owner");
+            assert_eq!(refs[0]["kind"], "ReplicaSet");
+            assert_eq!(refs[0]["controller"], true);
+            let key = format!(
+                "{}/{}",
+                pod["metadata"]["namespace"].as_str().unwrap(),
+                refs[0]["name"].as_str().unwrap()
+            );
+            *owned.entry(key).or_default() += 1;
+        }
+        assert_eq!(owned, sets, "{pods}: each ReplicaSet owns as many pods as its replicas");
     }
 }

@@ -302,6 +302,7 @@ pub fn rebalance(
     let mut plan = Plan { moves, ..Plan::default() };
     plan.summary = summarize(&plan, &after, &[]);
     plan.summary.algorithm = format!("rebalance-{}", options.objective);
+    plan.summary.strategy = plan.summary.algorithm.clone();
     plan.summary.backend = "cpu".to_string();
     plan.summary.rebalance = Some(summary);
     Ok(Rebalance { plan, before: state.clone(), after, check })

@@ -1,4 +1,5 @@
-//! `kplace explain`: why a pod is pending, or why it landed where it did.
+//! `kplace explain`: why a pod is pending, or why it landed where it did ([`placed`]: a pod a
+//! batch plan placed, or a bound pod).
 //!
 //! Input: the cluster model, the pending pods, a configuration and one pod; output: an
 //! [`Explanation`] with, for every node, each filter plugin's verdict and reasons and, for the
@@ -15,6 +16,10 @@
 //! whole number of encoded units, where NodeResourcesFit's matrix cells could round; the
 //! framework explains it then. Either way the explanation is the same; `evaluated_on` says
 //! which was used.
+
+pub mod placed;
+
+pub use placed::{PlacedExplanation, explain_bound, explain_planned};
 
 use serde::Serialize;
 
@@ -39,6 +44,9 @@ pub enum ExplainError {
     /// No pending pod has that key.
     #[error("pod {0:?} is not a pending pod kplace schedules (expected namespace/name)")]
     UnknownPod(String),
+    /// The plan does not place the pod.
+    #[error("pod {0:?} is not among the plan's placements")]
+    NotInPlan(String),
     /// `--node` names no node.
     #[error("node {0:?} is not in the snapshot")]
     UnknownNode(String),
