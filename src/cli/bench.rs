@@ -345,8 +345,10 @@ fn render(r: &BenchReport) -> String {
     for c in &r.cases {
         if let (Some(a), Some(b)) = (c.baseline.violations, c.plan_cpu.violations) {
             out.push_str(&format!(
-                "{} {} nodes: check found {a} violation(s) in baseline, {b} in plan\n",
-                c.workload, c.nodes
+                "{} {}: check found {} in baseline, {b} in plan\n",
+                c.workload,
+                super::output::count(c.nodes, "node"),
+                super::output::count(a, "violation")
             ));
         }
     }
