@@ -413,13 +413,16 @@ pub fn render_error(err: &anyhow::Error) -> String {
     out
 }
 
-/// Writes `line` and a newline to stderr with the progress bars lifted off the screen; a closed
+/// Writes `line` and a newline to stderr with the progress bars lifted off the screen, its
+/// control characters escaped (an error may quote a path or a name from the input); a closed
 /// or broken stderr loses the line (where `eprintln!` would panic).
 pub fn eprint_line(line: &str) {
     use std::io::Write;
+    let safe: Vec<_> = line.split('\n').map(output::escape_controls).collect();
+    let text = safe.join("\n");
     kplace::progress::suspend(|| {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{line}");
+        let _ = writeln!(err, "{text}");
     });
 }
 
