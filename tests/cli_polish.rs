@@ -120,11 +120,7 @@ fn verbose_shows_kplaces_logs_and_rust_log_opens_everything() {
 fn with_broken_stderr(args: &[&str]) -> std::process::ExitStatus {
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
-    command(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(writer))
-        .status()
-        .expect("kplace runs")
+    command(args).stdout(Stdio::null()).stderr(Stdio::from(writer)).status().expect("kplace runs")
 }
 
 #[test]
@@ -219,7 +215,14 @@ fn errors_say_each_thing_once_and_name_the_valid_choices() {
 /// Whether `text` has a count of one with a plural noun ("1 waves").
 fn one_plural(text: &str) -> Option<String> {
     let nouns = [
-        "nodes", "pods", "waves", "moves", "violations", "placements", "evictions", "classes",
+        "nodes",
+        "pods",
+        "waves",
+        "moves",
+        "violations",
+        "placements",
+        "evictions",
+        "classes",
         "batches",
     ];
     let words: Vec<&str> = text.split_whitespace().collect();
@@ -376,7 +379,9 @@ fn wide_adds_columns_and_name_lists_one_pod_per_line() {
 
 #[test]
 fn completion_scripts_for_bash_zsh_and_fish() {
-    for (shell, marker) in [("bash", "complete -F"), ("zsh", "#compdef kplace"), ("fish", "complete -c kplace")] {
+    for (shell, marker) in
+        [("bash", "complete -F"), ("zsh", "#compdef kplace"), ("fish", "complete -c kplace")]
+    {
         let out = kplace(&["completion", shell]);
         assert!(out.status.success(), "{shell}: {}", stderr(&out));
         let script = stdout(&out);

@@ -137,7 +137,12 @@ pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
         ListFormat::Table => print_text(&render(&report, false))?,
         ListFormat::Wide => print_text(&render(&report, true))?,
         ListFormat::Name => print_text(&pod_names(
-            report.evictions.iter().chain(&report.bindings).map(|r| r.pod.as_str()).chain(report.moves.iter().map(|m| m.pod.as_str())),
+            report
+                .evictions
+                .iter()
+                .chain(&report.bindings)
+                .map(|r| r.pod.as_str())
+                .chain(report.moves.iter().map(|m| m.pod.as_str())),
         ))?,
         document => print_list_document(&report, document)?,
     }

@@ -54,7 +54,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     task.finish();
     match args.output {
         ListFormat::Table | ListFormat::Wide => print_text(&render(&report, &plan))?,
-        ListFormat::Name => print_text(&pod_names(report.violations.iter().map(|v| v.pod.as_str())))?,
+        ListFormat::Name => {
+            print_text(&pod_names(report.violations.iter().map(|v| v.pod.as_str())))?
+        }
         document => print_list_document(&CheckDocument::new(&report, &plan), document)?,
     }
     Ok(if report.is_valid() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INVALID_PLAN) })

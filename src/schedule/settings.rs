@@ -40,9 +40,9 @@ pub fn read_file_settings(text: &str) -> Result<FileSettings, String> {
     let duration = |field: &str| -> Result<Option<Duration>, String> {
         match &le[field] {
             Value::Null => Ok(None),
-            Value::String(s) => {
-                crate::duration::parse(s).map(Some).map_err(|e| format!("leaderElection.{field}: {e}"))
-            }
+            Value::String(s) => crate::duration::parse(s)
+                .map(Some)
+                .map_err(|e| format!("leaderElection.{field}: {e}")),
             other => Err(format!("leaderElection.{field}: expected a duration, got {other}")),
         }
     };
