@@ -13,6 +13,7 @@ pub mod batch;
 pub mod bind;
 pub mod check;
 pub mod compare;
+pub mod duration;
 pub mod encode;
 pub mod eval;
 pub mod explain;

@@ -8,12 +8,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // First, while the process has one thread (see `cli::runtime_dir`).
+    let _runtime_dir = cli::runtime_dir::ensure();
     let args = cli::Cli::parse();
     cli::init_logging(args.verbose, args.quiet);
     match cli::run(args) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            cli::eprint_line(&format!("error: {}", cli::render_error(&err)));
             ExitCode::from(cli::EXIT_ERROR)
         }
     }

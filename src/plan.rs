@@ -224,8 +224,10 @@ pub struct RebalanceSummary {
     pub moves: usize,
     /// Number of waves.
     pub waves: usize,
-    /// The move limit (`--max-moves`; 0 when there is none).
-    pub max_moves: usize,
+    /// The move limit (`--max-moves`): `null` when there is none; 0 allows no move, as the
+    /// flag.
+    #[serde(default)]
+    pub max_moves: Option<usize>,
     /// Nodes running at least one pod that is not a node daemon (DaemonSet, mirror or static
     /// pod), before the moves.
     pub nodes_in_use_before: usize,

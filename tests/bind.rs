@@ -814,7 +814,7 @@ async fn a_plan_from_kplace_rebalance_is_carried_out_by_kplace_bind() {
             "--kubeconfig",
             &kubeconfig.display().to_string(),
             "--wave-poll",
-            "0.02",
+            "20ms",
             "-o",
             "json",
         ]),

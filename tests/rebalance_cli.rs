@@ -118,7 +118,7 @@ fn max_moves_bounds_the_plan() {
             "json",
         ]);
         assert!(!p.moves.is_empty() && p.moves.len() <= 3, "{objective}: {:#?}", p.moves);
-        assert_eq!(p.summary.rebalance.unwrap().max_moves, 3);
+        assert_eq!(p.summary.rebalance.unwrap().max_moves, Some(3));
     }
 }
 

@@ -64,5 +64,11 @@ pub async fn load_config(
 }
 
 fn kubeconfig_error(path: Option<&Path>, source: KubeconfigError) -> BindError {
-    BindError::Kubeconfig { path: path.map(PathBuf::from), message: super::retry::chain(&source) }
+    // kube writes the file as `'"/path"'`; name it once, plainly.
+    let message = match (&source, path) {
+        (KubeconfigError::ReadConfig(io, _), Some(_)) => io.to_string(),
+        (KubeconfigError::ReadConfig(io, file), None) => format!("{}: {io}", file.display()),
+        _ => super::retry::chain(&source),
+    };
+    BindError::Kubeconfig { path: path.map(PathBuf::from), message }
 }

@@ -754,7 +754,11 @@ fn check_placement(
     if on_node.len() as i64 + 1 > allowed {
         push(
             ViolationKind::TooManyPods,
-            format!("node would hold {} pods, it allows {allowed}", on_node.len() + 1),
+            format!(
+                "node would hold {} pod{}, it allows {allowed}",
+                on_node.len() + 1,
+                if on_node.is_empty() { "" } else { "s" }
+            ),
         );
     }
     let mut names: Vec<&str> = vec![CPU, MEMORY, EPHEMERAL_STORAGE];

@@ -8,9 +8,9 @@ use kplace::baseline::{BaselineOptions, run_baseline_on, run_baseline_with_progr
 use kplace::eval::Evaluator;
 use kplace::plan::Plan;
 
-use super::output::{Table, print_document, print_stdout};
+use super::output::{Table, count, pod_names, print_list_document, print_text};
 use super::{
-    BackendArgs, OutputFormat, SnapshotArgs, load_cluster, load_config, open_evaluator,
+    BackendArgs, ListFormat, SnapshotArgs, load_cluster, load_config, open_evaluator,
     with_gpu_fallback,
 };
 
@@ -24,9 +24,9 @@ pub struct BaselineArgs {
     /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Output format.
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
-    output: OutputFormat,
+    /// Output format (`wide`: each pod's priority and requests; `name`: the placed pods).
+    #[arg(short, long, value_enum, default_value_t = ListFormat::Table)]
+    output: ListFormat,
     /// Seed for breaking ties between equally scored nodes.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -86,10 +86,7 @@ pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
     })?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.build = loaded.build_ms;
-    match args.output {
-        OutputFormat::Table => print_stdout(&render(&plan))?,
-        other => print_document(&plan, other)?,
-    }
+    print_plan(&plan, args.output, &loaded.cluster.pending)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -114,15 +111,12 @@ fn follow(
     plan.summary.timings_ms.solve = started.elapsed().as_secs_f64() * 1000.0;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.build = loaded.build_ms;
-    match args.output {
-        OutputFormat::Table => {
-            let mut out = render(&plan);
-            if let Some(report) = &plan.summary.follow {
-                out.push_str(&render_follow(report));
-            }
-            print_stdout(&out)?
+    match (args.output, &plan.summary.follow) {
+        (ListFormat::Table | ListFormat::Wide, Some(report)) => {
+            let wide = (args.output == ListFormat::Wide).then_some(&loaded.cluster.pending[..]);
+            print_text(&(render(&plan, wide) + &render_follow(report)))?
         }
-        other => print_document(&plan, other)?,
+        (format, _) => print_plan(&plan, format, &loaded.cluster.pending)?,
     }
     let diverged = plan.summary.follow.as_ref().is_some_and(|f| !f.divergences.is_empty());
     Ok(if diverged { ExitCode::from(super::EXIT_INCOMPLETE) } else { ExitCode::SUCCESS })
@@ -140,19 +134,65 @@ fn render_follow(report: &kplace::baseline::follow::FollowReport) -> String {
         out.push_str(&t.render());
     }
     out.push_str(&format!(
-        "\nfollowed {} decisions: {} divergence(s)\n",
+        "\nfollowed {} decisions: {}\n",
         report.followed,
-        report.divergences.len()
+        count(report.divergences.len(), "divergence")
     ));
     out
 }
 
-/// The plan as tables: placements, evictions, unschedulable pods, then the summary.
-pub fn render(plan: &Plan) -> String {
+/// Prints a plan of `baseline` or `plan` as `-o` asks: `name` lists the placed pods
+/// (`pod/NAMESPACE/NAME`); `wide` adds the priority and requests of each pending pod.
+pub fn print_plan(
+    plan: &Plan,
+    format: ListFormat,
+    pending: &[kplace::model::Pod],
+) -> anyhow::Result<()> {
+    match format {
+        ListFormat::Table => print_text(&render(plan, None)),
+        ListFormat::Wide => print_text(&render(plan, Some(pending))),
+        ListFormat::Name => print_text(&pod_names(plan.placements.iter().map(|p| p.pod.as_str()))),
+        document => print_list_document(plan, document),
+    }
+}
+
+/// `PRIORITY`, `CPU` and `MEMORY` of a pending pod for `-o wide` (`-` when unknown).
+fn pod_columns(
+    pods: &std::collections::BTreeMap<String, &kplace::model::Pod>,
+    key: &str,
+) -> [String; 3] {
+    match pods.get(key) {
+        Some(p) => [
+            p.priority.to_string(),
+            kplace::inspect::human_amount(kplace::resources::CPU, p.requests.milli_cpu),
+            kplace::inspect::human_amount(kplace::resources::MEMORY, p.requests.memory),
+        ],
+        None => ["-".to_string(), "-".to_string(), "-".to_string()],
+    }
+}
+
+/// The plan as tables: placements, evictions, unschedulable pods, then the summary; with the
+/// pending pods (`-o wide`), the placed and unschedulable pods' priority and requests too.
+pub fn render(plan: &Plan, wide: Option<&[kplace::model::Pod]>) -> String {
+    let pods: std::collections::BTreeMap<String, &kplace::model::Pod> = wide
+        .unwrap_or_default()
+        .iter()
+        .map(|p| (format!("{}/{}", p.namespace, p.name), p))
+        .collect();
+    let extra: &[&str] = if wide.is_some() { &["PRIORITY", "CPU", "MEMORY"] } else { &[] };
+    let headers = |first: &[&'static str], last: &[&'static str]| -> Vec<&'static str> {
+        [first, extra, last].concat()
+    };
+    let with_extra = |mut row: Vec<String>, pod: &str| {
+        if wide.is_some() {
+            row.extend(pod_columns(&pods, pod));
+        }
+        row
+    };
     let mut out = String::new();
-    let mut t = Table::new(&["POD", "NODE"]);
+    let mut t = Table::new(&headers(&["POD", "NODE"], &[]));
     for p in &plan.placements {
-        t.row(vec![p.pod.clone(), p.node.clone()]);
+        t.row(with_extra(vec![p.pod.clone(), p.node.clone()], &p.pod));
     }
     out.push_str(&t.render());
     if !plan.evictions.is_empty() {
@@ -165,16 +205,23 @@ pub fn render(plan: &Plan) -> String {
     }
     if !plan.unschedulable.is_empty() {
         out.push('\n');
-        let mut t = Table::new(&["UNSCHEDULABLE", "MESSAGE"]);
+        let mut t = Table::new(&headers(&["UNSCHEDULABLE"], &["MESSAGE"]));
         for u in &plan.unschedulable {
-            t.row(vec![u.pod.clone(), u.message.clone()]);
+            let mut row = with_extra(vec![u.pod.clone()], &u.pod);
+            // The message last: it is the long column.
+            row.push(u.message.clone());
+            t.row(row);
         }
         out.push_str(&t.render());
     }
     let s = &plan.summary;
     out.push_str(&format!(
-        "\n{}: {} placed, {} unschedulable, {} evicted; {} nodes in use\n",
-        s.algorithm, s.placed, s.unschedulable, s.evicted, s.nodes_used
+        "\n{}: {} placed, {} unschedulable, {} evicted; {} in use\n",
+        s.algorithm,
+        s.placed,
+        s.unschedulable,
+        s.evicted,
+        count(s.nodes_used, "node")
     ));
     let mut t = Table::new(&["PRIORITY", "PLACED", "UNSCHEDULABLE"]);
     let mut prios: Vec<i32> =

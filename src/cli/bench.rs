@@ -44,7 +44,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// Where `plan` evaluates: `cpu` runs it on the CPU only; `auto` and `gpu` also run it on
-    /// the GPU adapter (`auto` only when there is one; `gpu` fails without) and report both,
+    /// the GPU adapter (`auto` only on a hardware one; `gpu` on any, lavapipe included, and
+    /// fails without) and report both,
     /// checking that the GPU's plans equal the CPU's.
     #[arg(long, value_parser = parse_backend, default_value = "auto", value_name = "BACKEND")]
     backend: Backend,
@@ -92,12 +93,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         notes.push("debug build: timings are not representative; use a release build".to_string());
     }
     // The GPU run of `plan`, when there is a GPU to run it on.
+    let mut no_gpu = None;
     let mut gpu = match args.backend {
         Backend::Cpu => None,
         backend => {
             let selected = Evaluator::select(backend)?;
             if let Some(notice) = &selected.notice {
                 notes.push(notice.clone());
+                no_gpu = Some(notice.clone());
             }
             match selected.evaluator {
                 Evaluator::Gpu(_) => Some(selected.evaluator),
@@ -108,7 +111,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     let adapter = gpu.as_ref().map(Evaluator::describe);
     let gpu_note = match (&gpu, args.backend) {
         (_, Backend::Cpu) => Some("--backend cpu".to_string()),
-        (None, _) => Some("no GPU adapter".to_string()),
+        (None, _) => Some(no_gpu.unwrap_or_else(|| "no GPU adapter".to_string())),
         (Some(_), _) => None,
     };
     let mut cpu = Evaluator::Cpu;
@@ -345,8 +348,10 @@ fn render(r: &BenchReport) -> String {
     for c in &r.cases {
         if let (Some(a), Some(b)) = (c.baseline.violations, c.plan_cpu.violations) {
             out.push_str(&format!(
-                "{} {} nodes: check found {a} violation(s) in baseline, {b} in plan\n",
-                c.workload, c.nodes
+                "{} {}: check found {} in baseline, {b} in plan\n",
+                c.workload,
+                super::output::count(c.nodes, "node"),
+                super::output::count(a, "violation")
             ));
         }
     }

@@ -8,8 +8,8 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use kplace::bind::{ActionResult, BindOptions, BindReport, RetryPolicy};
 
-use super::output::{Table, print_document, print_stdout};
-use super::{EXIT_INCOMPLETE, OutputFormat};
+use super::output::{Table, pod_names, print_list_document, print_text};
+use super::{EXIT_INCOMPLETE, ListFormat};
 
 /// Server-side dry run, as kubectl's `--dry-run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -50,35 +50,44 @@ pub struct BindArgs {
     /// connections.
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
     max_attempts: u32,
-    /// Seconds to wait for one reply before the attempt counts as failed.
-    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
-    request_timeout: u64,
-    /// Seconds to wait for evicted pods to be gone before their preemptor's binding is skipped.
-    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
-    eviction_timeout: u64,
-    /// Seconds a wave of moves (a rebalancing plan) may take: its evictions, then every
+    /// How long to wait for one reply before the attempt counts as failed (a Go duration:
+    /// 500ms, 30s, 1m30s).
+    #[arg(long, default_value = "30s", value_parser = kplace::duration::parse, value_name = "DURATION")]
+    request_timeout: Duration,
+    /// How long to wait for evicted pods to be gone before their preemptor's binding is
+    /// skipped.
+    #[arg(long, default_value = "5m", value_parser = kplace::duration::parse, value_name = "DURATION")]
+    eviction_timeout: Duration,
+    /// How long a wave of moves (a rebalancing plan) may take: its evictions, then every
     /// replacement bound, running and ready; later waves are skipped when it runs out.
-    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
-    wave_timeout: u64,
-    /// Seconds between checks of a wave's replacements (fractions allowed).
-    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
-    wave_poll: f64,
+    #[arg(long, default_value = "10m", value_parser = kplace::duration::parse, value_name = "DURATION")]
+    wave_timeout: Duration,
+    /// The time between checks of a wave's replacements (10ms to 1h).
+    #[arg(long, default_value = "2s", value_parser = kplace::duration::parse, value_name = "DURATION")]
+    wave_poll: Duration,
     /// Scheduler names kplace serves (repeatable): a move's replacement pod with one of these
     /// `spec.schedulerName`s is bound to the planned node; others are left to their scheduler
     /// (which may choose another node). Default: `kplace`.
     #[arg(long = "scheduler-name", value_name = "NAME")]
     scheduler_names: Vec<String>,
     /// Output format.
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
-    output: OutputFormat,
+    /// (`wide`: also the pod each eviction makes room for; `name`: every pod acted on.)
+    #[arg(short, long, value_enum, default_value_t = ListFormat::Table)]
+    output: ListFormat,
 }
 
 pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
     if !(args.qps.is_finite() && args.qps >= 0.0) {
         anyhow::bail!("--qps must be a number of requests per second, 0 or more: {}", args.qps);
     }
-    if !(args.wave_poll.is_finite() && (0.01..=3600.0).contains(&args.wave_poll)) {
-        anyhow::bail!("--wave-poll must be between 0.01 and 3600 seconds: {}", args.wave_poll);
+    if args.request_timeout.is_zero() {
+        anyhow::bail!("--request-timeout must be more than 0");
+    }
+    if !(Duration::from_millis(10)..=Duration::from_secs(3600)).contains(&args.wave_poll) {
+        anyhow::bail!(
+            "--wave-poll must be between 10ms and 1h: {}",
+            kplace::duration::format(args.wave_poll)
+        );
     }
     let plan = kplace::bind::read_plan(&args.plan)?;
     let options = BindOptions {
@@ -87,10 +96,10 @@ pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
         qps: args.qps,
         burst: args.burst,
         retry: RetryPolicy { max_attempts: args.max_attempts, ..RetryPolicy::default() },
-        request_timeout: Duration::from_secs(args.request_timeout.max(1)),
-        eviction_timeout: Duration::from_secs(args.eviction_timeout),
-        wave_timeout: Duration::from_secs(args.wave_timeout),
-        wave_poll: Duration::from_secs_f64(args.wave_poll),
+        request_timeout: args.request_timeout,
+        eviction_timeout: args.eviction_timeout,
+        wave_timeout: args.wave_timeout,
+        wave_poll: args.wave_poll,
         steer_scheduler_names: if args.scheduler_names.is_empty() {
             vec!["kplace".to_string()]
         } else {
@@ -125,29 +134,48 @@ pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
         anyhow::Ok(report)
     })?;
     match args.output {
-        OutputFormat::Table => print_stdout(&render(&report))?,
-        other => print_document(&report, other)?,
+        ListFormat::Table => print_text(&render(&report, false))?,
+        ListFormat::Wide => print_text(&render(&report, true))?,
+        ListFormat::Name => print_text(&pod_names(
+            report
+                .evictions
+                .iter()
+                .chain(&report.bindings)
+                .map(|r| r.pod.as_str())
+                .chain(report.moves.iter().map(|m| m.pod.as_str())),
+        ))?,
+        document => print_list_document(&report, document)?,
     }
     Ok(if report.complete { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INCOMPLETE) })
 }
 
-/// The report as a table, then one line of totals.
-pub fn render(report: &BindReport) -> String {
-    let mut t = Table::new(&["ACTION", "POD", "NODE", "OUTCOME", "ATTEMPTS", "MESSAGE"]);
+/// The report as a table, then one line of totals; `wide` adds the pod each eviction makes room
+/// for.
+pub fn render(report: &BindReport, wide: bool) -> String {
+    let headers: &[&str] = if wide {
+        &["ACTION", "POD", "NODE", "OUTCOME", "ATTEMPTS", "FOR", "MESSAGE"]
+    } else {
+        &["ACTION", "POD", "NODE", "OUTCOME", "ATTEMPTS", "MESSAGE"]
+    };
+    let mut t = Table::new(headers);
     for r in report.evictions.iter().chain(&report.bindings) {
         let action = match r.action {
             kplace::bind::Action::Evict => "evict",
             kplace::bind::Action::Bind => "bind",
             kplace::bind::Action::Move => "move",
         };
-        t.row(vec![
+        let mut row = vec![
             action.to_string(),
             r.pod.clone(),
             r.node.clone(),
             r.outcome.label().to_string(),
             r.attempts.to_string(),
-            r.message.clone(),
-        ]);
+        ];
+        if wide {
+            row.push(r.preemptor.clone().unwrap_or_else(|| "-".to_string()));
+        }
+        row.push(r.message.clone());
+        t.row(row);
     }
     for m in &report.moves {
         let landed = match (&m.replacement, &m.node) {
@@ -155,14 +183,18 @@ pub fn render(report: &BindReport) -> String {
             (Some(p), None) => format!("; replacement {p}"),
             _ => String::new(),
         };
-        t.row(vec![
+        let mut row = vec![
             format!("move (wave {})", m.wave),
             m.pod.clone(),
             format!("{} -> {}", m.from, m.to),
             m.outcome.label().to_string(),
             m.attempts.to_string(),
-            format!("{}{landed}{}", m.message, if m.steered { " (steered)" } else { "" }),
-        ]);
+        ];
+        if wide {
+            row.push("-".to_string());
+        }
+        row.push(format!("{}{landed}{}", m.message, if m.steered { " (steered)" } else { "" }));
+        t.row(row);
     }
     let mut out = t.render();
     let counts = |m: &std::collections::BTreeMap<kplace::bind::Outcome, usize>| {

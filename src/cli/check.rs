@@ -1,5 +1,6 @@
 //! `kplace check`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -8,8 +9,10 @@ use clap::Args;
 use kplace::check::{CheckReport, check};
 use kplace::plan::Plan;
 
-use super::output::{Table, print_document, print_stdout};
-use super::{OutputFormat, SnapshotArgs, load_cluster};
+use serde::Serialize;
+
+use super::output::{Table, count, pod_names, print_list_document, print_text};
+use super::{ListFormat, SnapshotArgs, load_cluster};
 
 /// Exit code when the plan breaks a rule.
 pub const EXIT_INVALID_PLAN: u8 = 3;
@@ -24,9 +27,10 @@ pub struct CheckArgs {
     /// wave by wave).
     #[arg(long, value_name = "PLAN")]
     plan: PathBuf,
-    /// Output format.
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
-    output: OutputFormat,
+    /// Output format (`wide` is the table; `name`: the pods with a violation; `json`/`yaml`:
+    /// the verdict, the counts and the violations).
+    #[arg(short, long, value_enum, default_value_t = ListFormat::Table)]
+    output: ListFormat,
 }
 
 /// Reads a plan document.
@@ -49,10 +53,55 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let report = check(&loaded.cluster.state, &loaded.cluster.pending, &plan);
     task.finish();
     match args.output {
-        OutputFormat::Table => print_stdout(&render(&report, &plan))?,
-        other => print_document(&report, other)?,
+        ListFormat::Table | ListFormat::Wide => print_text(&render(&report, &plan))?,
+        ListFormat::Name => {
+            print_text(&pod_names(report.violations.iter().map(|v| v.pod.as_str())))?
+        }
+        document => print_list_document(&CheckDocument::new(&report, &plan), document)?,
     }
     Ok(if report.is_valid() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_INVALID_PLAN) })
+}
+
+/// `check -o json|yaml`: the verdict, what was checked and the violations by kind, then every
+/// violation.
+#[derive(Debug, Serialize)]
+struct CheckDocument<'a> {
+    /// `valid` or `invalid`.
+    verdict: &'static str,
+    /// Whether the plan breaks no rule (exit code 0).
+    valid: bool,
+    /// How many of each action the plan holds.
+    checked: Checked,
+    /// Violations per kind (empty when valid).
+    violation_counts: BTreeMap<String, usize>,
+    /// Every violation, in the order the replay found them.
+    violations: &'a [kplace::check::Violation],
+}
+
+/// What `check` replayed.
+#[derive(Debug, Serialize)]
+struct Checked {
+    placements: usize,
+    evictions: usize,
+    unschedulable: usize,
+    moves: usize,
+}
+
+impl<'a> CheckDocument<'a> {
+    fn new(report: &'a CheckReport, plan: &Plan) -> Self {
+        CheckDocument {
+            verdict: if report.is_valid() { "valid" } else { "invalid" },
+            valid: report.is_valid(),
+            checked: Checked {
+                placements: plan.placements.len(),
+                evictions: plan.evictions.len(),
+                unschedulable: plan.unschedulable.len(),
+                moves: plan.moves.len(),
+            },
+            violation_counts: report.counts().iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+            violations: &report.violations,
+        }
+    }
 }
 
 /// The report as a table of violations and a one-line verdict.
@@ -74,14 +123,17 @@ fn render(report: &CheckReport, plan: &Plan) -> String {
     let verdict = if report.is_valid() {
         "plan is valid".to_string()
     } else {
-        format!("plan is invalid: {} violation(s)", report.violations.len())
+        format!("plan is invalid: {}", count(report.violations.len(), "violation"))
     };
-    let moves =
-        if plan.moves.is_empty() { String::new() } else { format!(", {} moves", plan.moves.len()) };
+    let moves = if plan.moves.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", count(plan.moves.len(), "move"))
+    };
     out.push_str(&format!(
-        "{verdict} ({} placements, {} evictions, {} unschedulable{moves} checked)\n",
-        plan.placements.len(),
-        plan.evictions.len(),
+        "{verdict} ({}, {}, {} unschedulable{moves} checked)\n",
+        count(plan.placements.len(), "placement"),
+        count(plan.evictions.len(), "eviction"),
         plan.unschedulable.len()
     ));
     out

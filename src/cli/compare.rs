@@ -16,7 +16,7 @@ use kplace::framework::config::SchedulerConfig;
 use kplace::model::{ClusterState, Pod};
 use kplace::progress::Progress;
 
-use super::output::{Table, print_document, print_stdout};
+use super::output::{Table, count, print_document, print_stdout};
 use super::plan::Solver;
 use super::{
     OutputFormat, SnapshotArgs, load_cluster, load_config, open_evaluator, parse_backend,
@@ -221,11 +221,11 @@ fn render_workloads(c: &Comparison) -> String {
 /// differences, violations if any.
 fn render(c: &Comparison) -> String {
     let mut out = format!(
-        "{}: {} nodes, {} bound pods, {} pending pods (load {:.0} ms, build {:.0} ms)\n\n",
+        "{}: {}, {}, {} (load {:.0} ms, build {:.0} ms)\n\n",
         c.snapshot.paths.join(", "),
-        c.snapshot.nodes,
-        c.snapshot.bound_pods,
-        c.snapshot.pending_pods,
+        count(c.snapshot.nodes, "node"),
+        count(c.snapshot.bound_pods, "bound pod"),
+        count(c.snapshot.pending_pods, "pending pod"),
         c.snapshot.load_ms,
         c.snapshot.build_ms
     );
@@ -243,14 +243,23 @@ fn render(c: &Comparison) -> String {
     let d = &c.differences;
     out.push_str(&format!(
         "\npods: {} on the same node, {} on different nodes, {} placed only by baseline, {} only \
-         by plan, {} by neither; {} nodes receive a different number of pods\n",
-        d.same_node, d.different_node, d.only_baseline, d.only_plan, d.neither, d.nodes_changed
+         by plan, {} by neither; {} a different number of pods\n",
+        d.same_node,
+        d.different_node,
+        d.only_baseline,
+        d.only_plan,
+        d.neither,
+        if d.nodes_changed == 1 {
+            "1 node receives".to_string()
+        } else {
+            format!("{} nodes receive", d.nodes_changed)
+        }
     ));
     for (name, side) in [("baseline", &c.baseline), ("plan", &c.plan)] {
         if side.violations == 0 {
             continue;
         }
-        out.push_str(&format!("\n{name}: {} violation(s)\n", side.violations));
+        out.push_str(&format!("\n{name}: {}\n", count(side.violations, "violation")));
         let mut t = Table::new(&["KIND", "POD", "NODE", "MESSAGE"]);
         for v in &side.violation_list {
             t.row(vec![

@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use kplace::r#gen::{GenParams, Workload, write_yaml_with_progress};
 
-use super::output::print_stdout;
+use super::output::{count, print_stdout};
 
 /// `kplace gen`.
 #[derive(Debug, Args)]
@@ -74,18 +74,18 @@ pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
     let ms = start.elapsed().as_secs_f64() * 1000.0;
     if summary.unplaced_init_pods > 0 {
         tracing::warn!(
-            "{} of the {} init pods fit no node and are pending",
+            "{} of the {} fit no node and are pending",
             summary.unplaced_init_pods,
-            args.init_pods
+            count(args.init_pods, "init pod")
         );
     }
     let others: Vec<String> =
         summary.other_objects.iter().map(|(kind, n)| format!("{n} {kind}")).collect();
     tracing::info!(
-        "{workload}: wrote {} nodes, {} bound and {} pending pods{} ({:.1} MB) to {} in {ms:.0} ms",
-        summary.nodes,
+        "{workload}: wrote {}, {} bound and {} pending{} ({:.1} MB) to {} in {ms:.0} ms",
+        count(summary.nodes, "node"),
         summary.bound_pods,
-        summary.pending_pods,
+        count(summary.pending_pods, "pod"),
         if others.is_empty() { String::new() } else { format!(", {}", others.join(", ")) },
         summary.bytes as f64 / 1e6,
         output.display(),

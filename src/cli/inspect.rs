@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use kplace::inspect::{InspectReport, human_amount, inspect};
 
-use super::output::{Table, print_document, print_stdout};
+use super::output::{Table, count, print_document, print_stdout};
 use super::{OutputFormat, SnapshotArgs, load_cluster};
 
 pub fn run(args: &SnapshotArgs, output: OutputFormat) -> anyhow::Result<ExitCode> {
@@ -59,10 +59,10 @@ fn render(r: &InspectReport) -> String {
         out.push_str(&t.render());
     }
     out.push_str(&format!(
-        "\nPods: {} bound, {} pending in {} classes (not scheduled by kplace: {} for other schedulers, {} terminal, {} terminating, {} gated, {} on unknown nodes)\n",
+        "\nPods: {} bound, {} pending in {} (not scheduled by kplace: {} for other schedulers, {} terminal, {} terminating, {} gated, {} on unknown nodes)\n",
         r.pods.bound,
         r.pods.pending,
-        r.pods.pending_classes,
+        count(r.pods.pending_classes, "class"),
         r.pods.ignored.other_scheduler,
         r.pods.ignored.terminal,
         r.pods.ignored.terminating,

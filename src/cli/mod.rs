@@ -21,6 +21,7 @@ mod inspect;
 mod output;
 mod plan;
 mod rebalance;
+pub mod runtime_dir;
 mod schedule;
 
 use std::path::PathBuf;
@@ -81,6 +82,31 @@ pub enum Command {
     /// Plan which running pods to move where (pack, balance or fix), in waves that
     /// PodDisruptionBudgets allow.
     Rebalance(rebalance::RebalanceArgs),
+    /// Print a shell completion script: `source <(kplace completion bash)`, or for zsh
+    /// `kplace completion zsh > "${fpath[1]}/_kplace"`, for fish
+    /// `kplace completion fish > ~/.config/fish/completions/kplace.fish`.
+    Completion(CompletionArgs),
+}
+
+/// `kplace completion`.
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+/// Writes the completion script for `shell` on stdout.
+fn completion(args: &CompletionArgs) -> anyhow::Result<ExitCode> {
+    let mut script = Vec::new();
+    clap_complete::generate(
+        args.shell,
+        &mut <Cli as clap::CommandFactory>::command(),
+        "kplace",
+        &mut script,
+    );
+    output::print_stdout(&String::from_utf8_lossy(&script))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Output formats.
@@ -88,6 +114,22 @@ pub enum Command {
 pub enum OutputFormat {
     /// Human-readable tables.
     Table,
+    /// JSON on stdout.
+    Json,
+    /// YAML on stdout.
+    Yaml,
+}
+
+/// Output formats of the commands that list pods (`baseline`, `plan`, `check`, `rebalance`,
+/// `bind`): kubectl's set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// Human-readable tables.
+    Table,
+    /// The tables with more columns (priority and requests of each pod, …).
+    Wide,
+    /// One `pod/NAMESPACE/NAME` line per pod the command acts on, for scripts.
+    Name,
     /// JSON on stdout.
     Json,
     /// YAML on stdout.
@@ -148,6 +190,9 @@ pub fn load_cluster_and_snapshot(
     let start = std::time::Instant::now();
     let task = progress().spinner("building the model");
     let mut options = kplace::snapshot::BuildOptions::default();
+    if let Some(config) = config {
+        check_scheduler_names(&args.scheduler_names, config)?;
+    }
     if !args.scheduler_names.is_empty() {
         options.scheduler_names = args.scheduler_names.clone();
     } else if let Some(config) = config {
@@ -168,12 +213,33 @@ pub fn load_cluster_and_snapshot(
     Ok((Loaded { cluster, load_ms, build_ms }, snapshot))
 }
 
+/// An error naming each `--scheduler-name` that no profile of `config` serves, and the names
+/// that are served.
+pub fn check_scheduler_names(
+    names: &[String],
+    config: &kplace::framework::config::SchedulerConfig,
+) -> anyhow::Result<()> {
+    let unknown: Vec<&str> =
+        names.iter().filter(|n| config.profile_for(n).is_none()).map(String::as_str).collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let quoted = |v: &[&str]| v.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    let noun = if unknown.len() == 1 { "this name" } else { "these names" };
+    anyhow::bail!(
+        "--scheduler-name {}: no profile of the scheduler configuration serves {noun}; \
+         the served names are {} (a profile with that schedulerName in --config serves it)",
+        quoted(&unknown),
+        quoted(&config.served_scheduler_names())
+    )
+}
+
 /// `--backend`, shared by every command that evaluates.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct BackendArgs {
-    /// Where filters and scores are evaluated: `auto` (a GPU adapter when there is one,
-    /// hardware first, else the CPU with a one-line notice), `gpu` (an error without a usable
-    /// adapter) or `cpu`. Every backend gives the same result.
+    /// Where filters and scores are evaluated: `auto` (a hardware GPU when there is one, else
+    /// the CPU; one line says which), `gpu` (any Vulkan adapter, a software one such as
+    /// lavapipe included; an error without one) or `cpu`. Every backend gives the same result.
     #[arg(long, value_parser = parse_backend, default_value = "auto", value_name = "BACKEND")]
     pub backend: kplace::eval::Backend,
 }
@@ -183,16 +249,27 @@ pub fn parse_backend(s: &str) -> Result<kplace::eval::Backend, String> {
     s.parse().map_err(|e: kplace::eval::BackendParseError| e.to_string())
 }
 
-/// Opens the evaluator `--backend` asks for and logs which it is; `auto` without a usable GPU
-/// prints a one-line notice and evaluates on the CPU; `gpu` without one is an error.
+/// Opens the evaluator `--backend` asks for. `auto` says in one line on stderr which it chose
+/// (a hardware GPU, or the CPU and why); `gpu` without an adapter is an error; the explicit
+/// choices are logged. `-q` hides the line.
 pub fn open_evaluator(backend: kplace::eval::Backend) -> anyhow::Result<kplace::eval::Evaluator> {
     let selected = kplace::eval::Evaluator::select(backend)
         .map_err(|e| anyhow::anyhow!("--backend {backend}: {e}"))?;
-    if let Some(notice) = &selected.notice {
-        kplace::progress::suspend(|| eprintln!("notice: {notice}"));
+    match (&selected.notice, backend) {
+        (Some(notice), _) => notice_line(notice),
+        (None, kplace::eval::Backend::Auto) => {
+            notice_line(&format!("evaluating on {}", selected.evaluator.describe()))
+        }
+        (None, _) => tracing::info!("evaluating on {}", selected.evaluator.describe()),
     }
-    tracing::info!("evaluating on {}", selected.evaluator.describe());
     Ok(selected.evaluator)
+}
+
+/// Prints `notice: <text>` on stderr unless `--quiet` was given.
+pub fn notice_line(text: &str) {
+    if !QUIET.get().copied().unwrap_or(false) {
+        eprint_line(&format!("notice: {text}"));
+    }
 }
 
 /// Runs `work` on `evaluator`; when `--backend auto` chose a GPU and the GPU fails (device
@@ -213,9 +290,7 @@ where
                 && e.is_gpu_failure()
                 && matches!(evaluator, kplace::eval::Evaluator::Gpu(_)) =>
         {
-            kplace::progress::suspend(|| {
-                eprintln!("notice: the GPU failed ({e}); evaluating on the CPU")
-            });
+            notice_line(&format!("the GPU failed ({e}); evaluating on the CPU"));
             *evaluator = kplace::eval::Evaluator::Cpu;
             work(evaluator)
         }
@@ -291,41 +366,80 @@ pub fn load_config(
     Ok(config)
 }
 
+/// The log filter for `-q` / `-v` when `RUST_LOG` is not set: kplace's own logs at the level
+/// asked for; other crates' (wgpu, naga, kube, hyper) warnings and errors only, so that `-v`
+/// is not buried under shader-compiler and HTTP debug output. kube's client logs every failed
+/// request at ERROR, which `bind` and `schedule` report themselves: it shows with `-vv` only.
+/// `RUST_LOG` replaces the whole filter (`RUST_LOG=debug` opens everything).
+pub fn log_filter(verbose: u8, quiet: bool) -> &'static str {
+    match (quiet, verbose) {
+        (true, _) => "error,kube_client=off",
+        (false, 0) => "warn,kube_client=off,kplace=info,kplace_solver=info",
+        (false, 1) => "warn,kube_client=off,kplace=debug,kplace_solver=debug",
+        (false, _) => "warn,kplace=trace,kplace_solver=trace",
+    }
+}
+
 /// Sets up `tracing` on stderr. `RUST_LOG` overrides the level.
 pub fn init_logging(verbose: u8, quiet: bool) {
-    // kube's client logs every failed request at ERROR; `bind` reports failures itself, so its
-    // logs show only with -v.
-    let level = match (quiet, verbose) {
-        (true, _) => "error,kube_client=off",
-        (false, 0) => "info,kube_client=off",
-        (false, 1) => "debug",
-        (false, _) => "trace",
-    };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(log_filter(verbose, quiet)));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| Stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
+        // A closed stderr loses the logs; it must not also panic in `eprintln!`.
+        .log_internal_errors(false)
         .init();
 }
 
+/// The error and its causes on one line, `outer: inner: innermost`, each cause said once: a
+/// cause whose text the outer messages already contain (an error that prints its source, then
+/// reports it again as its source) is not repeated.
+pub fn render_error(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// Writes `line` and a newline to stderr with the progress bars lifted off the screen, its
+/// control characters escaped (an error may quote a path or a name from the input); a closed
+/// or broken stderr loses the line (where `eprintln!` would panic).
+pub fn eprint_line(line: &str) {
+    use std::io::Write;
+    let safe: Vec<_> = line.split('\n').map(output::escape_controls).collect();
+    let text = safe.join("\n");
+    kplace::progress::suspend(|| {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{text}");
+    });
+}
+
 /// stderr for log lines: each line is written with the progress bars lifted off the screen
-/// ([`kplace::progress::suspend`]), so bars and logs do not tear each other.
+/// ([`kplace::progress::suspend`]), so bars and logs do not tear each other. Errors (a closed
+/// stderr) are ignored: the logs are lost, the command goes on.
 struct Stderr;
 
 impl std::io::Write for Stderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        kplace::progress::suspend(|| std::io::stderr().write(buf))
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        kplace::progress::suspend(|| std::io::stderr().write_all(buf))
+        let _ = kplace::progress::suspend(|| std::io::stderr().write_all(buf));
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
+        let _ = std::io::stderr().flush();
+        Ok(())
     }
 }
 
@@ -358,5 +472,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(args) => bench::run(&args),
         Command::Schedule(args) => schedule::run(&args),
         Command::Rebalance(args) => rebalance::run(&args),
+        Command::Completion(args) => completion(&args),
     }
 }

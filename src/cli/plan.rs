@@ -7,9 +7,8 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use kplace::batch::{BatchOptions, SolverChoice, plan_greedy_on};
 
-use super::output::{print_document, print_stdout};
 use super::{
-    BackendArgs, OutputFormat, SnapshotArgs, load_cluster, load_config, open_evaluator,
+    BackendArgs, ListFormat, SnapshotArgs, load_cluster, load_config, open_evaluator,
     with_gpu_fallback,
 };
 
@@ -37,26 +36,6 @@ impl From<Solver> for SolverChoice {
     }
 }
 
-/// Parses a duration such as `500ms`, `10s`, `2m` or `1.5s`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 =
-        number.parse().map_err(|_| format!("{text:?} is not a duration (e.g. 500ms, 10s, 2m)"))?;
-    let seconds = match unit {
-        "ms" => value / 1000.0,
-        "s" | "" => value,
-        "m" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use ms, s, m or h)")),
-    };
-    if !seconds.is_finite() || seconds < 0.0 {
-        return Err(format!("{text:?} is not a non-negative duration"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
-}
-
 /// `kplace plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
@@ -71,12 +50,13 @@ pub struct PlanArgs {
     #[arg(long, value_enum, default_value_t = Solver::Auto)]
     solver: Solver,
     /// Stop optional work (other strategies, the LP, the sequential fallback) after this long,
-    /// counted from the start of planning; the first greedy pass and the repair always run.
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    /// counted from the start of planning; the first greedy pass and the repair always run
+    /// (a Go duration: 500ms, 30s, 1m30s).
+    #[arg(long, value_name = "DURATION", value_parser = kplace::duration::parse)]
     time_limit: Option<Duration>,
-    /// Output format.
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
-    output: OutputFormat,
+    /// Output format (`wide`: each pod's priority and requests; `name`: the placed pods).
+    #[arg(short, long, value_enum, default_value_t = ListFormat::Table)]
+    output: ListFormat,
     /// Seed for the sequential parts (tie-breaking, preemption).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -110,9 +90,6 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     })?;
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.build = loaded.build_ms;
-    match args.output {
-        OutputFormat::Table => print_stdout(&super::baseline::render(&plan))?,
-        other => print_document(&plan, other)?,
-    }
+    super::baseline::print_plan(&plan, args.output, &loaded.cluster.pending)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,8 +9,8 @@ use kplace::plan::Plan;
 use kplace::rebalance::evictor::EvictorOptions;
 use kplace::rebalance::{Objective, RebalanceOptions, budget, rebalance, report};
 
-use super::output::{Table, print_document, print_stdout};
-use super::{EXIT_INCOMPLETE, OutputFormat, SnapshotArgs, load_cluster_and_snapshot, load_config};
+use super::output::{Table, count, pod_names, print_list_document, print_text};
+use super::{EXIT_INCOMPLETE, ListFormat, SnapshotArgs, load_cluster_and_snapshot, load_config};
 
 /// `--objective`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -31,16 +31,18 @@ pub struct RebalanceArgs {
     /// What to optimize.
     #[arg(long, value_enum)]
     objective: ObjectiveArg,
-    /// The most pods to move (default: no limit).
+    /// The most pods to move (default: no limit; 0 moves none). In the plan document,
+    /// `max_moves` is this number, or null without a limit.
     #[arg(long, value_name = "K")]
     max_moves: Option<usize>,
     /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file: the profiles that
     /// judge where replacements may go.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Output format.
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
-    output: OutputFormat,
+    /// Output format (`wide`: each move's pod priority and requests too; `name`: the moved
+    /// pods).
+    #[arg(short, long, value_enum, default_value_t = ListFormat::Table)]
+    output: ListFormat,
     /// Also write a self-contained HTML report (before/after utilization per node) to this file.
     #[arg(long, value_name = "FILE.html")]
     report: Option<PathBuf>,
@@ -92,8 +94,12 @@ pub fn run(args: &RebalanceArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing report {}", path.display()))?;
     }
     match args.output {
-        OutputFormat::Table => print_stdout(&render(&result.plan))?,
-        other => print_document(&result.plan, other)?,
+        ListFormat::Table => print_text(&render(&result.plan, None))?,
+        ListFormat::Wide => print_text(&render(&result.plan, Some(state)))?,
+        ListFormat::Name => {
+            print_text(&pod_names(result.plan.moves.iter().map(|m| m.pod.as_str())))?
+        }
+        document => print_list_document(&result.plan, document)?,
     }
     if !result.check.is_valid() {
         for v in &result.check.violations {
@@ -121,19 +127,41 @@ fn fmt_map(m: &std::collections::BTreeMap<String, usize>) -> String {
     m.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
 }
 
-/// The plan as tables: moves by wave, pods not moved, then the before/after figures.
-pub fn render(plan: &Plan) -> String {
+/// The plan as tables: moves by wave, pods not moved, then the before/after figures; with the
+/// cluster (`-o wide`), each moved pod's priority and requests too.
+pub fn render(plan: &Plan, wide: Option<&kplace::model::ClusterState>) -> String {
     let mut out = String::new();
     let Some(s) = &plan.summary.rebalance else { return out };
-    let mut t = Table::new(&["WAVE", "POD", "FROM", "TO", "REASON"]);
+    let pods: std::collections::BTreeMap<String, &kplace::model::Pod> = wide
+        .map(|state| {
+            state
+                .nodes
+                .iter()
+                .flat_map(|n| &n.pods)
+                .map(|p| (format!("{}/{}", p.namespace, p.name), p.as_ref()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut headers = vec!["WAVE", "POD", "FROM", "TO"];
+    if wide.is_some() {
+        headers.extend(["PRIORITY", "CPU", "MEMORY"]);
+    }
+    headers.push("REASON");
+    let mut t = Table::new(&headers);
     for m in &plan.moves {
-        t.row(vec![
-            m.wave.to_string(),
-            m.pod.clone(),
-            m.from.clone(),
-            m.to.clone(),
-            m.reason.clone(),
-        ]);
+        let mut row = vec![m.wave.to_string(), m.pod.clone(), m.from.clone(), m.to.clone()];
+        if wide.is_some() {
+            row.extend(match pods.get(&m.pod) {
+                Some(p) => [
+                    p.priority.to_string(),
+                    kplace::inspect::human_amount(kplace::resources::CPU, p.requests.milli_cpu),
+                    kplace::inspect::human_amount(kplace::resources::MEMORY, p.requests.memory),
+                ],
+                None => ["-".to_string(), "-".to_string(), "-".to_string()],
+            });
+        }
+        row.push(m.reason.clone());
+        t.row(row);
     }
     out.push_str(&t.render());
     if !s.unmoved.is_empty() {
@@ -145,10 +173,10 @@ pub fn render(plan: &Plan) -> String {
         out.push_str(&t.render());
     }
     out.push_str(&format!(
-        "\n{}: {} moves in {} waves; nodes in use {} -> {} ({} freed{})\n",
+        "\n{}: {} in {}; nodes in use {} -> {} ({} freed{})\n",
         s.objective,
-        s.moves,
-        s.waves,
+        count(s.moves, "move"),
+        count(s.waves, "wave"),
         s.nodes_in_use_before,
         s.nodes_in_use_after,
         s.nodes_freed.len(),

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 use kplace::schedule::lease::LeaseConfig;
 use kplace::schedule::queue::BackoffPolicy;
-use kplace::schedule::settings::{FileSettings, parse_duration, read_file_settings};
+use kplace::schedule::settings::{FileSettings, read_file_settings};
 use kplace::schedule::{ScheduleOptions, hostname};
 
 /// `kplace schedule`.
@@ -30,7 +30,7 @@ pub struct ScheduleArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// How long a batch gathers pods after the first one is ready (e.g. 500ms, 2s).
-    #[arg(long, default_value = "500ms", value_parser = duration_arg, value_name = "DURATION")]
+    #[arg(long, default_value = "500ms", value_parser = kplace::duration::parse, value_name = "DURATION")]
     batch_window: Duration,
     /// The most pods in one batch.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
@@ -54,13 +54,13 @@ pub struct ScheduleArgs {
     #[arg(long, value_name = "ID")]
     identity: Option<String>,
     /// How long standbys wait before taking an unrenewed Lease (default: config, else 15s).
-    #[arg(long, value_parser = duration_arg, value_name = "DURATION")]
+    #[arg(long, value_parser = kplace::duration::parse, value_name = "DURATION")]
     lease_duration: Option<Duration>,
     /// How long the leader tries to renew before it stops (default: config, else 10s).
-    #[arg(long, value_parser = duration_arg, value_name = "DURATION")]
+    #[arg(long, value_parser = kplace::duration::parse, value_name = "DURATION")]
     renew_deadline: Option<Duration>,
     /// The time between election tries (default: config, else 2s).
-    #[arg(long, value_parser = duration_arg, value_name = "DURATION")]
+    #[arg(long, value_parser = kplace::duration::parse, value_name = "DURATION")]
     retry_period: Option<Duration>,
     /// Client-side request rate limit for bindings, requests per second (0: none).
     #[arg(long, default_value_t = 50.0)]
@@ -76,10 +76,6 @@ pub struct ScheduleArgs {
     steer: Vec<std::path::PathBuf>,
     #[command(flatten)]
     backend: super::BackendArgs,
-}
-
-fn duration_arg(s: &str) -> Result<Duration, String> {
-    parse_duration(s)
 }
 
 /// The served names: `--scheduler-name`, else the config's profiles, else `kplace`.
@@ -170,6 +166,7 @@ pub fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
         None => FileSettings::default(),
     };
     let names = served_names(args, &config);
+    super::check_scheduler_names(&names, &config)?;
     let options = options(args, names, &file)?;
     kplace::schedule::check_profiles(&config, &options.scheduler_names)?;
     if let Some(le) = &options.leader_election {
@@ -213,9 +210,9 @@ pub fn run(args: &ScheduleArgs) -> anyhow::Result<ExitCode> {
     tracing::info!(
         led = summary.led,
         lease_released = ?summary.lease_released,
-        "bound {} pods in {} batches",
-        summary.bound,
-        summary.batches
+        "bound {} in {}",
+        super::output::count(summary.bound as usize, "pod"),
+        super::output::count(summary.batches as usize, "batch")
     );
     Ok(ExitCode::SUCCESS)
 }

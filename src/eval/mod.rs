@@ -260,10 +260,11 @@ impl Check {
 /// (the CLI's `--backend auto|gpu|cpu`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Backend {
-    /// The GPU if an adapter exists, else the CPU (with a one-line notice).
+    /// A hardware GPU if there is one, else the CPU (with a one-line notice); never a
+    /// software adapter (lavapipe), which is slower than the CPU evaluator.
     #[default]
     Auto,
-    /// The GPU; no adapter is an error.
+    /// The GPU, a software adapter when there is no hardware; no adapter is an error.
     Gpu,
     /// The CPU; wgpu is never touched.
     Cpu,
@@ -576,8 +577,9 @@ pub struct Selected {
 }
 
 impl Evaluator {
-    /// Chooses an evaluator for `--backend`: `cpu` never touches wgpu; `gpu` fails without a
-    /// usable adapter; `auto` uses the GPU when it can and falls back to the CPU with a notice.
+    /// Chooses an evaluator for `--backend`: `cpu` never touches wgpu; `gpu` takes any adapter
+    /// (lavapipe included) and fails without one; `auto` uses a hardware GPU when it can and
+    /// falls back to the CPU with a notice.
     pub fn select(backend: Backend) -> Result<Selected, EvalError> {
         match backend {
             Backend::Cpu => Ok(Selected { evaluator: Evaluator::Cpu, notice: None }),
@@ -585,7 +587,7 @@ impl Evaluator {
                 let ctx = gpu::GpuContext::new(&gpu::GpuOptions::default())?;
                 Ok(Selected { evaluator: Evaluator::Gpu(Box::new(ctx)), notice: None })
             }
-            Backend::Auto => match gpu::GpuContext::new(&gpu::GpuOptions::default()) {
+            Backend::Auto => match gpu::GpuContext::new_hardware(&gpu::GpuOptions::default()) {
                 Ok(ctx) => Ok(Selected { evaluator: Evaluator::Gpu(Box::new(ctx)), notice: None }),
                 Err(e) => Ok(Selected {
                     evaluator: Evaluator::Cpu,

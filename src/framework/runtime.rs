@@ -37,11 +37,14 @@ type PtsState = crate::plugins::podtopologyspread::PreFilterState;
 
 /// A profile's plugin arguments were rejected when the plugins were built.
 #[derive(Debug, Error)]
-#[error("profile {profile:?}: plugin {plugin}: {message}")]
+#[error(
+    "profile {profile:?}: {}{message}",
+    if plugin.is_empty() { String::new() } else { format!("plugin {plugin}: ") }
+)]
 pub struct FrameworkError {
     /// The profile's scheduler name.
     pub profile: String,
-    /// The plugin.
+    /// The plugin (empty when the profile itself is missing).
     pub plugin: &'static str,
     /// What was wrong.
     pub message: String,
@@ -183,7 +186,10 @@ impl Framework {
         let profile = config.profile_for(scheduler_name).ok_or_else(|| FrameworkError {
             profile: scheduler_name.to_string(),
             plugin: "",
-            message: format!("no profile for scheduler name {scheduler_name:?}"),
+            message: format!(
+                "no profile serves scheduler name {scheduler_name:?} (served: {})",
+                config.served_scheduler_names().join(", ")
+            ),
         })?;
         Framework::new(profile)
     }

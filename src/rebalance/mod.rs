@@ -278,7 +278,7 @@ pub fn rebalance(
         objective: options.objective.as_str().to_string(),
         moves: moves.len(),
         waves: moves.iter().map(|m| m.wave).max().unwrap_or(0) as usize,
-        max_moves: options.max_moves.unwrap_or(0),
+        max_moves: options.max_moves,
         nodes_in_use_before: before_use.len(),
         nodes_in_use_after: after_use.len(),
         nodes_freed: before_use.difference(&after_use).cloned().collect(),

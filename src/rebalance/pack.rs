@@ -98,8 +98,9 @@ pub fn pack(sim: &mut Sim<'_>, max_moves: usize, unmoved: &mut Vec<Unmoved>) {
                 pod: String::new(),
                 node: node_name,
                 reason: format!(
-                    "emptying the node needs {} moves, {left} left under --max-moves",
-                    pods.len()
+                    "emptying the node needs {} move{}, {left} left under --max-moves",
+                    pods.len(),
+                    if pods.len() == 1 { "" } else { "s" }
                 ),
             });
             continue;

@@ -87,10 +87,12 @@ pub fn render(rebalance: &Rebalance) -> String {
     );
     let _ = write!(
         html,
-        "<h1>kplace rebalance: {}</h1><p>{} moves in {} waves; nodes in use {} → {} ({} freed); check: {}.</p>",
+        "<h1>kplace rebalance: {}</h1><p>{} move{} in {} wave{}; nodes in use {} → {} ({} freed); check: {}.</p>",
         escape(&s.objective),
         s.moves,
+        if s.moves == 1 { "" } else { "s" },
         s.waves,
+        if s.waves == 1 { "" } else { "s" },
         s.nodes_in_use_before,
         s.nodes_in_use_after,
         s.nodes_freed.len(),

@@ -1,53 +1,14 @@
 //! Settings of `kplace schedule` that come from the KubeSchedulerConfiguration file but do not
 //! affect placement, so the placement config parser ([`crate::framework::config`]) does not
 //! keep them: `leaderElection` and the queue's `podInitialBackoffSeconds` /
-//! `podMaxBackoffSeconds`; and Go-style durations (`500ms`, `15s`, `1m30s`) as the file and the
-//! command line write them.
+//! `podMaxBackoffSeconds` (durations in Go's syntax, read by [`crate::duration`]).
 //!
 //! Upstream (v1.35): `pkg/scheduler/apis/config/v1/defaults.go` (`SetDefaults_KubeSchedulerConfiguration`:
-//! leader election on, lock `leases`, 15 s / 10 s / 2 s, backoff 1 s and 10 s) and Go's
-//! `time.ParseDuration`.
+//! leader election on, lock `leases`, 15 s / 10 s / 2 s, backoff 1 s and 10 s).
 
 use std::time::Duration;
 
 use serde_json::Value;
-
-/// Parses a Go duration: a sequence of decimal numbers with units `ns`, `us` (`µs`), `ms`, `s`,
-/// `m`, `h` (`1m30s`, `0.5s`, `500ms`); `0` alone is zero. No sign.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let s = text.trim();
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    if s.is_empty() {
-        return Err("empty duration".to_string());
-    }
-    let bad = || format!("invalid duration {text:?} (write e.g. 500ms, 15s, 1m30s)");
-    let mut rest = s;
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        if num_len == 0 {
-            return Err(bad());
-        }
-        let (num, tail) = rest.split_at(num_len);
-        let value: f64 = num.parse().map_err(|_| bad())?;
-        let unit_len = tail.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(tail.len());
-        let (unit, tail) = tail.split_at(unit_len);
-        let seconds = match unit {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        total += value * seconds;
-        rest = tail;
-    }
-    Duration::try_from_secs_f64(total).map_err(|_| bad())
-}
 
 /// The non-placement settings read from a configuration file; `None` where the file says
 /// nothing.
@@ -79,9 +40,9 @@ pub fn read_file_settings(text: &str) -> Result<FileSettings, String> {
     let duration = |field: &str| -> Result<Option<Duration>, String> {
         match &le[field] {
             Value::Null => Ok(None),
-            Value::String(s) => {
-                parse_duration(s).map(Some).map_err(|e| format!("leaderElection.{field}: {e}"))
-            }
+            Value::String(s) => crate::duration::parse(s)
+                .map(Some)
+                .map_err(|e| format!("leaderElection.{field}: {e}")),
             other => Err(format!("leaderElection.{field}: expected a duration, got {other}")),
         }
     };
@@ -110,26 +71,6 @@ pub fn read_file_settings(text: &str) -> Result<FileSettings, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn go_durations_parse_like_time_parse_duration() {
-        let ms = Duration::from_millis;
-        let cases = [
-            ("milliseconds", "500ms", Some(ms(500))),
-            ("seconds", "15s", Some(ms(15_000))),
-            ("minutes and seconds", "1m30s", Some(ms(90_000))),
-            ("a fraction", "0.5s", Some(ms(500))),
-            ("hours", "2h", Some(ms(7_200_000))),
-            ("a bare zero", "0", Some(Duration::ZERO)),
-            ("a number without a unit", "5", None),
-            ("an unknown unit", "5d", None),
-            ("a sign", "-1s", None),
-            ("nothing", "", None),
-        ];
-        for (name, text, want) in cases {
-            assert_eq!(parse_duration(text).ok(), want, "{name}: {text:?}");
-        }
-    }
 
     #[test]
     fn leader_election_and_backoff_settings_are_read_from_the_file() {

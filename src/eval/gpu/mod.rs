@@ -25,8 +25,11 @@
 //! because the [`Matrix`] holds them.
 //!
 //! Adapter choice: hardware first (discrete, integrated, virtual, other), then a CPU adapter
-//! such as lavapipe. No adapter is [`GpuError::NoAdapter`]; [`crate::eval::Evaluator::select`]
-//! turns that into the CPU fallback for `--backend auto`.
+//! such as lavapipe ([`GpuContext::new`], `--backend gpu`). [`GpuContext::new_hardware`]
+//! (`--backend auto`) takes hardware only: a software Vulkan driver is slower than kplace's
+//! own CPU evaluator, so `auto` evaluates on the CPU rather than on it. No adapter is
+//! [`GpuError::NoAdapter`], software ones only [`GpuError::SoftwareOnly`];
+//! [`crate::eval::Evaluator::select`] turns either into the CPU fallback for `--backend auto`.
 
 pub mod kernels;
 pub mod types;
@@ -52,6 +55,9 @@ pub enum GpuError {
     /// No Vulkan adapter (no driver, or no device).
     #[error("no GPU adapter found")]
     NoAdapter,
+    /// Only software adapters (lavapipe, llvmpipe), and hardware was asked for.
+    #[error("no hardware GPU adapter (software adapter {0:?} is used only with --backend gpu)")]
+    SoftwareOnly(String),
     /// The adapter's limits are below what the kernels need.
     #[error("GPU adapter {adapter:?} allows {available} {what}, the kernels need {needed}")]
     Limits {
@@ -183,9 +189,19 @@ fn device_error(e: wgpu::Error) -> GpuError {
 }
 
 impl GpuContext {
-    /// Opens the best adapter, requests a device with the limits the kernels need and compiles
-    /// every kernel.
+    /// Opens the best adapter, a software one (lavapipe) when there is no hardware, requests a
+    /// device with the limits the kernels need and compiles every kernel.
     pub fn new(options: &GpuOptions) -> Result<GpuContext, GpuError> {
+        Self::open(options, true)
+    }
+
+    /// As [`GpuContext::new`], with hardware adapters only: [`GpuError::SoftwareOnly`] when
+    /// the only adapters are CPU implementations.
+    pub fn new_hardware(options: &GpuOptions) -> Result<GpuContext, GpuError> {
+        Self::open(options, false)
+    }
+
+    fn open(options: &GpuOptions, allow_software: bool) -> Result<GpuContext, GpuError> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
@@ -193,6 +209,9 @@ impl GpuContext {
             .into_iter()
             .min_by_key(|a| adapter_rank(a.get_info().device_type))
             .ok_or(GpuError::NoAdapter)?;
+        if !allow_software && adapter.get_info().device_type == wgpu::DeviceType::Cpu {
+            return Err(GpuError::SoftwareOnly(adapter.get_info().name));
+        }
         let info = adapter.get_info();
         let name = info.name.clone();
         let available = adapter.limits();
