@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use kplace::bind::{ActionResult, BindOptions, BindReport, RetryPolicy};
+use kplace::bind::{ActionResult, BindOptions, BindReport};
 
 use super::output::{Table, print_document, print_stdout};
 use super::{EXIT_INCOMPLETE, OutputFormat};
@@ -46,10 +46,10 @@ pub struct BindArgs {
     /// Requests allowed at once before `--qps` applies.
     #[arg(long, default_value_t = 100)]
     burst: u32,
-    /// Attempts per request, the first included, on 429s, 5xx, timeouts and dropped
-    /// connections.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
-    max_attempts: u32,
+    /// Seconds the binder keeps retrying 429s, 5xx, timeouts and dropped connections, from its
+    /// start; a write left uncertain is then settled by reading the pod back.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    timeout: u64,
     /// Seconds to wait for one reply before the attempt counts as failed.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     request_timeout: u64,
@@ -81,12 +81,13 @@ pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--wave-poll must be between 0.01 and 3600 seconds: {}", args.wave_poll);
     }
     let plan = kplace::bind::read_plan(&args.plan)?;
+    kplace::bind::validate(&plan).with_context(|| format!("plan {}", args.plan.display()))?;
     let options = BindOptions {
         dry_run: args.dry_run == DryRun::Server,
         concurrency: args.concurrency as usize,
         qps: args.qps,
         burst: args.burst,
-        retry: RetryPolicy { max_attempts: args.max_attempts, ..RetryPolicy::default() },
+        timeout: Duration::from_secs(args.timeout.max(1)),
         request_timeout: Duration::from_secs(args.request_timeout.max(1)),
         eviction_timeout: Duration::from_secs(args.eviction_timeout),
         wave_timeout: Duration::from_secs(args.wave_timeout),
@@ -113,7 +114,9 @@ pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
             "binding against {} ({source})",
             config.cluster_url
         );
+        let server = config.cluster_url.to_string();
         let client = kplace::bind::client(config)?;
+        kplace::bind::preflight(&client, &plan, &options, &server).await?;
         let total = (plan.placements.len() + plan.evictions.len() + plan.moves.len()) as u64;
         let task = super::progress().bar("bind: actions", total);
         let report = kplace::bind::bind(&client, &plan, &options, &|r: &ActionResult| {

@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Args;
 use kplace::check::{CheckReport, check};
 use kplace::plan::Plan;
@@ -29,17 +28,9 @@ pub struct CheckArgs {
     output: OutputFormat,
 }
 
-/// Reads a plan document.
+/// Reads a plan document, leniently as the binder does (plans written by other tools).
 fn read_plan(path: &Path) -> anyhow::Result<Plan> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
-    if yaml {
-        serde_saphyr::from_str(&text)
-            .with_context(|| format!("{}: not a plan document", path.display()))
-    } else {
-        serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a plan document", path.display()))
-    }
+    Ok(kplace::bind::read_plan(path)?)
 }
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
