@@ -1096,3 +1096,41 @@ async fn insecure_skip_tls_verify_is_honoured_with_one_warning() {
     assert_eq!(stderr.matches("insecure-skip-tls-verify").count(), 1, "{stderr}");
     assert_eq!(server.binds("ns/p"), vec!["n1".to_string()]);
 }
+
+#[tokio::test]
+async fn a_plan_from_another_tool_with_bare_evictions_is_carried_out() {
+    let server = ApiServer::start(
+        vec![
+            FakePod::running("ns/v1", "n1"),
+            FakePod::running("ns/v2", "n2").label("app", "web"),
+            FakePod::pending("ns/p"),
+            FakePod::pending("ns/q"),
+        ],
+        vec![FakePdb::new("ns", "web", "app", "web", 0)],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path(), "test");
+    let plan_path = dir.path().join("plan.json");
+    // No preemptors, one eviction a bare string: the refused one holds back the binding to its
+    // node only.
+    std::fs::write(
+        &plan_path,
+        r#"{"placements": [{"pod": "ns/p", "node": "n1"}, {"pod": "ns/q", "node": "n2"}],
+            "evictions": ["ns/v1", {"pod": "ns/v2", "node": "n2"}],
+            "unschedulable": [{"pod": "ns/u"}]}"#,
+    )
+    .unwrap();
+
+    let out = kplace(bind_args(&plan_path, &kubeconfig, &["-o", "json"]), vec![]).await;
+
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: BindReport = serde_json::from_slice(&out.stdout).expect("one JSON report");
+    let v1 = report.evictions.iter().find(|r| r.pod == "ns/v1").unwrap();
+    assert_eq!((v1.outcome, v1.node.as_str()), (Outcome::Evicted, "n1"), "{v1:?}");
+    assert_eq!(outcome(&report, Action::Evict, "ns/v2"), Outcome::Refused);
+    assert_eq!(outcome(&report, Action::Bind, "ns/p"), Outcome::Bound);
+    assert_eq!(outcome(&report, Action::Bind, "ns/q"), Outcome::Skipped);
+    assert!(server.pod("ns/v1").is_none() && server.pod("ns/v2").is_some());
+    assert_eq!(server.pod("ns/q").unwrap().node, None);
+}

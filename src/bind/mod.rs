@@ -1264,7 +1264,10 @@ mod tests {
         let groups: Vec<(String, &str, Vec<usize>)> = work
             .groups
             .iter()
-            .map(|g| (g.preemptor.to_string(), g.node, g.victims.iter().map(|v| v.0).collect()))
+            .map(|g| {
+                let preemptor = g.preemptor.as_ref().map(PodKey::to_string).unwrap_or_default();
+                (preemptor, g.node, g.victims.iter().map(|v| v.0).collect())
+            })
             .collect();
         assert_eq!(
             groups,
@@ -1287,6 +1290,119 @@ mod tests {
         for (name, action, outcome, want) in cases {
             assert_eq!(outcome.is_success(action), want, "{name}");
         }
+    }
+
+    #[test]
+    fn plans_written_by_other_tools_are_read_leniently() {
+        let full = |pod: &str, node: &str, preemptor: &str| Eviction {
+            pod: pod.to_string(),
+            node: node.to_string(),
+            preemptor: preemptor.to_string(),
+        };
+        let cases: Vec<(&str, &str, Vec<Eviction>, Vec<(&str, &str)>)> = vec![
+            (
+                "kube-scheduler's (kso) plan, with fields kplace does not know",
+                r#"{"placements": [{"pod": "ns/p", "node": "n1"}],
+                    "evictions": [{"pod": "ns/v", "node": "n1", "preemptor": "ns/p"}],
+                    "unschedulable": [{"pod": "ns/u", "message": "0/3 nodes are available",
+                                       "reasons": {"Insufficient cpu": 2}, "attempts": 1}],
+                    "summary": {"placed": 1, "wall_ms": 2.5, "pods_per_s": 400.0}}"#,
+                vec![full("ns/v", "n1", "ns/p")],
+                vec![("ns/u", "0/3 nodes are available")],
+            ),
+            (
+                "evictions as namespace/name strings",
+                r#"{"placements": [], "evictions": ["ns/v", "ns/w"]}"#,
+                vec![full("ns/v", "", ""), full("ns/w", "", "")],
+                vec![],
+            ),
+            (
+                "an eviction without a preemptor",
+                r#"{"placements": [], "evictions": [{"pod": "ns/v", "node": "n1"}]}"#,
+                vec![full("ns/v", "n1", "")],
+                vec![],
+            ),
+            (
+                "unschedulable entries without a message or reasons",
+                r#"{"placements": [], "unschedulable": [{"pod": "ns/u"}]}"#,
+                vec![],
+                vec![("ns/u", "")],
+            ),
+            (
+                "the same in YAML",
+                "placements: []\nevictions:\n- ns/v\n- {pod: ns/w, node: n2}\n\
+                 unschedulable:\n- pod: ns/u\n",
+                vec![full("ns/v", "", ""), full("ns/w", "n2", "")],
+                vec![("ns/u", "")],
+            ),
+            (
+                "a summary that is not kplace's is ignored",
+                r#"{"placements": [], "summary": {"placed": "many"}}"#,
+                vec![],
+                vec![],
+            ),
+        ];
+        for (name, text, evictions, unschedulable) in cases {
+            let plan = parse_plan(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(plan.evictions, evictions, "{name}");
+            let got: Vec<(&str, &str)> =
+                plan.unschedulable.iter().map(|u| (u.pod.as_str(), u.message.as_str())).collect();
+            assert_eq!(got, unschedulable, "{name}");
+            // Written back, every field is there.
+            let written = serde_json::to_value(&plan).unwrap();
+            for e in written["evictions"].as_array().unwrap() {
+                assert!(e["pod"].is_string() && e["node"].is_string(), "{name}: {e}");
+                assert!(e["preemptor"].is_string(), "{name}: {e}");
+            }
+            for u in written["unschedulable"].as_array().unwrap() {
+                assert!(u["message"].is_string() && u["reasons"].is_object(), "{name}: {u}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_plan_documents_are_errors_saying_where() {
+        let cases = [
+            (
+                "a duplicate key in JSON",
+                r#"{"placements": [{"pod": "ns/a", "node": "n1", "node": "n2"}]}"#,
+                "placements[0]: duplicate key \"node\"",
+            ),
+            ("no placements: not a plan", r#"{"nodes": []}"#, "missing field `placements`"),
+            (
+                "an eviction that is a number",
+                r#"{"placements": [], "evictions": [3]}"#,
+                "evictions[0]",
+            ),
+            ("not a mapping", "[1, 2]", "not a plan document"),
+        ];
+        for (name, text, want) in cases {
+            let err = parse_plan(text).expect_err(name);
+            assert!(err.contains(want), "{name}: {err}");
+        }
+    }
+
+    #[test]
+    fn evictions_without_a_preemptor_are_carried_out_alone() {
+        let mut lone = eviction("ns/v", "", "");
+        lone.preemptor.clear();
+        let plan = Plan {
+            placements: vec![placement("ns/p", "n1")],
+            evictions: vec![lone, eviction("ns/w", "n1", "ns/p")],
+            ..Default::default()
+        };
+        let work = Work::new(&plan).unwrap();
+        let groups: Vec<(Option<String>, Vec<usize>)> = work
+            .groups
+            .iter()
+            .map(|g| {
+                (
+                    g.preemptor.as_ref().map(|k| k.to_string()),
+                    g.victims.iter().map(|v| v.0).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(groups, vec![(None, vec![0]), (Some("ns/p".to_string()), vec![1])]);
     }
 
     #[test]

@@ -441,7 +441,8 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
             continue;
         }
         let victim_node_name = cluster.nodes.get(victim_node).map_or("", |n| n.name.as_str());
-        if e.node != victim_node_name {
+        // A plan from another tool may leave the node out: the victim's node is meant.
+        if !e.node.is_empty() && e.node != victim_node_name {
             report.push(
                 ViolationKind::EvictionWrongNode,
                 &e.pod,
@@ -449,53 +450,53 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
                 format!("the victim runs on {victim_node_name:?}, not on {:?}", e.node),
             );
         }
-        let preemptor_turn = match (
-            pending_by_key.get(&e.preemptor),
-            placed.get(e.preemptor.as_str()),
-        ) {
-            (None, _) => {
-                report.push(
-                    ViolationKind::EvictionPreemptor,
-                    &e.pod,
-                    Some(victim_node_name),
-                    format!("preemptor {:?} is not a pending pod of the snapshot", e.preemptor),
-                );
-                None
-            }
-            (Some(preemptor), placement) => {
-                if victim.priority >= preemptor.priority {
+        let preemptor_turn = if e.preemptor.is_empty() {
+            unnamed_preemptor(victim, victim_node, &turns, &mut report, &e.pod, victim_node_name)
+        } else {
+            match (pending_by_key.get(&e.preemptor), placed.get(e.preemptor.as_str())) {
+                (None, _) => {
                     report.push(
-                        ViolationKind::EvictionPriority,
+                        ViolationKind::EvictionPreemptor,
                         &e.pod,
                         Some(victim_node_name),
-                        format!(
-                            "victim priority {} is not lower than preemptor {:?} priority {}",
-                            victim.priority, e.preemptor, preemptor.priority
-                        ),
+                        format!("preemptor {:?} is not a pending pod of the snapshot", e.preemptor),
                     );
+                    None
                 }
-                if preemptor.preemption_policy == PreemptionPolicy::Never {
-                    report.push(
-                        ViolationKind::EvictionPreemptionPolicy,
-                        &e.pod,
-                        Some(victim_node_name),
-                        format!("preemptor {:?} has preemptionPolicy Never", e.preemptor),
-                    );
-                }
-                match placement {
-                    None => {
+                (Some(preemptor), placement) => {
+                    if victim.priority >= preemptor.priority {
                         report.push(
-                            ViolationKind::EvictionPreemptor,
+                            ViolationKind::EvictionPriority,
                             &e.pod,
                             Some(victim_node_name),
-                            format!("preemptor {:?} is not placed by the plan", e.preemptor),
+                            format!(
+                                "victim priority {} is not lower than preemptor {:?} priority {}",
+                                victim.priority, e.preemptor, preemptor.priority
+                            ),
                         );
-                        None
                     }
-                    Some(&(turn, node)) => {
-                        if node != victim_node {
-                            let name = cluster.nodes.get(node).map_or("", |n| n.name.as_str());
+                    if preemptor.preemption_policy == PreemptionPolicy::Never {
+                        report.push(
+                            ViolationKind::EvictionPreemptionPolicy,
+                            &e.pod,
+                            Some(victim_node_name),
+                            format!("preemptor {:?} has preemptionPolicy Never", e.preemptor),
+                        );
+                    }
+                    match placement {
+                        None => {
                             report.push(
+                                ViolationKind::EvictionPreemptor,
+                                &e.pod,
+                                Some(victim_node_name),
+                                format!("preemptor {:?} is not placed by the plan", e.preemptor),
+                            );
+                            None
+                        }
+                        Some(&(turn, node)) => {
+                            if node != victim_node {
+                                let name = cluster.nodes.get(node).map_or("", |n| n.name.as_str());
+                                report.push(
                                 ViolationKind::EvictionPreemptor,
                                 &e.pod,
                                 Some(victim_node_name),
@@ -504,8 +505,9 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
                                     e.preemptor
                                 ),
                             );
+                            }
+                            Some(turn)
                         }
-                        Some(turn)
                     }
                 }
             }
@@ -533,6 +535,38 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
     let lookup = Lookup { pending: &pending_by_key, bound: &bound_by_key, nodes: &node_by_name };
     check_moves(&mut replay, &lookup, &evicted, turns.len(), plan, &mut report);
     report
+}
+
+/// For an eviction whose plan names no preemptor (a plan from another tool): the first
+/// placement on the victim's node that could have preempted it (strictly higher priority,
+/// preemption allowed) stands for its preemptor, and its turn is returned; without one, the
+/// eviction is reported.
+fn unnamed_preemptor(
+    victim: &Pod,
+    victim_node: usize,
+    turns: &[(&Pod, usize)],
+    report: &mut CheckReport,
+    key: &str,
+    node_name: &str,
+) -> Option<usize> {
+    let turn = turns.iter().position(|(p, n)| {
+        *n == victim_node
+            && p.priority > victim.priority
+            && p.preemption_policy != PreemptionPolicy::Never
+    });
+    if turn.is_none() {
+        report.push(
+            ViolationKind::EvictionPreemptor,
+            key,
+            Some(node_name),
+            format!(
+                "the eviction names no preemptor, and no pod the plan places on {node_name:?} \
+                 may preempt it (priority above {}, preemption allowed)",
+                victim.priority
+            ),
+        );
+    }
+    turn
 }
 
 /// The snapshot's pods and nodes by key and name.
