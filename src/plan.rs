@@ -208,6 +208,9 @@ pub struct RebalanceSummary {
     pub nodes_in_use_after: usize,
     /// Nodes in use before and not after (only node daemons are left on them).
     pub nodes_freed: Vec<String>,
+    /// Nodes in use after and not before, so that
+    /// `nodes_in_use_before − freed + newly used = nodes_in_use_after` (`pack` never adds one).
+    pub nodes_newly_used: Vec<String>,
     /// Population standard deviation of per-node utilization per resource, before.
     pub node_stddev_before: BTreeMap<String, f64>,
     /// The same after.
