@@ -96,6 +96,13 @@
 //! leaves pending pods alone: those it neither places nor lists as unschedulable are not
 //! missing.
 //!
+//! # PodDisruptionBudgets
+//!
+//! With the snapshot's budgets ([`budgets`], the check's own reading of them), every wave of
+//! moves may evict at most as many pods of a budget as it allows at the start of a wave, and no
+//! moved pod may be selected by two budgets. Preemption victims are not judged by budgets:
+//! kube-scheduler's preemption only prefers candidates that respect them.
+//!
 //! # Not checked
 //!
 //! Profile-specific settings (the checker judges the default profile: every filter enabled,
@@ -103,6 +110,7 @@
 //! PodTopologySpread's system defaults, which are `ScheduleAnyway`), volumes, DRA, and
 //! `spec.nodeName` (pending pods have none).
 
+pub mod budgets;
 pub mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -175,6 +183,9 @@ pub enum ViolationKind {
     /// A moved pod has no controller that would create its replacement elsewhere (no
     /// controlling owner, or a DaemonSet or its node owns it).
     MoveNotReplaced,
+    /// A wave evicts more pods of a PodDisruptionBudget than it allows, or moves a pod that
+    /// several budgets select ([`budgets`]).
+    DisruptionBudget,
 }
 
 impl ViolationKind {
@@ -208,6 +219,7 @@ impl ViolationKind {
             ViolationKind::MoveWrongNode => "move_wrong_node",
             ViolationKind::DuplicateMove => "duplicate_move",
             ViolationKind::MoveNotReplaced => "move_not_replaced",
+            ViolationKind::DisruptionBudget => "disruption_budget",
         }
     }
 }

@@ -8,7 +8,7 @@ use kplace::check::{CheckReport, check};
 use kplace::plan::Plan;
 
 use super::output::{Table, print_document, print_stdout};
-use super::{OutputFormat, SnapshotArgs, load_cluster};
+use super::{OutputFormat, SnapshotArgs, load_cluster_and_snapshot};
 
 /// Exit code when the plan breaks a rule.
 pub const EXIT_INVALID_PLAN: u8 = 3;
@@ -35,9 +35,16 @@ fn read_plan(path: &Path) -> anyhow::Result<Plan> {
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let plan = read_plan(&args.plan)?;
-    let loaded = load_cluster(&args.snapshot, None)?;
+    let (loaded, snapshot) = load_cluster_and_snapshot(&args.snapshot, None)?;
     let task = super::progress().spinner("checking the plan");
-    let report = check(&loaded.cluster.state, &loaded.cluster.pending, &plan);
+    let mut report = check(&loaded.cluster.state, &loaded.cluster.pending, &plan);
+    let budgets = kplace::check::budgets::wave_budgets(&snapshot, &loaded.cluster.state);
+    drop(snapshot);
+    report.violations.extend(kplace::check::budgets::check_waves(
+        &loaded.cluster.state,
+        &plan,
+        &budgets,
+    ));
     task.finish();
     match args.output {
         OutputFormat::Table => print_stdout(&render(&report, &plan))?,
