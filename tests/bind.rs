@@ -900,7 +900,12 @@ async fn uncertain_writes_are_settled_by_reading_the_pod_back() {
         &[("ns/victim", "n2", "ns/preemptor")],
     );
 
-    let report = run(&server, &plan, &deadline(Duration::from_millis(600))).await;
+    // Each write gives up after four attempts (as at a deadline, without the timing).
+    let options = BindOptions {
+        retry: RetryPolicy { max_attempts: 4, ..fast().retry },
+        ..deadline(Duration::from_secs(20))
+    };
+    let report = run(&server, &plan, &options).await;
 
     let cases = [
         ("an applied binding whose answers were lost is bound", "ns/applied", Outcome::Bound),
