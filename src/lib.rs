@@ -21,6 +21,7 @@ pub mod framework;
 // `gen` is a reserved keyword in edition 2024, hence the raw identifier.
 pub mod r#gen;
 pub mod inspect;
+pub mod json;
 pub mod model;
 pub mod plan;
 pub mod plugins;

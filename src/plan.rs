@@ -23,14 +23,45 @@ pub struct Placement {
 }
 
 /// A running pod evicted to make room for a preemptor.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Read leniently, as other tools write it: a bare `"namespace/name"` string, or an object
+/// without `node` or `preemptor`; what is missing is left empty (unknown). Always written whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Eviction {
     /// `namespace/name` of the victim.
     pub pod: String,
-    /// The node it runs on.
+    /// The node it runs on (empty when the plan did not say).
     pub node: String,
-    /// `namespace/name` of the pod it makes room for.
+    /// `namespace/name` of the pod it makes room for (empty when the plan did not say).
     pub preemptor: String,
+}
+
+impl<'de> Deserialize<'de> for Eviction {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Whole {
+            pod: String,
+            #[serde(default)]
+            node: String,
+            #[serde(default)]
+            preemptor: String,
+        }
+        struct Lenient;
+        impl<'de> serde::de::Visitor<'de> for Lenient {
+            type Value = Eviction;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an eviction: {pod, node, preemptor} or a \"namespace/name\" string")
+            }
+            fn visit_str<E: serde::de::Error>(self, pod: &str) -> Result<Eviction, E> {
+                Ok(Eviction { pod: pod.to_string(), node: String::new(), preemptor: String::new() })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Eviction, A::Error> {
+                let w = Whole::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Eviction { pod: w.pod, node: w.node, preemptor: w.preemptor })
+            }
+        }
+        d.deserialize_any(Lenient)
+    }
 }
 
 /// A running pod moved to another node by a rebalancing plan: it is evicted in its wave and its
@@ -57,9 +88,12 @@ pub struct Unschedulable {
     /// `namespace/name`.
     pub pod: String,
     /// The message, byte for byte as kube-scheduler words it
-    /// (`0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.`).
+    /// (`0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.`);
+    /// read as empty when a plan from another tool leaves it out.
+    #[serde(default)]
     pub message: String,
-    /// Reason → number of nodes that gave it.
+    /// Reason → number of nodes that gave it (read as none when left out).
+    #[serde(default)]
     pub reasons: BTreeMap<String, usize>,
 }
 
@@ -235,6 +269,9 @@ pub struct RebalanceSummary {
     pub nodes_in_use_after: usize,
     /// Nodes in use before and not after (only node daemons are left on them).
     pub nodes_freed: Vec<String>,
+    /// Nodes in use after and not before, so that
+    /// `nodes_in_use_before − freed + newly used = nodes_in_use_after` (`pack` never adds one).
+    pub nodes_newly_used: Vec<String>,
     /// Population standard deviation of per-node utilization per resource, before.
     pub node_stddev_before: BTreeMap<String, f64>,
     /// The same after.

@@ -364,7 +364,11 @@ async fn a_dropped_eviction_reply_is_not_a_failure() {
     let report = run(&server, &plan, &fast()).await;
 
     assert!(report.complete, "{report:#?}");
-    assert_eq!(outcome(&report, Action::Evict, "ns/v"), Outcome::Gone, "the retry finds it gone");
+    assert_eq!(
+        outcome(&report, Action::Evict, "ns/v"),
+        Outcome::Evicted,
+        "the retry finds it gone after an unanswered attempt: the eviction happened"
+    );
     assert_eq!(server.evictions("ns/v"), 1);
     assert_eq!(server.binds("ns/p"), vec!["n1".to_string()]);
 }
@@ -384,7 +388,7 @@ async fn a_victim_replaced_under_the_same_name_is_not_evicted() {
 
     let report = run(&server, &plan, &options).await;
 
-    assert_eq!(outcome(&report, Action::Evict, "ns/v"), Outcome::Gone, "{report:#?}");
+    assert_eq!(outcome(&report, Action::Evict, "ns/v"), Outcome::Evicted, "{report:#?}");
     assert_eq!(server.evictions("ns/v"), 1, "the replacement was not evicted");
     assert_eq!(server.pod("ns/v").unwrap().uid, "uid-replacement");
     let refused = server.requests().iter().any(|r| r.verb == Some(Verb::Evict) && r.status == 409);
@@ -493,7 +497,10 @@ async fn the_command_finds_the_cluster_through_kubeconfig_and_context_and_prints
     assert!(stdout.contains("ns/p") && stdout.contains("bound"), "{stdout}");
     assert!(stdout.contains("server dry run: nothing changed"), "{stdout}");
     assert_eq!(server.pod("ns/p").unwrap().node, None, "dry run");
-    assert!(server.requests().iter().all(|r| r.dry_run));
+    let requests = server.requests();
+    let writes: Vec<_> =
+        requests.iter().filter(|r| matches!(r.verb, Some(Verb::Bind | Verb::Evict))).collect();
+    assert!(!writes.is_empty() && writes.iter().all(|r| r.dry_run), "{requests:?}");
 }
 
 #[tokio::test]
@@ -515,6 +522,10 @@ async fn a_plan_that_is_not_a_plan_is_an_error_before_any_request() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("placements[0].pod") && stderr.contains("no-namespace"), "{stderr}");
+    assert!(
+        stderr.contains(&plan_path.display().to_string()),
+        "the error names the file: {stderr}"
+    );
     assert!(server.requests().is_empty());
 }
 
@@ -830,4 +841,301 @@ async fn a_plan_from_kplace_rebalance_is_carried_out_by_kplace_bind() {
     }
     assert!(server.pod("ns/web-0").is_none() && server.pod("ns/web-2").is_none());
     assert!(!server.requests().iter().any(|r| r.status == 429), "the waves kept the budget");
+}
+
+// --- deadlines, uncertain outcomes and the first contact (issue 19, item 2) --------------------
+
+/// Retries bounded by a deadline only, as `kplace bind` runs by default, with short waits.
+fn deadline(timeout: Duration) -> BindOptions {
+    BindOptions {
+        retry: RetryPolicy { max_attempts: 0, ..fast().retry },
+        timeout,
+        read_back_timeout: Duration::from_millis(300),
+        ..fast()
+    }
+}
+
+#[tokio::test]
+async fn retries_last_until_the_deadline_not_a_fixed_count() {
+    let server = ApiServer::start(vec![FakePod::pending("ns/a")], vec![]).await;
+    server.inject(Verb::Bind, "ns/a", Fault::Status(503), 12);
+    let plan = plan(&[("ns/a", "n1")], &[]);
+
+    let report = run(&server, &plan, &deadline(Duration::from_secs(20))).await;
+
+    let r = &report.bindings[0];
+    assert_eq!((r.outcome, r.attempts), (Outcome::Bound, 13), "{r:?}");
+    assert_eq!(server.binds("ns/a"), vec!["n1".to_string()]);
+}
+
+#[tokio::test]
+async fn uncertain_writes_are_settled_by_reading_the_pod_back() {
+    let server = ApiServer::start(
+        vec![
+            FakePod::pending("ns/applied"),
+            FakePod::pending("ns/never"),
+            FakePod::pending("ns/unknown"),
+            FakePod::running("ns/victim", "n2"),
+            FakePod::pending("ns/preemptor"),
+        ],
+        vec![],
+    )
+    .await;
+    let forever = 1_000_000;
+    // Applied, then every retry fails until the deadline: the pod is on its node.
+    server.inject(Verb::Bind, "ns/applied", Fault::DropAfterApply, 1);
+    server.inject(Verb::Bind, "ns/applied", Fault::Status(503), forever);
+    // Never applied: only 503s.
+    server.inject(Verb::Bind, "ns/never", Fault::Status(503), forever);
+    // Applied, and the read back fails as well: nobody can tell.
+    server.inject(Verb::Bind, "ns/unknown", Fault::DropAfterApply, 1);
+    server.inject(Verb::Bind, "ns/unknown", Fault::Status(503), forever);
+    server.inject(Verb::GetPod, "ns/unknown", Fault::Status(503), forever);
+    // An eviction applied whose answer was lost, then 503s: its preemptor must still bind.
+    server.inject(Verb::Evict, "ns/victim", Fault::DropAfterApply, 1);
+    server.set_grace_reads(2);
+    server.inject(Verb::Evict, "ns/victim", Fault::Status(503), forever);
+    let plan = plan(
+        &[("ns/applied", "n1"), ("ns/never", "n1"), ("ns/unknown", "n1"), ("ns/preemptor", "n2")],
+        &[("ns/victim", "n2", "ns/preemptor")],
+    );
+
+    // Each write gives up after four attempts (as at a deadline, without the timing).
+    let options = BindOptions {
+        retry: RetryPolicy { max_attempts: 4, ..fast().retry },
+        ..deadline(Duration::from_secs(20))
+    };
+    let report = run(&server, &plan, &options).await;
+
+    let cases = [
+        ("an applied binding whose answers were lost is bound", "ns/applied", Outcome::Bound),
+        ("a binding never applied failed, truly", "ns/never", Outcome::Failed),
+        ("a binding nobody can read back is unknown", "ns/unknown", Outcome::Unknown),
+        ("the preemptor of an applied eviction binds", "ns/preemptor", Outcome::Bound),
+    ];
+    for (name, pod, want) in cases {
+        let r = report.bindings.iter().find(|r| r.pod == pod).unwrap();
+        assert_eq!(r.outcome, want, "{name}: {r:?}");
+    }
+    let victim = report.evictions.iter().find(|r| r.pod == "ns/victim").unwrap();
+    assert_eq!(victim.outcome, Outcome::Evicted, "{victim:?}");
+    assert_eq!(server.evictions("ns/victim"), 1);
+    assert_eq!(server.pod("ns/applied").unwrap().node.as_deref(), Some("n1"));
+    assert_eq!(server.pod("ns/never").unwrap().node, None);
+    assert_eq!(server.pod("ns/unknown").unwrap().node.as_deref(), Some("n1"));
+    assert_eq!(server.pod("ns/preemptor").unwrap().node.as_deref(), Some("n2"));
+    let never = report.bindings.iter().find(|r| r.pod == "ns/never").unwrap();
+    assert!(never.message.contains("read back: not bound"), "{never:?}");
+    assert!(!report.complete);
+}
+
+/// Every reported outcome against the server's final state.
+fn assert_outcomes_true(server: &ApiServer, report: &BindReport, plan: &Plan) {
+    for (r, p) in report.bindings.iter().zip(&plan.placements) {
+        assert_eq!(r.pod, p.pod);
+        let now = server.pod(&p.pod);
+        let node = now.as_ref().and_then(|p| p.node.clone());
+        let truth = match r.outcome {
+            Outcome::Bound | Outcome::AlreadyBound => node.as_deref() == Some(p.node.as_str()),
+            Outcome::Failed | Outcome::Skipped => node.is_none(),
+            Outcome::Conflict => node.is_some_and(|n| n != p.node),
+            Outcome::Gone => now.is_none_or(|p| p.deleting),
+            Outcome::Unknown => true,
+            other => panic!("a binding cannot be {other}"),
+        };
+        assert!(truth, "{r:?} is not true: the pod is {:?}", server.pod(&p.pod));
+        assert!(server.binds(&p.pod).len() <= 1, "{} bound twice", p.pod);
+    }
+    for (r, e) in report.evictions.iter().zip(&plan.evictions) {
+        assert_eq!(r.pod, e.pod);
+        let now = server.pod(&e.pod);
+        let removed = now.as_ref().is_none_or(|p| p.deleting);
+        let truth = match r.outcome {
+            Outcome::Evicted => removed && server.evictions(&e.pod) == 1,
+            Outcome::Gone => removed,
+            Outcome::Failed | Outcome::Refused | Outcome::Skipped => {
+                !removed && server.evictions(&e.pod) == 0
+            }
+            Outcome::NotNeeded => true,
+            Outcome::Unknown => true,
+            other => panic!("an eviction cannot be {other}"),
+        };
+        assert!(truth, "{r:?} is not true: the pod is {now:?}");
+    }
+}
+
+#[tokio::test]
+async fn two_thousand_pods_under_5xx_and_dropped_connections_complete_and_every_outcome_is_true() {
+    let placements: Vec<(String, String)> =
+        (0..2000).map(|i| (format!("ns/p{i:04}"), format!("node-{}", i % 50))).collect();
+    // Every tenth pod preempts a running victim on its node.
+    let evictions: Vec<(String, String, String)> = placements
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 10 == 0)
+        .map(|(i, (pod, node))| (format!("ns/v{i:04}"), node.clone(), pod.clone()))
+        .collect();
+    let mut pods: Vec<FakePod> = placements.iter().map(|(p, _)| FakePod::pending(p)).collect();
+    pods.extend(evictions.iter().map(|(v, n, _)| FakePod::running(v, n)));
+    let server = ApiServer::start(pods, vec![]).await;
+    server.chaos(&[Verb::GetPod, Verb::Bind, Verb::Evict], 503, 0.30, 0.10, 19);
+    let p: Vec<(&str, &str)> = placements.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let e: Vec<(&str, &str, &str)> =
+        evictions.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str())).collect();
+    let plan = plan(&p, &e);
+    let options = BindOptions { concurrency: 32, ..deadline(Duration::from_secs(50)) };
+
+    let report = run(&server, &plan, &options).await;
+
+    assert_outcomes_true(&server, &report, &plan);
+    assert!(report.complete, "{:?}", report.summary);
+    let requests = server.requests();
+    let dropped = requests.iter().filter(|r| r.status == 0).count();
+    let failed = requests.iter().filter(|r| r.status == 503).count();
+    assert!(
+        dropped > 500 && failed > 1500,
+        "the faults happened: {dropped} dropped, {failed} 503s"
+    );
+    for (pod, node) in &placements {
+        assert_eq!(server.binds(pod), vec![node.clone()], "{pod} bound once, to its node");
+    }
+}
+
+#[tokio::test]
+async fn a_short_deadline_under_faults_still_reports_only_what_is_true() {
+    let placements: Vec<(String, String)> =
+        (0..300).map(|i| (format!("ns/p{i:03}"), format!("node-{}", i % 7))).collect();
+    let server =
+        ApiServer::start(placements.iter().map(|(p, _)| FakePod::pending(p)).collect(), vec![])
+            .await;
+    // Faults so frequent that many writes end uncertain at the deadline.
+    server.chaos(&[Verb::GetPod, Verb::Bind, Verb::Evict], 503, 0.55, 0.25, 7);
+    let p: Vec<(&str, &str)> = placements.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let plan = plan(&p, &[]);
+    let options = BindOptions { concurrency: 32, ..deadline(Duration::from_millis(1500)) };
+
+    let report = run(&server, &plan, &options).await;
+
+    assert_outcomes_true(&server, &report, &plan);
+    let bound_after_loss = report
+        .bindings
+        .iter()
+        .filter(|r| r.outcome == Outcome::Bound && r.message.contains("went unanswered"))
+        .count();
+    assert!(
+        bound_after_loss > 0,
+        "some bindings were settled by reading back: {:?}",
+        report.summary
+    );
+}
+
+fn bind_args(plan: &std::path::Path, kubeconfig: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let mut v = vec![
+        "bind".to_string(),
+        "--plan".to_string(),
+        plan.display().to_string(),
+        "--kubeconfig".to_string(),
+        kubeconfig.display().to_string(),
+    ];
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+#[tokio::test]
+async fn an_unreachable_or_refusing_server_is_exit_1_within_seconds_naming_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_path = dir.path().join("plan.yaml");
+    std::fs::write(&plan_path, "placements:\n- pod: ns/p\n  node: n1\n").unwrap();
+    for (name, code) in
+        [("an unreachable server", None), ("a 401", Some(401)), ("a 403", Some(403))]
+    {
+        let server = ApiServer::start(vec![FakePod::pending("ns/p")], vec![]).await;
+        let context = if code.is_some() { "test" } else { "dead" };
+        if let Some(code) = code {
+            server.inject(Verb::GetPod, "ns/p", Fault::Status(code), 1_000);
+        }
+        let kubeconfig = server.write_kubeconfig(dir.path(), context);
+        let start = Instant::now();
+
+        let out = kplace(bind_args(&plan_path, &kubeconfig, &[]), vec![]).await;
+
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(start.elapsed() < Duration::from_secs(20), "{name}: {:?}", start.elapsed());
+        let url = if code.is_some() { server.url() } else { "http://127.0.0.1:1".to_string() };
+        assert!(stderr.contains(url.trim_end_matches('/')), "{name} names the server: {stderr}");
+        if let Some(code) = code {
+            assert!(stderr.contains(&code.to_string()), "{name}: {stderr}");
+        } else {
+            assert!(stderr.contains("unreachable"), "{name}: {stderr}");
+        }
+        assert!(server.binds("ns/p").is_empty(), "{name}: nothing was written");
+        let writes = server.requests().iter().filter(|r| r.verb == Some(Verb::Bind)).count();
+        assert_eq!(writes, 0, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn insecure_skip_tls_verify_is_honoured_with_one_warning() {
+    let server = ApiServer::start(vec![FakePod::pending("ns/p")], vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n\
+             - name: test\n  cluster:\n    server: {}\n    insecure-skip-tls-verify: true\n\
+             users:\n- name: test\n  user: {{}}\n\
+             contexts:\n- name: test\n  context:\n    cluster: test\n    user: test\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let plan_path = dir.path().join("plan.yaml");
+    std::fs::write(&plan_path, "placements:\n- pod: ns/p\n  node: n1\n").unwrap();
+
+    let out = kplace(bind_args(&plan_path, &kubeconfig, &[]), vec![]).await;
+
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.matches("insecure-skip-tls-verify").count(), 1, "{stderr}");
+    assert_eq!(server.binds("ns/p"), vec!["n1".to_string()]);
+}
+
+#[tokio::test]
+async fn a_plan_from_another_tool_with_bare_evictions_is_carried_out() {
+    let server = ApiServer::start(
+        vec![
+            FakePod::running("ns/v1", "n1"),
+            FakePod::running("ns/v2", "n2").label("app", "web"),
+            FakePod::pending("ns/p"),
+            FakePod::pending("ns/q"),
+        ],
+        vec![FakePdb::new("ns", "web", "app", "web", 0)],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = server.write_kubeconfig(dir.path(), "test");
+    let plan_path = dir.path().join("plan.json");
+    // No preemptors, one eviction a bare string: the refused one holds back the binding to its
+    // node only.
+    std::fs::write(
+        &plan_path,
+        r#"{"placements": [{"pod": "ns/p", "node": "n1"}, {"pod": "ns/q", "node": "n2"}],
+            "evictions": ["ns/v1", {"pod": "ns/v2", "node": "n2"}],
+            "unschedulable": [{"pod": "ns/u"}]}"#,
+    )
+    .unwrap();
+
+    let out = kplace(bind_args(&plan_path, &kubeconfig, &["-o", "json"]), vec![]).await;
+
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: BindReport = serde_json::from_slice(&out.stdout).expect("one JSON report");
+    let v1 = report.evictions.iter().find(|r| r.pod == "ns/v1").unwrap();
+    assert_eq!((v1.outcome, v1.node.as_str()), (Outcome::Evicted, "n1"), "{v1:?}");
+    assert_eq!(outcome(&report, Action::Evict, "ns/v2"), Outcome::Refused);
+    assert_eq!(outcome(&report, Action::Bind, "ns/p"), Outcome::Bound);
+    assert_eq!(outcome(&report, Action::Bind, "ns/q"), Outcome::Skipped);
+    assert!(server.pod("ns/v1").is_none() && server.pod("ns/v2").is_some());
+    assert_eq!(server.pod("ns/q").unwrap().node, None);
 }

@@ -105,3 +105,80 @@ fn an_unreadable_plan_is_an_error_naming_the_file() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/plan.json"));
 }
+
+/// Four 4-CPU nodes, each running one replica (1 CPU) of ReplicaSet `web` (replicas 4), with a
+/// budget of `minAvailable: 3`: one disruption at a time.
+fn budget_snapshot(dir: &Path) -> PathBuf {
+    let mut docs = vec![
+        "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web, namespace: ns, uid: uid-rs-web}\n\
+         spec:\n  replicas: 4\n  selector: {matchLabels: {app: web}}\n  template: {metadata: {labels: {app: web}}}\n"
+            .to_string(),
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web, namespace: ns}\n\
+         spec:\n  minAvailable: 3\n  selector: {matchLabels: {app: web}}\n"
+            .to_string(),
+    ];
+    for i in 1..=4 {
+        docs.push(format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n\
+             status: {{allocatable: {{cpu: '4', memory: 16Gi, pods: '110'}}}}\n"
+        ));
+        docs.push(format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-{i}\n  namespace: ns\n  labels: {{app: web}}\n\
+             \x20 ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: uid-rs-web, controller: true}}]\n\
+             spec:\n  nodeName: n{i}\n  containers: [{{name: c, image: web, resources: {{requests: {{cpu: '1'}}}}}}]\n\
+             status: {{phase: Running}}\n"
+        ));
+    }
+    write(dir, "cluster.yaml", &docs.join("---\n"))
+}
+
+#[test]
+fn check_verifies_disruption_budgets_wave_by_wave() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshot = budget_snapshot(dir.path());
+    let moves = |waves: [u32; 3]| {
+        format!(
+            r#"{{"placements": [], "moves": [
+                {{"pod": "ns/web-1", "from": "n1", "to": "n4", "wave": {}}},
+                {{"pod": "ns/web-2", "from": "n2", "to": "n4", "wave": {}}},
+                {{"pod": "ns/web-3", "from": "n3", "to": "n4", "wave": {}}}]}}"#,
+            waves[0], waves[1], waves[2]
+        )
+    };
+    let cases = [
+        ("three of four pods in one wave, the budget allowing one", [1, 1, 1], Some(3), 1),
+        ("two in one wave is still one too many", [1, 1, 2], Some(3), 1),
+        ("one per wave is valid", [1, 2, 3], Some(0), 0),
+    ];
+    for (name, waves, code, violations) in cases {
+        let plan = write(dir.path(), "plan.json", &moves(waves));
+        let out = kplace(&[
+            "check",
+            snapshot.to_str().unwrap(),
+            "--plan",
+            plan.to_str().unwrap(),
+            "-o",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), code, "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let report: CheckReport = serde_json::from_slice(&out.stdout).expect("a JSON report");
+        let budget: Vec<_> = report
+            .violations
+            .iter()
+            .filter(|v| v.kind == kplace::check::ViolationKind::DisruptionBudget)
+            .collect();
+        assert_eq!(budget.len(), violations, "{name}: {:#?}", report.violations);
+        assert_eq!(
+            report.violations.len(),
+            violations,
+            "{name}: nothing else: {:#?}",
+            report.violations
+        );
+        if let Some(v) = budget.first() {
+            assert!(
+                v.message.contains("ns/web") && v.message.contains("allows 1"),
+                "{name}: {v:?}"
+            );
+        }
+    }
+}

@@ -60,7 +60,24 @@ pub async fn load_config(
         }
     };
     config.default_retry = false;
+    if config.accept_invalid_certs {
+        warn_insecure(&config.cluster_url.to_string(), &source);
+    }
     Ok((config, source))
+}
+
+/// Warns, once per process, that the server's certificate will not be verified
+/// (`insecure-skip-tls-verify: true`): anyone on the path can then read and change what the
+/// binder sends, credentials included. kubectl honours the setting silently; a tool that writes
+/// to the cluster says so.
+fn warn_insecure(server: &str, source: &str) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        tracing::warn!(
+            "insecure-skip-tls-verify is set ({source}): the certificate of {server} is not \
+             verified, so the connection can be intercepted"
+        );
+    });
 }
 
 fn kubeconfig_error(path: Option<&Path>, source: KubeconfigError) -> BindError {

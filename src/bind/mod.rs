@@ -22,8 +22,17 @@
 //!   this run had an unanswered request), on another node `conflict`, being deleted `gone`.
 //! - Every request goes through a client-side token bucket (`qps`, `burst`), at most
 //!   `concurrency` groups or bindings are in flight, and transient failures (429 without a budget
-//!   cause, 5xx, timeouts, dropped connections) are retried with exponential backoff and jitter,
-//!   at most `retry.max_attempts` times (see [`retry`]).
+//!   cause, 5xx, timeouts, dropped connections) are retried with exponential backoff and jitter
+//!   until the run's deadline (`timeout` after the start; see [`retry`]).
+//! - **Uncertain outcomes are read back.** A write whose attempts included one that may have been
+//!   applied without an answer (a 5xx, a timeout, a dropped connection) and that did not end in a
+//!   clear answer is resolved by reading the pod (`read_back_timeout` more to do so): a pod on its
+//!   planned node is `bound`; a victim gone, replaced or being deleted is `evicted` (and its
+//!   preemptor goes on); a pod in neither state is `failed`, truly. When even the read fails the
+//!   outcome is `unknown`, never a guess.
+//! - **The server is contacted first** ([`preflight`]): a pod of the plan is read (or `/version`
+//!   for an empty plan); an unreachable server, a 401 or a 403 stops the run with an error naming
+//!   the server within `preflight_timeout`, before anything is written.
 //!
 //! Re-running the same plan is safe: whatever was done is found done (`already_bound`,
 //! `not_needed`, `gone`) and only what is left is carried out. Dry-run (`dryRun=All`) sends the
@@ -42,12 +51,14 @@
 pub mod kubeconfig;
 pub mod limit;
 pub mod moves;
+mod plan_file;
+mod preflight;
 pub mod retry;
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -58,11 +69,13 @@ use kube::api::{Api, PostParams};
 use kube::core::Status;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{Eviction, Placement, Plan, Unschedulable};
+use crate::plan::{Eviction, Placement, Plan};
 
 pub use kubeconfig::load_config;
 pub use limit::RateLimiter;
 pub use moves::MoveResult;
+pub use plan_file::{parse_plan, read_plan, validate};
+pub use preflight::preflight;
 pub use retry::{Fail, RetryPolicy};
 
 /// Errors that stop the binder before it sends anything.
@@ -91,6 +104,25 @@ pub enum BindError {
         /// The offending field (`placements[3].pod`).
         field: String,
         /// What is wrong with it.
+        message: String,
+    },
+    /// The API server did not answer (connection refused, reset, timed out) before anything was
+    /// sent.
+    #[error("API server {server} is unreachable: {message}")]
+    Unreachable {
+        /// The server's URL.
+        server: String,
+        /// The last error.
+        message: String,
+    },
+    /// The API server refused the binder's credentials (401) or its permissions (403).
+    #[error("API server {server} refused the request ({code}): {message}")]
+    Denied {
+        /// The server's URL.
+        server: String,
+        /// 401 or 403.
+        code: u16,
+        /// The server's message and what to check.
         message: String,
     },
     /// The kubeconfig could not be loaded or does not name a usable cluster.
@@ -127,8 +159,16 @@ pub struct BindOptions {
     pub qps: f64,
     /// Requests allowed at once before the rate limit applies.
     pub burst: u32,
-    /// Retries of transient failures.
+    /// Backoff between retries of transient failures (`max_attempts` `0`: retries are bounded by
+    /// `timeout` alone).
     pub retry: RetryPolicy,
+    /// The deadline of the run, from its start: no request is sent and no retry is waited for
+    /// past it (reading a pod back to resolve an uncertain outcome gets `read_back_timeout` more).
+    pub timeout: Duration,
+    /// How long reading a pod back may take once an uncertain write ends.
+    pub read_back_timeout: Duration,
+    /// How long [`preflight`] tries to reach the server.
+    pub preflight_timeout: Duration,
     /// The longest wait for one reply before the attempt counts as failed.
     pub request_timeout: Duration,
     /// The longest wait for evicted pods to be gone before their preemptor's binding is skipped.
@@ -154,7 +194,10 @@ impl Default for BindOptions {
             // kube-scheduler's own client defaults (KubeSchedulerConfiguration clientConnection).
             qps: 50.0,
             burst: 100,
-            retry: RetryPolicy::default(),
+            retry: RetryPolicy { max_attempts: 0, ..RetryPolicy::default() },
+            timeout: DEFAULT_TIMEOUT,
+            read_back_timeout: Duration::from_secs(30),
+            preflight_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),
             eviction_timeout: Duration::from_secs(300),
             eviction_poll: Duration::from_secs(1),
@@ -165,6 +208,9 @@ impl Default for BindOptions {
         }
     }
 }
+
+/// How long `kplace bind` retries by default (`--timeout`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What the binder does with a pod.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -204,6 +250,9 @@ pub enum Outcome {
     Moved,
     /// A move's replacement runs, on another node than planned.
     Elsewhere,
+    /// A write may or may not have been applied: it went unanswered and reading the pod back
+    /// failed too. Running the plan again finds out.
+    Unknown,
 }
 
 impl Outcome {
@@ -221,6 +270,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::Moved => "moved",
             Outcome::Elsewhere => "elsewhere",
+            Outcome::Unknown => "unknown",
         }
     }
 
@@ -238,6 +288,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::Moved => "moved",
             Outcome::Elsewhere => "elsewhere",
+            Outcome::Unknown => "unknown",
         }
     }
 
@@ -336,39 +387,6 @@ impl fmt::Display for PodKey {
     }
 }
 
-/// Reads a plan document (JSON or YAML, as `baseline -o json|yaml` prints it). Only
-/// `placements` is required; `evictions` and `unschedulable` default to empty and the summary is
-/// not read.
-pub fn read_plan(path: &Path) -> Result<Plan, BindError> {
-    #[derive(Deserialize)]
-    struct Doc {
-        placements: Vec<Placement>,
-        #[serde(default)]
-        evictions: Vec<Eviction>,
-        #[serde(default)]
-        unschedulable: Vec<Unschedulable>,
-        #[serde(default)]
-        moves: Vec<crate::plan::Move>,
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| BindError::ReadPlan { path: path.to_path_buf(), source })?;
-    let parse_error = |message: String| BindError::ParsePlan { path: path.to_path_buf(), message };
-    let doc: Doc = if text.trim_start().starts_with('{') {
-        let de = &mut serde_json::Deserializer::from_str(&text);
-        serde_path_to_error::deserialize(de)
-            .map_err(|e| parse_error(format!("{}: {}", e.path(), e.inner())))?
-    } else {
-        serde_saphyr::from_str(&text).map_err(|e| parse_error(e.to_string()))?
-    };
-    Ok(Plan {
-        placements: doc.placements,
-        evictions: doc.evictions,
-        unschedulable: doc.unschedulable,
-        moves: doc.moves,
-        summary: Default::default(),
-    })
-}
-
 /// The plan's actions, checked and parsed.
 #[derive(Debug)]
 struct Work<'p> {
@@ -377,11 +395,12 @@ struct Work<'p> {
     groups: Vec<Group<'p>>,
 }
 
-/// The evictions that make room for one preemptor.
+/// The evictions that make room for one preemptor, or one eviction whose plan names no
+/// preemptor (then a refusal holds back every binding to the victim's node).
 #[derive(Debug)]
 struct Group<'p> {
-    preemptor: PodKey,
-    /// The preemptor's planned node.
+    preemptor: Option<PodKey>,
+    /// The preemptor's planned node (empty without a preemptor).
     node: &'p str,
     /// Plan eviction index, the eviction and the victim's key, in plan order.
     victims: Vec<(usize, &'p Eviction, PodKey)>,
@@ -420,10 +439,13 @@ impl<'p> Work<'p> {
         let mut groups: Vec<Group<'p>> = Vec::new();
         for (i, e) in plan.evictions.iter().enumerate() {
             let key = parse_key(&e.pod, || format!("evictions[{i}].pod"))?;
-            let preemptor = parse_key(&e.preemptor, || format!("evictions[{i}].preemptor"))?;
-            if e.node.is_empty() {
-                return Err(invalid(format!("evictions[{i}].node"), "is empty".to_string()));
-            }
+            // An empty node or preemptor is unknown (a plan from another tool): the victim is
+            // evicted wherever it runs, and on its own.
+            let preemptor = if e.preemptor.is_empty() {
+                None
+            } else {
+                Some(parse_key(&e.preemptor, || format!("evictions[{i}].preemptor"))?)
+            };
             if let Some(first) = evicted.insert(&e.pod, i) {
                 return Err(invalid(
                     format!("evictions[{i}].pod"),
@@ -436,6 +458,10 @@ impl<'p> Work<'p> {
                     format!("{:?} is also placed (placements[{j}])", e.pod),
                 ));
             }
+            let Some(preemptor) = preemptor else {
+                groups.push(Group { preemptor: None, node: "", victims: vec![(i, e, key)] });
+                continue;
+            };
             let Some(&j) = placed.get(e.preemptor.as_str()) else {
                 return Err(invalid(
                     format!("evictions[{i}].preemptor"),
@@ -444,7 +470,7 @@ impl<'p> Work<'p> {
             };
             let g = *group_of.entry(&e.preemptor).or_insert_with(|| {
                 groups.push(Group {
-                    preemptor,
+                    preemptor: Some(preemptor),
                     node: plan.placements.get(j).map_or("", |p| p.node.as_str()),
                     victims: Vec::new(),
                 });
@@ -480,29 +506,42 @@ pub async fn bind(
         .chain(plan.evictions.iter().map(|e| e.pod.as_str()))
         .collect();
     let move_keys = moves::validate(&plan.moves, &touched)?;
-    let binder =
-        Binder { client, options, limiter: RateLimiter::new(options.qps, options.burst), progress };
+    let binder = Binder {
+        client,
+        options,
+        limiter: RateLimiter::new(options.qps, options.burst),
+        progress,
+        deadline: Instant::now() + options.timeout,
+    };
     let concurrency = options.concurrency.max(1);
 
     let mut evictions: Vec<Option<ActionResult>> = vec![None; plan.evictions.len()];
     let mut blocked: BTreeMap<PodKey, String> = BTreeMap::new();
+    // Nodes whose room an eviction without a named preemptor did not free.
+    let mut blocked_nodes: BTreeMap<String, String> = BTreeMap::new();
     // The futures are built before they are buffered (rather than by a closure in the
     // stream), which keeps `bind`'s future `Send` for callers that spawn it.
     let eviction_futures: Vec<_> = work.groups.iter().map(|g| binder.evict_group(g)).collect();
     let groups: Vec<_> =
         futures::stream::iter(eviction_futures).buffer_unordered(concurrency).collect().await;
     for (preemptor, results, block) in groups {
+        if let (Some(reason), None) = (&block, &preemptor) {
+            for (_, r) in &results {
+                blocked_nodes.entry(r.node.clone()).or_insert_with(|| reason.clone());
+            }
+        }
         for (i, r) in results {
             if let Some(slot) = evictions.get_mut(i) {
                 *slot = Some(r);
             }
         }
-        if let Some(reason) = block {
+        if let (Some(reason), Some(preemptor)) = (block, preemptor) {
             blocked.insert(preemptor, reason);
         }
     }
 
     let blocked = &blocked;
+    let blocked_nodes = &blocked_nodes;
     let mut bindings: Vec<Option<ActionResult>> = vec![None; plan.placements.len()];
     let binding_futures: Vec<_> = work
         .bindings
@@ -510,7 +549,8 @@ pub async fn bind(
         .enumerate()
         .map(|(i, (p, key))| {
             let binder = &binder;
-            async move { (i, binder.bind_one(p, key, blocked.get(key)).await) }
+            let block = blocked.get(key).or_else(|| blocked_nodes.get(&p.node));
+            async move { (i, binder.bind_one(p, key, block).await) }
         })
         .collect();
     let done: Vec<(usize, ActionResult)> =
@@ -574,6 +614,18 @@ struct Binder<'a> {
     options: &'a BindOptions,
     limiter: RateLimiter,
     progress: &'a (dyn Fn(&ActionResult) + Sync),
+    /// No request is sent, and no retry waited for, past this moment.
+    deadline: Instant,
+}
+
+/// What reading a pod back says about an uncertain write.
+enum ReadBack {
+    /// The pod, as it is now.
+    Pod(PodView),
+    /// It does not exist.
+    Missing,
+    /// The read failed too.
+    Failed(String),
 }
 
 impl Binder<'_> {
@@ -588,20 +640,40 @@ impl Binder<'_> {
         }
     }
 
-    /// Sends one request, retrying transient failures.
-    async fn call<T, F, Fut>(&self, what: &str, mut send: F) -> Call<T>
+    /// Sends one request, retrying transient failures until the run's deadline.
+    async fn call<T, F, Fut>(&self, what: &str, send: F) -> Call<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, kube::Error>>,
+    {
+        self.call_until(what, self.deadline, send).await
+    }
+
+    /// Sends one request, retrying transient failures until `deadline` (and at most
+    /// `retry.max_attempts` times when that is not 0). Nothing is sent once the deadline passed.
+    async fn call_until<T, F, Fut>(&self, what: &str, deadline: Instant, mut send: F) -> Call<T>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, kube::Error>>,
     {
         let policy = self.options.retry;
-        let max = policy.max_attempts.max(1);
-        let timeout = self.options.request_timeout;
+        let max = policy.max_attempts;
         let mut attempts = 0;
         let mut ambiguous = false;
+        let timeout_secs = self.options.timeout.as_secs_f64();
         loop {
+            let now = Instant::now();
+            if now >= deadline {
+                let message = format!("the deadline (--timeout {timeout_secs} s) passed");
+                return Call { result: Err(Fail::Exhausted(message)), attempts, ambiguous };
+            }
             attempts += 1;
             self.limiter.acquire().await;
+            let timeout = self
+                .options
+                .request_timeout
+                .min(deadline.saturating_duration_since(Instant::now()))
+                .max(Duration::from_millis(50));
             let verdict = match tokio::time::timeout(timeout, send()).await {
                 Ok(Ok(value)) => return Call { result: Ok(value), attempts, ambiguous },
                 Ok(Err(e)) => retry::classify(&e),
@@ -617,13 +689,20 @@ impl Binder<'_> {
                 }
                 retry::Verdict::Retry { message, after, ambiguous: maybe_applied } => {
                     ambiguous |= maybe_applied;
-                    if attempts >= max {
-                        let plural = if attempts == 1 { "" } else { "s" };
+                    let plural = if attempts == 1 { "" } else { "s" };
+                    if max > 0 && attempts >= max {
                         let message =
                             format!("{message} (gave up after {attempts} attempt{plural})");
                         return Call { result: Err(Fail::Exhausted(message)), attempts, ambiguous };
                     }
                     let delay = policy.delay(attempts, rand::random_range(0.0..=1.0), after);
+                    if Instant::now() + delay >= deadline {
+                        let message = format!(
+                            "{message} (gave up after {attempts} attempt{plural}: the deadline, \
+                             --timeout {timeout_secs} s, came first)"
+                        );
+                        return Call { result: Err(Fail::Exhausted(message)), attempts, ambiguous };
+                    }
                     tracing::debug!("{what}: {message}; retrying in {} ms", delay.as_millis());
                     tokio::time::sleep(delay).await;
                 }
@@ -642,9 +721,23 @@ impl Binder<'_> {
         }
     }
 
+    /// Reads a pod back to settle an uncertain write; it may take `read_back_timeout` beyond the
+    /// run's deadline.
+    async fn read_back(&self, key: &PodKey) -> ReadBack {
+        let deadline = self.deadline.max(Instant::now() + self.options.read_back_timeout);
+        let api = self.pods(&key.namespace);
+        let call =
+            self.call_until(&format!("read back pod {key}"), deadline, || api.get(&key.name)).await;
+        match call.result {
+            Ok(pod) => ReadBack::Pod(PodView::of(&pod)),
+            Err(Fail::NotFound(_)) => ReadBack::Missing,
+            Err(fail) => ReadBack::Failed(fail.message().to_string()),
+        }
+    }
+
     fn finish(&self, result: ActionResult) -> ActionResult {
         match result.outcome {
-            Outcome::Failed | Outcome::Refused | Outcome::Conflict => {
+            Outcome::Failed | Outcome::Refused | Outcome::Conflict | Outcome::Unknown => {
                 tracing::warn!(
                     "{} {}: {}: {}",
                     result.action_word(),
@@ -659,100 +752,102 @@ impl Binder<'_> {
         result
     }
 
-    /// Evicts one preemptor's victims; returns the preemptor, the results by plan index, and why
-    /// its binding must not be made (if so).
+    /// Evicts one preemptor's victims (or one victim without a named preemptor); returns the
+    /// preemptor, the results by plan index, and why the room was not freed (if so).
     async fn evict_group(
         &self,
         group: &Group<'_>,
-    ) -> (PodKey, Vec<(usize, ActionResult)>, Option<String>) {
-        let preemptor = group.preemptor.to_string();
+    ) -> (Option<PodKey>, Vec<(usize, ActionResult)>, Option<String>) {
+        let preemptor = group.preemptor.as_ref().map(PodKey::to_string);
         let result =
-            |e: &Eviction, outcome: Outcome, attempts: u32, message: String| ActionResult {
-                action: Action::Evict,
-                pod: e.pod.clone(),
-                node: e.node.clone(),
-                preemptor: Some(preemptor.clone()),
-                outcome,
-                attempts,
-                message,
+            |e: &Eviction, node: &str, outcome: Outcome, attempts: u32, message: String| {
+                ActionResult {
+                    action: Action::Evict,
+                    pod: e.pod.clone(),
+                    node: node.to_string(),
+                    preemptor: preemptor.clone(),
+                    outcome,
+                    attempts,
+                    message,
+                }
             };
         let all = |outcome: Outcome, message: &str| -> Vec<(usize, ActionResult)> {
             group
                 .victims
                 .iter()
-                .map(|(i, e, _)| (*i, self.finish(result(e, outcome, 0, message.to_string()))))
+                .map(|(i, e, _)| {
+                    (*i, self.finish(result(e, &e.node, outcome, 0, message.to_string())))
+                })
                 .collect()
         };
 
         // Is the room still needed?
-        match self.get_pod(&group.preemptor).await {
-            Ok(Some(p)) if p.node.as_deref() == Some(group.node) => {
-                let msg = format!("{preemptor} is already on {}", group.node);
-                return (group.preemptor.clone(), all(Outcome::NotNeeded, &msg), None);
+        if let Some(key) = &group.preemptor {
+            match self.get_pod(key).await {
+                Ok(Some(p)) if p.node.as_deref() == Some(group.node) => {
+                    let msg = format!("{key} is already on {}", group.node);
+                    return (group.preemptor.clone(), all(Outcome::NotNeeded, &msg), None);
+                }
+                Ok(Some(PodView { node: Some(other), .. })) => {
+                    let msg = format!("{key} is already bound to node {other:?}");
+                    return (group.preemptor.clone(), all(Outcome::Skipped, &msg), None);
+                }
+                Ok(Some(PodView { deleting: true, .. })) => {
+                    let msg = format!("{key} is being deleted");
+                    return (group.preemptor.clone(), all(Outcome::Skipped, &msg), None);
+                }
+                Ok(None) => {
+                    let msg = format!("{key} no longer exists");
+                    return (group.preemptor.clone(), all(Outcome::Skipped, &msg), None);
+                }
+                Err(fail) => {
+                    // Nothing was sent: the victims are untouched and the preemptor waits.
+                    let msg = format!("reading the preemptor {key} failed: {}", fail.message());
+                    return (
+                        group.preemptor.clone(),
+                        all(Outcome::Skipped, &msg),
+                        Some(msg.clone()),
+                    );
+                }
+                Ok(Some(_)) => {}
             }
-            Ok(Some(PodView { node: Some(other), .. })) => {
-                let msg = format!("{preemptor} is already bound to node {other:?}");
-                return (group.preemptor.clone(), all(Outcome::Skipped, &msg), None);
-            }
-            Ok(Some(PodView { deleting: true, .. })) => {
-                let msg = format!("{preemptor} is being deleted");
-                return (group.preemptor.clone(), all(Outcome::Skipped, &msg), None);
-            }
-            Ok(None) => {
-                let msg = format!("{preemptor} no longer exists");
-                return (group.preemptor.clone(), all(Outcome::Skipped, &msg), None);
-            }
-            Err(fail) => {
-                let msg = format!("reading {preemptor}: {}", fail.message());
-                return (group.preemptor.clone(), all(Outcome::Failed, &msg), Some(msg.clone()));
-            }
-            Ok(Some(_)) => {}
         }
 
         let mut results = Vec::with_capacity(group.victims.len());
         let mut stop: Option<String> = None;
-        let mut to_wait: Vec<(&PodKey, Option<String>, &str)> = Vec::new();
+        let mut to_wait: Vec<(&PodKey, Option<String>, String)> = Vec::new();
         for (i, e, key) in &group.victims {
             if let Some(reason) = &stop {
-                results.push((*i, self.finish(result(e, Outcome::Skipped, 0, reason.clone()))));
+                let r = result(e, &e.node, Outcome::Skipped, 0, reason.clone());
+                results.push((*i, self.finish(r)));
                 continue;
             }
+            let mut node = e.node.clone();
             let (outcome, attempts, message) = match self.get_pod(key).await {
                 Ok(None) => (Outcome::Gone, 0, "no longer exists".to_string()),
-                Ok(Some(v)) if v.node.as_deref() != Some(e.node.as_str()) => {
+                Ok(Some(PodView { node: None, .. })) => {
+                    (Outcome::Gone, 0, "no longer runs on a node".to_string())
+                }
+                Ok(Some(v)) if !e.node.is_empty() && v.node.as_deref() != Some(e.node.as_str()) => {
                     (Outcome::Gone, 0, format!("no longer runs on {}", e.node))
                 }
                 Ok(Some(v)) => {
-                    let call = self.post_eviction(key, v.uid.clone()).await;
-                    match call.result {
-                        Ok(_) => {
-                            to_wait.push((key, v.uid, e.node.as_str()));
-                            (Outcome::Evicted, call.attempts, String::new())
-                        }
-                        Err(Fail::NotFound(_)) => {
-                            (Outcome::Gone, call.attempts, "no longer exists".to_string())
-                        }
-                        Err(Fail::Conflict(m)) => match self.get_pod(key).await {
-                            Ok(Some(now)) if now.uid == v.uid => {
-                                (Outcome::Failed, call.attempts, m)
-                            }
-                            Ok(_) => {
-                                (Outcome::Gone, call.attempts, "replaced by a new pod".to_string())
-                            }
-                            Err(f) => {
-                                (Outcome::Failed, call.attempts, format!("{m}; {}", f.message()))
-                            }
-                        },
-                        Err(Fail::Refused(m)) => (Outcome::Refused, call.attempts, m),
-                        Err(fail) => (Outcome::Failed, call.attempts, fail.message().to_string()),
+                    node = v.node.clone().unwrap_or_default();
+                    let (outcome, attempts, message) = self.evict_one(key, &v).await;
+                    if matches!(outcome, Outcome::Evicted | Outcome::Gone) {
+                        to_wait.push((key, v.uid.clone(), node.clone()));
                     }
+                    (outcome, attempts, message)
                 }
                 Err(fail) => (Outcome::Failed, 0, format!("reading the pod: {}", fail.message())),
             };
-            if matches!(outcome, Outcome::Refused | Outcome::Failed) {
+            if matches!(
+                outcome,
+                Outcome::Refused | Outcome::Failed | Outcome::Unknown | Outcome::Skipped
+            ) {
                 stop = Some(format!("the eviction of {} was {outcome}", e.pod));
             }
-            results.push((*i, self.finish(result(e, outcome, attempts, message))));
+            results.push((*i, self.finish(result(e, &node, outcome, attempts, message))));
         }
         if stop.is_some() || self.options.dry_run {
             return (group.preemptor.clone(), results, stop);
@@ -764,7 +859,9 @@ impl Binder<'_> {
             loop {
                 match self.get_pod(key).await {
                     Ok(None) => break,
-                    Ok(Some(v)) if v.uid != uid || v.node.as_deref() != Some(node) => break,
+                    Ok(Some(v)) if v.uid != uid || v.node.as_deref() != Some(node.as_str()) => {
+                        break;
+                    }
                     Ok(Some(_)) => {}
                     Err(fail) => {
                         tracing::debug!("waiting for {key} to be gone: {}", fail.message())
@@ -781,6 +878,53 @@ impl Binder<'_> {
             }
         }
         (group.preemptor.clone(), results, None)
+    }
+
+    /// Evicts a victim read as `seen`; an uncertain end is settled by reading it back.
+    async fn evict_one(&self, key: &PodKey, seen: &PodView) -> (Outcome, u32, String) {
+        const UNANSWERED: &str = "an earlier attempt went unanswered";
+        let call = self.post_eviction(key, seen.uid.clone()).await;
+        let attempts = call.attempts;
+        if attempts == 0 {
+            let m = call.result.err().map(|f| f.message().to_string()).unwrap_or_default();
+            return (Outcome::Skipped, 0, format!("not sent: {m}"));
+        }
+        // Whether our request may have removed it, when it is found gone.
+        let by_us = call.ambiguous && !self.options.dry_run;
+        let gone = |what: &str| {
+            if by_us {
+                (Outcome::Evicted, attempts, format!("{UNANSWERED}; the pod is {what}"))
+            } else {
+                (Outcome::Gone, attempts, format!("the pod is {what}"))
+            }
+        };
+        match call.result {
+            Ok(_) => (Outcome::Evicted, attempts, String::new()),
+            Err(Fail::NotFound(_)) => gone("gone"),
+            Err(Fail::Refused(m)) => (Outcome::Refused, attempts, m),
+            Err(fail) => {
+                if matches!(fail, Fail::Fatal(_)) && !call.ambiguous {
+                    return (Outcome::Failed, attempts, fail.message().to_string());
+                }
+                // A UID conflict, or an end that may hide an applied eviction: look.
+                match self.read_back(key).await {
+                    ReadBack::Missing => gone("gone"),
+                    ReadBack::Pod(now) if now.uid != seen.uid => gone("replaced by a new pod"),
+                    ReadBack::Pod(now) if now.deleting => gone("being deleted"),
+                    ReadBack::Pod(now) if now.node != seen.node => gone("no longer on its node"),
+                    ReadBack::Pod(_) => (
+                        Outcome::Failed,
+                        attempts,
+                        format!("{}; read back: still running", fail.message()),
+                    ),
+                    ReadBack::Failed(m) => (
+                        Outcome::Unknown,
+                        attempts,
+                        format!("{}; reading the pod back failed too: {m}", fail.message()),
+                    ),
+                }
+            }
+        }
     }
 
     async fn post_eviction(&self, key: &PodKey, uid: Option<String>) -> Call<Status> {
@@ -844,29 +988,47 @@ impl Binder<'_> {
             })
             .await;
         let attempts = call.attempts;
-        let r = match call.result {
-            Ok(_) => result(Outcome::Bound, attempts, String::new()),
-            Err(Fail::NotFound(_)) => result(Outcome::Gone, attempts, "no longer exists".into()),
-            Err(Fail::Conflict(m)) => match self.get_pod(key).await {
-                Ok(Some(v)) if v.node.as_deref() == Some(placement.node.as_str()) => {
-                    if call.ambiguous && !self.options.dry_run {
-                        let m = "an earlier attempt went unanswered; the pod is on its node";
-                        result(Outcome::Bound, attempts, m.to_string())
-                    } else {
-                        result(Outcome::AlreadyBound, attempts, String::new())
-                    }
+        let by_us = call.ambiguous && !self.options.dry_run;
+        if attempts == 0 {
+            let m = call.result.err().map(|f| f.message().to_string()).unwrap_or_default();
+            return self.finish(result(Outcome::Skipped, 0, format!("not sent: {m}")));
+        }
+        let fail = match call.result {
+            Ok(_) => return self.finish(result(Outcome::Bound, attempts, String::new())),
+            Err(Fail::NotFound(_)) => {
+                return self.finish(result(Outcome::Gone, attempts, "no longer exists".into()));
+            }
+            Err(Fail::Fatal(m)) if !call.ambiguous => {
+                return self.finish(result(Outcome::Failed, attempts, m));
+            }
+            // A 409, or an end that may hide an applied binding: read the pod back.
+            Err(fail) => fail,
+        };
+        let m = fail.message().to_string();
+        let r = match self.read_back(key).await {
+            ReadBack::Pod(v) if v.node.as_deref() == Some(placement.node.as_str()) => {
+                if by_us {
+                    let m = "an earlier attempt went unanswered; the pod is on its node";
+                    result(Outcome::Bound, attempts, m.to_string())
+                } else {
+                    result(Outcome::AlreadyBound, attempts, String::new())
                 }
-                Ok(Some(PodView { node: Some(other), .. })) => {
-                    result(Outcome::Conflict, attempts, format!("already bound to node {other:?}"))
-                }
-                Ok(Some(PodView { deleting: true, .. })) => {
-                    result(Outcome::Gone, attempts, "being deleted".to_string())
-                }
-                Ok(None) => result(Outcome::Gone, attempts, "no longer exists".to_string()),
-                Ok(Some(_)) => result(Outcome::Failed, attempts, m),
-                Err(f) => result(Outcome::Failed, attempts, format!("{m}; {}", f.message())),
-            },
-            Err(fail) => result(Outcome::Failed, attempts, fail.message().to_string()),
+            }
+            ReadBack::Pod(PodView { node: Some(other), .. }) => {
+                result(Outcome::Conflict, attempts, format!("already bound to node {other:?}"))
+            }
+            ReadBack::Pod(PodView { deleting: true, .. }) => {
+                result(Outcome::Gone, attempts, "being deleted".to_string())
+            }
+            ReadBack::Missing => result(Outcome::Gone, attempts, "no longer exists".to_string()),
+            ReadBack::Pod(_) => {
+                result(Outcome::Failed, attempts, format!("{m}; read back: not bound"))
+            }
+            ReadBack::Failed(f) => result(
+                Outcome::Unknown,
+                attempts,
+                format!("{m}; reading the pod back failed too: {f}"),
+            ),
         };
         self.finish(r)
     }
@@ -883,149 +1045,4 @@ impl ActionResult {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn placement(pod: &str, node: &str) -> Placement {
-        Placement { pod: pod.to_string(), node: node.to_string() }
-    }
-
-    fn eviction(pod: &str, node: &str, preemptor: &str) -> Eviction {
-        Eviction { pod: pod.to_string(), node: node.to_string(), preemptor: preemptor.to_string() }
-    }
-
-    #[test]
-    fn pod_keys_need_exactly_one_slash_between_two_non_empty_parts() {
-        let cases = [
-            ("a namespace and a name parse", "ns/a", true),
-            ("no slash does not", "a", false),
-            ("an empty namespace does not", "/a", false),
-            ("an empty name does not", "ns/", false),
-            ("two slashes do not", "ns/a/b", false),
-        ];
-        for (name, key, ok) in cases {
-            assert_eq!(PodKey::parse(key).is_some(), ok, "{name}");
-        }
-    }
-
-    #[test]
-    fn invalid_plans_are_rejected_naming_the_field() {
-        let cases: Vec<(&str, Plan, &str)> = vec![
-            (
-                "a pod placed twice",
-                Plan {
-                    placements: vec![placement("ns/a", "n1"), placement("ns/a", "n2")],
-                    ..Default::default()
-                },
-                "placements[1].pod",
-            ),
-            (
-                "a placement with no node",
-                Plan { placements: vec![placement("ns/a", "")], ..Default::default() },
-                "placements[0].node",
-            ),
-            (
-                "a pod key with no namespace",
-                Plan { placements: vec![placement("a", "n1")], ..Default::default() },
-                "placements[0].pod",
-            ),
-            (
-                "an eviction whose preemptor has no placement",
-                Plan {
-                    placements: vec![placement("ns/a", "n1")],
-                    evictions: vec![eviction("ns/v", "n1", "ns/b")],
-                    ..Default::default()
-                },
-                "evictions[0].preemptor",
-            ),
-            (
-                "a pod both placed and evicted",
-                Plan {
-                    placements: vec![placement("ns/a", "n1")],
-                    evictions: vec![eviction("ns/a", "n1", "ns/a")],
-                    ..Default::default()
-                },
-                "evictions[0].pod",
-            ),
-            (
-                "a victim evicted twice",
-                Plan {
-                    placements: vec![placement("ns/a", "n1")],
-                    evictions: vec![eviction("ns/v", "n1", "ns/a"), eviction("ns/v", "n1", "ns/a")],
-                    ..Default::default()
-                },
-                "evictions[1].pod",
-            ),
-        ];
-        for (name, plan, want) in cases {
-            match Work::new(&plan) {
-                Err(BindError::InvalidPlan { field, .. }) => assert_eq!(field, want, "{name}"),
-                other => panic!("{name}: expected an invalid plan, got {other:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn evictions_are_grouped_by_preemptor_in_plan_order() {
-        let plan = Plan {
-            placements: vec![placement("ns/p", "n1"), placement("ns/q", "n2")],
-            evictions: vec![
-                eviction("ns/v1", "n2", "ns/q"),
-                eviction("ns/v2", "n1", "ns/p"),
-                eviction("ns/v3", "n2", "ns/q"),
-            ],
-            ..Default::default()
-        };
-        let work = Work::new(&plan).unwrap();
-        let groups: Vec<(String, &str, Vec<usize>)> = work
-            .groups
-            .iter()
-            .map(|g| (g.preemptor.to_string(), g.node, g.victims.iter().map(|v| v.0).collect()))
-            .collect();
-        assert_eq!(
-            groups,
-            vec![("ns/q".to_string(), "n2", vec![0, 2]), ("ns/p".to_string(), "n1", vec![1])]
-        );
-    }
-
-    #[test]
-    fn success_depends_on_the_action() {
-        let cases = [
-            ("a bound pod succeeded", Action::Bind, Outcome::Bound, true),
-            ("an already bound pod succeeded", Action::Bind, Outcome::AlreadyBound, true),
-            ("a gone pod did not bind", Action::Bind, Outcome::Gone, false),
-            ("a conflict did not bind", Action::Bind, Outcome::Conflict, false),
-            ("a skipped binding did not bind", Action::Bind, Outcome::Skipped, false),
-            ("a gone victim freed its room", Action::Evict, Outcome::Gone, true),
-            ("an unneeded eviction is fine", Action::Evict, Outcome::NotNeeded, true),
-            ("a refused eviction is not", Action::Evict, Outcome::Refused, false),
-        ];
-        for (name, action, outcome, want) in cases {
-            assert_eq!(outcome.is_success(action), want, "{name}");
-        }
-    }
-
-    #[test]
-    fn plans_are_read_from_json_and_yaml_without_a_summary() {
-        let dir = tempfile::tempdir().unwrap();
-        let json = dir.path().join("plan.json");
-        std::fs::write(
-            &json,
-            r#"{"placements": [{"pod": "ns/a", "node": "n1"}],
-                "evictions": [{"pod": "ns/v", "node": "n1", "preemptor": "ns/a"}],
-                "summary": {"placed": 1}}"#,
-        )
-        .unwrap();
-        let yaml = dir.path().join("plan.yaml");
-        std::fs::write(&yaml, "placements:\n- pod: ns/a\n  node: n1\n").unwrap();
-        let plan = read_plan(&json).unwrap();
-        assert_eq!(plan.placements, vec![placement("ns/a", "n1")]);
-        assert_eq!(plan.evictions, vec![eviction("ns/v", "n1", "ns/a")]);
-        assert_eq!(read_plan(&yaml).unwrap().placements, vec![placement("ns/a", "n1")]);
-
-        let bad = dir.path().join("bad.json");
-        std::fs::write(&bad, r#"{"placements": [{"pod": "ns/a"}]}"#).unwrap();
-        let err = read_plan(&bad).unwrap_err().to_string();
-        assert!(err.contains("bad.json") && err.contains("placements[0]"), "{err}");
-    }
-}
+mod tests;

@@ -358,7 +358,7 @@ impl Binder<'_> {
             let last_chance = Instant::now() + poll > deadline;
             for r in wave.iter_mut() {
                 let Some(uid) = r.evict_uid.clone() else { continue };
-                let call = self.post_eviction(r.key, Some(uid)).await;
+                let call = self.post_eviction(r.key, Some(uid.clone())).await;
                 r.result.attempts += call.attempts;
                 match call.result {
                     Ok(_) if self.options.dry_run => {
@@ -372,6 +372,35 @@ impl Binder<'_> {
                     }
                     Err(Fail::Refused(m)) if !last_chance => {
                         tracing::debug!("evict {}: {m}; trying again", r.key);
+                    }
+                    // An attempt went unanswered: the pod's real state says whether it was
+                    // evicted (then its replacement is awaited).
+                    Err(fail)
+                        if call.ambiguous
+                            && !self.options.dry_run
+                            && !matches!(fail, Fail::Refused(_)) =>
+                    {
+                        r.evict_uid = None;
+                        match self.read_back(r.key).await {
+                            super::ReadBack::Missing => r.waiting = true,
+                            super::ReadBack::Pod(v)
+                                if v.uid.as_deref() != Some(uid.as_str()) || v.deleting =>
+                            {
+                                r.waiting = true
+                            }
+                            super::ReadBack::Pod(_) => {
+                                r.result.outcome = Outcome::Failed;
+                                r.result.message =
+                                    format!("{}; read back: still running", fail.message());
+                            }
+                            super::ReadBack::Failed(m) => {
+                                r.result.outcome = Outcome::Unknown;
+                                r.result.message = format!(
+                                    "{}; reading the pod back failed too: {m}",
+                                    fail.message()
+                                );
+                            }
+                        }
                     }
                     Err(fail) => {
                         r.evict_uid = None;

@@ -12,7 +12,9 @@ use std::time::Duration;
 /// How many times, and how far apart, a request is tried.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
-    /// Attempts in all (the first try included); at least 1.
+    /// Attempts in all (the first try included); `0` for no limit on the count (the binder's
+    /// retries are bounded by its deadline, [`super::BindOptions::timeout`], and this is `0`
+    /// there by default).
     pub max_attempts: u32,
     /// The wait after the first failure, before jitter.
     pub initial_backoff: Duration,

@@ -96,6 +96,13 @@
 //! leaves pending pods alone: those it neither places nor lists as unschedulable are not
 //! missing.
 //!
+//! # PodDisruptionBudgets
+//!
+//! With the snapshot's budgets ([`budgets`], the check's own reading of them), every wave of
+//! moves may evict at most as many pods of a budget as it allows at the start of a wave, and no
+//! moved pod may be selected by two budgets. Preemption victims are not judged by budgets:
+//! kube-scheduler's preemption only prefers candidates that respect them.
+//!
 //! # Not checked
 //!
 //! Profile-specific settings (the checker judges the default profile: every filter enabled,
@@ -103,6 +110,7 @@
 //! PodTopologySpread's system defaults, which are `ScheduleAnyway`), volumes, DRA, and
 //! `spec.nodeName` (pending pods have none).
 
+pub mod budgets;
 pub mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -175,6 +183,9 @@ pub enum ViolationKind {
     /// A moved pod has no controller that would create its replacement elsewhere (no
     /// controlling owner, or a DaemonSet or its node owns it).
     MoveNotReplaced,
+    /// A wave evicts more pods of a PodDisruptionBudget than it allows, or moves a pod that
+    /// several budgets select ([`budgets`]).
+    DisruptionBudget,
 }
 
 impl ViolationKind {
@@ -208,6 +219,7 @@ impl ViolationKind {
             ViolationKind::MoveWrongNode => "move_wrong_node",
             ViolationKind::DuplicateMove => "duplicate_move",
             ViolationKind::MoveNotReplaced => "move_not_replaced",
+            ViolationKind::DisruptionBudget => "disruption_budget",
         }
     }
 }
@@ -441,7 +453,8 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
             continue;
         }
         let victim_node_name = cluster.nodes.get(victim_node).map_or("", |n| n.name.as_str());
-        if e.node != victim_node_name {
+        // A plan from another tool may leave the node out: the victim's node is meant.
+        if !e.node.is_empty() && e.node != victim_node_name {
             report.push(
                 ViolationKind::EvictionWrongNode,
                 &e.pod,
@@ -449,53 +462,53 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
                 format!("the victim runs on {victim_node_name:?}, not on {:?}", e.node),
             );
         }
-        let preemptor_turn = match (
-            pending_by_key.get(&e.preemptor),
-            placed.get(e.preemptor.as_str()),
-        ) {
-            (None, _) => {
-                report.push(
-                    ViolationKind::EvictionPreemptor,
-                    &e.pod,
-                    Some(victim_node_name),
-                    format!("preemptor {:?} is not a pending pod of the snapshot", e.preemptor),
-                );
-                None
-            }
-            (Some(preemptor), placement) => {
-                if victim.priority >= preemptor.priority {
+        let preemptor_turn = if e.preemptor.is_empty() {
+            unnamed_preemptor(victim, victim_node, &turns, &mut report, &e.pod, victim_node_name)
+        } else {
+            match (pending_by_key.get(&e.preemptor), placed.get(e.preemptor.as_str())) {
+                (None, _) => {
                     report.push(
-                        ViolationKind::EvictionPriority,
+                        ViolationKind::EvictionPreemptor,
                         &e.pod,
                         Some(victim_node_name),
-                        format!(
-                            "victim priority {} is not lower than preemptor {:?} priority {}",
-                            victim.priority, e.preemptor, preemptor.priority
-                        ),
+                        format!("preemptor {:?} is not a pending pod of the snapshot", e.preemptor),
                     );
+                    None
                 }
-                if preemptor.preemption_policy == PreemptionPolicy::Never {
-                    report.push(
-                        ViolationKind::EvictionPreemptionPolicy,
-                        &e.pod,
-                        Some(victim_node_name),
-                        format!("preemptor {:?} has preemptionPolicy Never", e.preemptor),
-                    );
-                }
-                match placement {
-                    None => {
+                (Some(preemptor), placement) => {
+                    if victim.priority >= preemptor.priority {
                         report.push(
-                            ViolationKind::EvictionPreemptor,
+                            ViolationKind::EvictionPriority,
                             &e.pod,
                             Some(victim_node_name),
-                            format!("preemptor {:?} is not placed by the plan", e.preemptor),
+                            format!(
+                                "victim priority {} is not lower than preemptor {:?} priority {}",
+                                victim.priority, e.preemptor, preemptor.priority
+                            ),
                         );
-                        None
                     }
-                    Some(&(turn, node)) => {
-                        if node != victim_node {
-                            let name = cluster.nodes.get(node).map_or("", |n| n.name.as_str());
+                    if preemptor.preemption_policy == PreemptionPolicy::Never {
+                        report.push(
+                            ViolationKind::EvictionPreemptionPolicy,
+                            &e.pod,
+                            Some(victim_node_name),
+                            format!("preemptor {:?} has preemptionPolicy Never", e.preemptor),
+                        );
+                    }
+                    match placement {
+                        None => {
                             report.push(
+                                ViolationKind::EvictionPreemptor,
+                                &e.pod,
+                                Some(victim_node_name),
+                                format!("preemptor {:?} is not placed by the plan", e.preemptor),
+                            );
+                            None
+                        }
+                        Some(&(turn, node)) => {
+                            if node != victim_node {
+                                let name = cluster.nodes.get(node).map_or("", |n| n.name.as_str());
+                                report.push(
                                 ViolationKind::EvictionPreemptor,
                                 &e.pod,
                                 Some(victim_node_name),
@@ -504,8 +517,9 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
                                     e.preemptor
                                 ),
                             );
+                            }
+                            Some(turn)
                         }
-                        Some(turn)
                     }
                 }
             }
@@ -533,6 +547,38 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
     let lookup = Lookup { pending: &pending_by_key, bound: &bound_by_key, nodes: &node_by_name };
     check_moves(&mut replay, &lookup, &evicted, turns.len(), plan, &mut report);
     report
+}
+
+/// For an eviction whose plan names no preemptor (a plan from another tool): the first
+/// placement on the victim's node that could have preempted it (strictly higher priority,
+/// preemption allowed) stands for its preemptor, and its turn is returned; without one, the
+/// eviction is reported.
+fn unnamed_preemptor(
+    victim: &Pod,
+    victim_node: usize,
+    turns: &[(&Pod, usize)],
+    report: &mut CheckReport,
+    key: &str,
+    node_name: &str,
+) -> Option<usize> {
+    let turn = turns.iter().position(|(p, n)| {
+        *n == victim_node
+            && p.priority > victim.priority
+            && p.preemption_policy != PreemptionPolicy::Never
+    });
+    if turn.is_none() {
+        report.push(
+            ViolationKind::EvictionPreemptor,
+            key,
+            Some(node_name),
+            format!(
+                "the eviction names no preemptor, and no pod the plan places on {node_name:?} \
+                 may preempt it (priority above {}, preemption allowed)",
+                victim.priority
+            ),
+        );
+    }
+    turn
 }
 
 /// The snapshot's pods and nodes by key and name.

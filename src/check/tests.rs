@@ -723,6 +723,26 @@ fn eviction_rules_are_checked() {
             plan: plan(vec![place("d/p", "n2")], vec![evict("d/low", "n1", "d/p")], vec![]),
             want: vec![K::InsufficientResource, K::EvictionPreemptor],
         },
+        Case {
+            name: "an eviction from another tool naming neither node nor preemptor is valid when \
+                   a pod placed on the victim's node may preempt it",
+            state: state(),
+            pending: vec![preemptor()],
+            plan: plan(vec![place("d/p", "n1")], vec![evict("d/low", "", "")], vec![]),
+            want: vec![],
+        },
+        Case {
+            name: "an eviction naming no preemptor, with no pod placed on its node that may \
+                   preempt it, is reported",
+            state: state(),
+            pending: vec![preemptor()],
+            plan: plan(
+                vec![place("d/p", "n1")],
+                vec![evict("d/low", "n1", "d/p"), evict("d/high", "n2", "")],
+                vec![],
+            ),
+            want: vec![K::EvictionPreemptor],
+        },
     ];
     run_cases(cases);
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use kplace::bind::{ActionResult, BindOptions, BindReport, RetryPolicy};
+use kplace::bind::{ActionResult, BindOptions, BindReport};
 
 use super::output::{Table, pod_names, print_list_document, print_text};
 use super::{EXIT_INCOMPLETE, ListFormat};
@@ -46,10 +46,11 @@ pub struct BindArgs {
     /// Requests allowed at once before `--qps` applies.
     #[arg(long, default_value_t = 100)]
     burst: u32,
-    /// Attempts per request, the first included, on 429s, 5xx, timeouts and dropped
-    /// connections.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..))]
-    max_attempts: u32,
+    /// How long the binder keeps retrying 429s, 5xx, timeouts and dropped connections, from
+    /// its start (a Go duration: 500ms, 30s, 5m); a write left uncertain is then settled by
+    /// reading the pod back.
+    #[arg(long, default_value = "5m", value_parser = kplace::duration::parse, value_name = "DURATION")]
+    timeout: Duration,
     /// How long to wait for one reply before the attempt counts as failed (a Go duration:
     /// 500ms, 30s, 1m30s).
     #[arg(long, default_value = "30s", value_parser = kplace::duration::parse, value_name = "DURATION")]
@@ -90,12 +91,13 @@ pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let plan = kplace::bind::read_plan(&args.plan)?;
+    kplace::bind::validate(&plan).with_context(|| format!("plan {}", args.plan.display()))?;
     let options = BindOptions {
         dry_run: args.dry_run == DryRun::Server,
         concurrency: args.concurrency as usize,
         qps: args.qps,
         burst: args.burst,
-        retry: RetryPolicy { max_attempts: args.max_attempts, ..RetryPolicy::default() },
+        timeout: args.timeout,
         request_timeout: args.request_timeout,
         eviction_timeout: args.eviction_timeout,
         wave_timeout: args.wave_timeout,
@@ -122,7 +124,9 @@ pub fn run(args: &BindArgs) -> anyhow::Result<ExitCode> {
             "binding against {} ({source})",
             config.cluster_url
         );
+        let server = config.cluster_url.to_string();
         let client = kplace::bind::client(config)?;
+        kplace::bind::preflight(&client, &plan, &options, &server).await?;
         let total = (plan.placements.len() + plan.evictions.len() + plan.moves.len()) as u64;
         let task = super::progress().bar("bind: actions", total);
         let report = kplace::bind::bind(&client, &plan, &options, &|r: &ActionResult| {

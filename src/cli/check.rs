@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Args;
 use kplace::check::{CheckReport, check};
 use kplace::plan::Plan;
@@ -12,7 +11,7 @@ use kplace::plan::Plan;
 use serde::Serialize;
 
 use super::output::{Table, count, pod_names, print_list_document, print_text};
-use super::{ListFormat, SnapshotArgs, load_cluster};
+use super::{ListFormat, SnapshotArgs, load_cluster_and_snapshot};
 
 /// Exit code when the plan breaks a rule.
 pub const EXIT_INVALID_PLAN: u8 = 3;
@@ -33,24 +32,23 @@ pub struct CheckArgs {
     output: ListFormat,
 }
 
-/// Reads a plan document.
+/// Reads a plan document, leniently as the binder does (plans written by other tools).
 pub(super) fn read_plan(path: &Path) -> anyhow::Result<Plan> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
-    if yaml {
-        serde_saphyr::from_str(&text)
-            .with_context(|| format!("{}: not a plan document", path.display()))
-    } else {
-        serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a plan document", path.display()))
-    }
+    Ok(kplace::bind::read_plan(path)?)
 }
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let plan = read_plan(&args.plan)?;
-    let loaded = load_cluster(&args.snapshot, None)?;
+    let (loaded, snapshot) = load_cluster_and_snapshot(&args.snapshot, None)?;
     let task = super::progress().spinner("checking the plan");
-    let report = check(&loaded.cluster.state, &loaded.cluster.pending, &plan);
+    let mut report = check(&loaded.cluster.state, &loaded.cluster.pending, &plan);
+    let budgets = kplace::check::budgets::wave_budgets(&snapshot, &loaded.cluster.state);
+    drop(snapshot);
+    report.violations.extend(kplace::check::budgets::check_waves(
+        &loaded.cluster.state,
+        &plan,
+        &budgets,
+    ));
     task.finish();
     match args.output {
         ListFormat::Table | ListFormat::Wide => print_text(&render(&report, &plan))?,

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use kplace::plan::Plan;
 use kplace::rebalance::evictor::EvictorOptions;
-use kplace::rebalance::{Objective, RebalanceOptions, budget, rebalance, report};
+use kplace::rebalance::{Objective, RebalanceOptions, WaveLimits, budget, rebalance, report};
 
 use super::output::{Table, count, pod_names, print_list_document, print_text};
 use super::{EXIT_INCOMPLETE, ListFormat, SnapshotArgs, load_cluster_and_snapshot, load_config};
@@ -31,10 +31,22 @@ pub struct RebalanceArgs {
     /// What to optimize.
     #[arg(long, value_enum)]
     objective: ObjectiveArg,
-    /// The most pods to move (default: no limit; 0 moves none). In the plan document,
-    /// `max_moves` is this number, or null without a limit.
-    #[arg(long, value_name = "K")]
+    /// The most pods to move (default: no limit; 0 moves none); descheduler's
+    /// maxNoOfPodsToEvictTotal. In the plan document, `max_moves` is this number, or null
+    /// without a limit.
+    #[arg(long, value_name = "K", alias = "max-no-of-pods-to-evict-total")]
     max_moves: Option<usize>,
+    /// The most evictions in one wave (default: no limit beyond the budgets).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_evictions_per_wave: Option<u64>,
+    /// The most evictions from one node in one wave (descheduler's maxNoOfPodsToEvictPerNode,
+    /// which it applies per descheduling cycle).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_no_of_pods_to_evict_per_node: Option<u64>,
+    /// The most evictions in one namespace in one wave (descheduler's
+    /// maxNoOfPodsToEvictPerNamespace).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_no_of_pods_to_evict_per_namespace: Option<u64>,
     /// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file: the profiles that
     /// judge where replacements may go.
     #[arg(long, value_name = "FILE")]
@@ -82,6 +94,15 @@ pub fn run(args: &RebalanceArgs) -> anyhow::Result<ExitCode> {
             evict_daemonset_pods: args.evict_daemonset_pods,
             evict_system_critical_pods: args.evict_system_critical_pods,
             ignore_pvc_pods: args.ignore_pvc_pods,
+        },
+        limits: WaveLimits {
+            per_wave: args.max_evictions_per_wave.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            per_node: args
+                .max_no_of_pods_to_evict_per_node
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            per_namespace: args
+                .max_no_of_pods_to_evict_per_namespace
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         },
     };
     let start = std::time::Instant::now();
@@ -173,14 +194,18 @@ pub fn render(plan: &Plan, wide: Option<&kplace::model::ClusterState>) -> String
         out.push_str(&t.render());
     }
     out.push_str(&format!(
-        "\n{}: {} in {}; nodes in use {} -> {} ({} freed{})\n",
+        "\n{}: {} in {}; nodes in use {} -> {} ({} freed{}{})\n",
         s.objective,
         count(s.moves, "move"),
         count(s.waves, "wave"),
         s.nodes_in_use_before,
         s.nodes_in_use_after,
         s.nodes_freed.len(),
-        freed(&s.nodes_freed)
+        freed(&s.nodes_freed),
+        match s.nodes_newly_used.len() {
+            0 => String::new(),
+            n => format!("; {n} newly used{}", freed(&s.nodes_newly_used)),
+        }
     ));
     let mut t = Table::new(&["RESOURCE", "NODE STDDEV", "AFTER", "ZONE STDDEV", "AFTER"]);
     for (r, before) in &s.node_stddev_before {

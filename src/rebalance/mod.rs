@@ -19,7 +19,9 @@
 //!   priority. Each wave is then checked by `kplace check` ([`waves::check_moves`]), and
 //!   [`Rebalance::check`] carries the verdict; a plan also breaks no constraint that held before
 //!   ([`violations::ConstraintState`]).
-//! - **At most `--max-moves` moves**, each pod at most once.
+//! - **At most `--max-moves` moves**, each pod at most once; each wave within
+//!   `--max-evictions-per-wave` and descheduler's per-node and per-namespace limits
+//!   ([`WaveLimits`]).
 //! - **PodDisruptionBudgets hold at every step.** Moves are grouped into ordered waves
 //!   ([`waves::assign_waves`]) so that within a wave no budget has more pods evicted than it
 //!   allows (computed as the disruption controller computes it, assuming every replacement of
@@ -62,7 +64,8 @@ use self::budget::Budget;
 use self::evictor::{EvictorOptions, is_node_daemon};
 use self::sim::Sim;
 use self::violations::{Selected, select};
-use self::waves::{Step, assign_waves, check_moves, verify_waves};
+pub use self::waves::WaveLimits;
+use self::waves::{Step, assign_waves_within, check_moves, verify_waves};
 use crate::check::CheckReport;
 use crate::framework::config::SchedulerConfig;
 use crate::framework::runtime::FrameworkError;
@@ -107,6 +110,8 @@ pub struct RebalanceOptions {
     pub max_moves: Option<usize>,
     /// Who may be evicted.
     pub evictor: EvictorOptions,
+    /// The most evictions per wave: in all, per node, per namespace.
+    pub limits: WaveLimits,
 }
 
 impl Default for RebalanceOptions {
@@ -115,6 +120,7 @@ impl Default for RebalanceOptions {
             objective: Objective::Balance,
             max_moves: None,
             evictor: EvictorOptions::default(),
+            limits: WaveLimits::default(),
         }
     }
 }
@@ -209,7 +215,7 @@ pub fn rebalance(
     // Waves.
     let steps: Vec<Step> =
         sim.moves.iter().map(|m| Step { pod: m.pod.clone(), from: m.from, to: m.to }).collect();
-    let waves = assign_waves(state, &steps, budgets, &sim.allowed);
+    let waves = assign_waves_within(state, &steps, budgets, &sim.allowed, &options.limits);
     let name = |n: usize| state.nodes.get(n).map(|n| n.name.clone()).unwrap_or_default();
     let mut order: Vec<usize> = (0..sim.moves.len()).collect();
     order.sort_by_key(|&i| (waves.get(i).copied().unwrap_or(0), i));
@@ -282,6 +288,7 @@ pub fn rebalance(
         nodes_in_use_before: before_use.len(),
         nodes_in_use_after: after_use.len(),
         nodes_freed: before_use.difference(&after_use).cloned().collect(),
+        nodes_newly_used: after_use.difference(&before_use).cloned().collect(),
         node_stddev_before: node_stddev(state),
         node_stddev_after: node_stddev(&after),
         zone_stddev_before: zone_stddev(state),

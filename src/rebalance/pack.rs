@@ -6,8 +6,9 @@
 //! can move: each, largest request first, goes to the feasible node (framework PreFilter and
 //! Filter on the evolving state) that is most allocated after it lands (upstream
 //! NodeResourcesFit `MostAllocated`: `requested × 100 / allocatable` per resource, cpu and memory
-//! weighted equally), ties to the first node by name. Targets are neither the node itself nor a
-//! node already emptied. The node's moves are committed only when all of its pods found a node,
+//! weighted equally), ties to the first node by name. Targets are neither the node itself, nor a
+//! node already emptied, nor a node that ran no such pod at the start (packing onto it would
+//! put one more node in use). The node's moves are committed only when all of its pods found a node,
 //! the moves stay within `--max-moves`, and they break no constraint that held
 //! ([`super::violations::ConstraintState`]); otherwise they are undone. A node that received pods
 //! is not emptied later (each pod moves at most once), and a node with a pod that may not move
@@ -72,6 +73,8 @@ pub fn pack(sim: &mut Sim<'_>, max_moves: usize, unmoved: &mut Vec<Unmoved>) {
         .map(|(i, n)| (load_ppm(n), n.pods.iter().filter(|p| !is_node_daemon(p)).count(), i))
         .collect();
     order.sort();
+    // Nodes with nothing to empty stay empty: packing onto them would use one more node.
+    let empty: BTreeSet<usize> = order.iter().filter(|o| o.1 == 0).map(|o| o.2).collect();
     let mut emptied: BTreeSet<usize> = BTreeSet::new();
     let mut receivers: BTreeSet<usize> = BTreeSet::new();
     for (_, count, n) in order {
@@ -116,7 +119,7 @@ pub fn pack(sim: &mut Sim<'_>, max_moves: usize, unmoved: &mut Vec<Unmoved>) {
         let mut failed: Option<Unmoved> = None;
         let mut used: BTreeSet<usize> = BTreeSet::new();
         for pod in &pods {
-            let targets = sim.targets(pod, n, &|m| emptied.contains(&m));
+            let targets = sim.targets(pod, n, &|m| emptied.contains(&m) || empty.contains(&m));
             let best = targets
                 .nodes
                 .iter()

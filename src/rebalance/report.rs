@@ -87,7 +87,7 @@ pub fn render(rebalance: &Rebalance) -> String {
     );
     let _ = write!(
         html,
-        "<h1>kplace rebalance: {}</h1><p>{} move{} in {} wave{}; nodes in use {} → {} ({} freed); check: {}.</p>",
+        "<h1>kplace rebalance: {}</h1><p>{} move{} in {} wave{}; nodes in use {} → {} ({} freed, {} newly used); check: {}.</p>",
         escape(&s.objective),
         s.moves,
         if s.moves == 1 { "" } else { "s" },
@@ -96,6 +96,7 @@ pub fn render(rebalance: &Rebalance) -> String {
         s.nodes_in_use_before,
         s.nodes_in_use_after,
         s.nodes_freed.len(),
+        s.nodes_newly_used.len(),
         if s.check_valid { "valid" } else { "INVALID" }
     );
     html.push_str("<table><tr><th>figure</th><th>before</th><th>after</th></tr>");

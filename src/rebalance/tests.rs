@@ -99,6 +99,75 @@ fn pack_frees_four_of_six_nodes_of_a_fragmented_cluster() {
 }
 
 #[test]
+fn pack_never_moves_pods_onto_a_node_that_was_empty() {
+    // Two half-full nodes and an empty one, larger, that MostAllocated would not prefer, and a
+    // small empty one it would (most allocated after the pod lands): neither may receive pods.
+    let mut nodes: Vec<_> = (1..=2).map(|i| node(&format!("n{i}"), 4000, "a")).collect();
+    nodes.push(node("empty-small", 1500, "a"));
+    nodes.push(node("empty-big", 64000, "a"));
+    let mut pods: Vec<Pod> =
+        vec![rs(rs_pod("p1", "web", "n1", 1000)), rs(rs_pod("p2", "web", "n2", 1000))];
+    pods.extend((1..=2).map(|i| daemon(&format!("ds-{i}"), &format!("n{i}"))));
+    pods.push(daemon("ds-3", "empty-small"));
+    let state = cluster(nodes, pods);
+    let r = run(&state, &[], opts(Objective::Pack));
+    let s = summary(&r);
+    for m in &r.plan.moves {
+        assert!(m.to == "n1" || m.to == "n2", "a pod went to a node that was empty: {m:?}");
+    }
+    assert!(s.nodes_newly_used.is_empty(), "{s:#?}");
+    assert_eq!(s.nodes_freed.len(), 1, "{s:#?}");
+    assert_eq!(s.nodes_in_use_after, s.nodes_in_use_before - 1);
+}
+
+#[test]
+fn waves_stay_within_the_eviction_limits() {
+    // Twelve 1-CPU pods on six 8-CPU nodes, two per node, in two namespaces: pack moves them
+    // all onto fewer nodes.
+    let nodes: Vec<_> = (1..=6).map(|i| node(&format!("n{i}"), 8000, "a")).collect();
+    let mut pods: Vec<Pod> = Vec::new();
+    for i in 1..=6 {
+        for j in 0..2 {
+            let mut p = rs(rs_pod(&format!("p{i}-{j}"), "web", &format!("n{i}"), 1000));
+            if j == 1 {
+                p.namespace = "other".to_string();
+            }
+            pods.push(p);
+        }
+    }
+    let state = cluster(nodes, pods);
+    let free = run(&state, &[], opts(Objective::Pack));
+    assert!(free.plan.moves.len() >= 6, "{:?}", free.plan.moves);
+    let limits = [
+        ("in all", WaveLimits { per_wave: Some(3), ..WaveLimits::default() }),
+        ("per node", WaveLimits { per_node: Some(1), ..WaveLimits::default() }),
+        ("per namespace", WaveLimits { per_namespace: Some(2), ..WaveLimits::default() }),
+    ];
+    for (name, limits) in limits {
+        let r = run(&state, &[], RebalanceOptions { limits, ..opts(Objective::Pack) });
+        assert_eq!(moved(&r), moved(&free), "{name}: the same moves, only in more waves");
+        let mut in_wave: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut per_node: BTreeMap<(u32, &str), usize> = BTreeMap::new();
+        let mut per_ns: BTreeMap<(u32, &str), usize> = BTreeMap::new();
+        for m in &r.plan.moves {
+            *in_wave.entry(m.wave).or_default() += 1;
+            *per_node.entry((m.wave, m.from.as_str())).or_default() += 1;
+            *per_ns.entry((m.wave, m.pod.split('/').next().unwrap())).or_default() += 1;
+        }
+        let most = |m: Vec<usize>| m.into_iter().max().unwrap_or(0);
+        let (w, n, ns) = (
+            most(in_wave.values().copied().collect()),
+            most(per_node.values().copied().collect()),
+            most(per_ns.values().copied().collect()),
+        );
+        assert!(w <= limits.per_wave.unwrap_or(usize::MAX), "{name}: {w} in a wave");
+        assert!(n <= limits.per_node.unwrap_or(usize::MAX), "{name}: {n} from a node");
+        assert!(ns <= limits.per_namespace.unwrap_or(usize::MAX), "{name}: {ns} in a namespace");
+        assert!(r.check.is_valid(), "{name}: {:#?}", r.check);
+    }
+}
+
+#[test]
 fn pack_stays_within_the_move_limit() {
     let state = fragmented();
     let r = run(&state, &[], RebalanceOptions { max_moves: Some(2), ..opts(Objective::Pack) });
@@ -156,9 +225,11 @@ fn a_pod_with_volume_claims_moves_only_within_its_zone() {
         let mut db = rs(rs_pod("db", "db", "a1", 500));
         db.has_pvc = true;
         let filler = PodBuilder::new("ns", "filler").node("a2").cpu(cpu).memory(GI / 8).obj();
+        // b1 is in use (pack never fills an empty node), by a pod that stays.
+        let keep = PodBuilder::new("ns", "keep").node("b1").cpu(100).memory(GI / 8).obj();
         cluster(
             vec![node("a1", 4000, "a"), node("b1", 4000, "b"), node("a2", 4000, "a")],
-            vec![db, filler],
+            vec![db, filler, keep],
         )
     };
     let r = run(&with_filler(3900), &[], opts(Objective::Pack));
@@ -602,6 +673,15 @@ proptest! {
             let pod = state.nodes.iter().flat_map(|n| &n.pods).find(|p| p.key() == m.pod).unwrap();
             prop_assert!(pod.owner.as_ref().is_some_and(|o| o.kind == "ReplicaSet"), "{:?}", m);
             prop_assert!(!pod.has_local_storage, "{:?}", m);
+        }
+        // The summary adds up; pack never puts a node in use that was not.
+        let s = r.plan.summary.rebalance.as_ref().unwrap();
+        prop_assert_eq!(
+            s.nodes_in_use_before + s.nodes_newly_used.len() - s.nodes_freed.len(),
+            s.nodes_in_use_after
+        );
+        if objective == Objective::Pack {
+            prop_assert!(s.nodes_newly_used.is_empty(), "{:?}", s.nodes_newly_used);
         }
         // The state after the moves breaks nothing that held before.
         let before = super::violations::ConstraintState::of(&state);

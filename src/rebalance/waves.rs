@@ -14,7 +14,11 @@
 //!    the sequence had them, and never sees one of them missing because it was evicted in the
 //!    same wave;
 //! 3. no budget has more of its pods in the wave than it allows at the start of a wave (with
-//!    every earlier replacement running, as the disruption controller then counts it).
+//!    every earlier replacement running, as the disruption controller then counts it);
+//! 4. the wave stays within the eviction limits ([`WaveLimits`]): in all, per source node and
+//!    per namespace. descheduler applies its `maxNoOfPodsToEvictTotal`, `…PerNode` and
+//!    `…PerNamespace` per descheduling cycle; a wave is kplace's cycle (evictions, then the
+//!    replacements running before the next).
 //!
 //! With (1) each node holds, at the end of any wave, a subset of what it held at some point of
 //! the sequence, so capacity, pod count and host ports hold at every wave boundary; with (2)
@@ -107,6 +111,19 @@ pub struct Step {
     pub to: usize,
 }
 
+/// The most evictions in one wave: in all, from one node, in one namespace (`None`: no limit;
+/// a limit of 0 is taken as 1, so waves stay finite).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WaveLimits {
+    /// `--max-evictions-per-wave`.
+    pub per_wave: Option<usize>,
+    /// `--max-no-of-pods-to-evict-per-node` (descheduler's `maxNoOfPodsToEvictPerNode`).
+    pub per_node: Option<usize>,
+    /// `--max-no-of-pods-to-evict-per-namespace` (descheduler's
+    /// `maxNoOfPodsToEvictPerNamespace`).
+    pub per_namespace: Option<usize>,
+}
+
 /// The wave (1, 2, …) of each step, in sequence order. `allowed[b]` is what budget `b` allows
 /// at the start of every wave; a pod's budgets must each allow at least one (the caller only
 /// moves such pods; a budget allowing none is treated as allowing one, so waves stay finite).
@@ -116,8 +133,25 @@ pub fn assign_waves(
     budgets: &[Budget],
     allowed: &[i32],
 ) -> Vec<u32> {
+    assign_waves_within(state, steps, budgets, allowed, &WaveLimits::default())
+}
+
+/// [`assign_waves`], with every wave also within `limits`.
+pub fn assign_waves_within(
+    state: &ClusterState,
+    steps: &[Step],
+    budgets: &[Budget],
+    allowed: &[i32],
+    limits: &WaveLimits,
+) -> Vec<u32> {
     let mut waves: Vec<u32> = Vec::with_capacity(steps.len());
     let mut used: BTreeMap<(usize, u32), i32> = BTreeMap::new();
+    let mut in_wave: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut per_node: BTreeMap<(usize, u32), usize> = BTreeMap::new();
+    let mut per_namespace: BTreeMap<(&str, u32), usize> = BTreeMap::new();
+    let full = |count: Option<&usize>, limit: Option<usize>| {
+        limit.is_some_and(|l| count.copied().unwrap_or(0) >= l.max(1))
+    };
     for (i, step) in steps.iter().enumerate() {
         let mut wave = 1u32;
         for (d, earlier) in steps.iter().enumerate().take(i) {
@@ -127,15 +161,22 @@ pub fn assign_waves(
         }
         let mine: Vec<usize> =
             (0..budgets.len()).filter(|&b| budgets[b].selects(&step.pod)).collect();
+        let ns = step.pod.namespace.as_str();
         while mine.iter().any(|&b| {
             used.get(&(b, wave)).copied().unwrap_or(0)
                 >= allowed.get(b).copied().unwrap_or(0).max(1)
-        }) {
+        }) || full(in_wave.get(&wave), limits.per_wave)
+            || full(per_node.get(&(step.from, wave)), limits.per_node)
+            || full(per_namespace.get(&(ns, wave)), limits.per_namespace)
+        {
             wave += 1;
         }
         for b in mine {
             *used.entry((b, wave)).or_insert(0) += 1;
         }
+        *in_wave.entry(wave).or_insert(0) += 1;
+        *per_node.entry((step.from, wave)).or_insert(0) += 1;
+        *per_namespace.entry((ns, wave)).or_insert(0) += 1;
         waves.push(wave);
     }
     waves

@@ -161,6 +161,8 @@ impl ScheduleOptions {
             leader_election: None,
             bind: BindOptions {
                 eviction_timeout: Duration::from_secs(60),
+                // A batch's retries end within half a minute; its pods are retried later.
+                timeout: Duration::from_secs(30),
                 ..BindOptions::default()
             },
             write_retry: RetryPolicy::default(),
@@ -918,6 +920,7 @@ impl Loop {
                 self.queue.done(&r.pod);
             }
             Outcome::Failed
+            | Outcome::Unknown
             | Outcome::Skipped
             | Outcome::Refused
             | Outcome::Evicted

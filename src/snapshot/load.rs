@@ -288,17 +288,27 @@ pub(super) fn add_json(
     strictness: Strictness,
 ) -> Result<(), SnapshotError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    // Duplicate keys are an error, as in YAML (serde_json alone would keep the last one).
+    let mut stream =
+        serde_json::Deserializer::from_str(text).into_iter::<crate::json::StrictValue>();
     let mut count = 0;
     loop {
         let offset = stream.byte_offset();
         let Some(next) = stream.next() else { break };
-        let value = next.map_err(|e| SnapshotError::Json {
-            file: file.to_path_buf(),
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-        })?;
+        let value = next
+            .map_err(|e| {
+                let message = match crate::json::take_duplicate() {
+                    Some(dup) => duplicate_message(text.get(offset..).unwrap_or(""), &dup),
+                    None => e.to_string(),
+                };
+                SnapshotError::Json {
+                    file: file.to_path_buf(),
+                    line: e.line(),
+                    column: e.column(),
+                    message,
+                }
+            })?
+            .0;
         // The value starts at the first non-blank byte after the previous one.
         let start = text.get(offset..).map_or(0, |rest| rest.len() - rest.trim_start().len());
         let line = text.get(..offset + start).map_or(1, |before| before.matches('\n').count() + 1);
@@ -319,6 +329,36 @@ pub(super) fn add_json(
         });
     }
     Ok(())
+}
+
+/// Words for a duplicate key: the object holding it (kind, namespace and name, read from the
+/// document again, which is done only on this error path), the field's path in it and the key.
+fn duplicate_message(document: &str, dup: &crate::json::Duplicate) -> String {
+    // The document as serde_json reads it (last key wins), to name the object.
+    let mut stream = serde_json::Deserializer::from_str(document).into_iter::<Value>();
+    let value = stream.next().and_then(Result::ok).unwrap_or(Value::Null);
+    // The object is the document, or the List item the path starts in.
+    let (object, rest) = match dup.path.strip_prefix("items[").and_then(|r| r.split_once(']')) {
+        Some((i, rest)) => (
+            i.parse::<usize>().ok().and_then(|i| value.get("items")?.get(i)),
+            rest.trim_start_matches('.'),
+        ),
+        None => (Some(&value), dup.path.as_str()),
+    };
+    let name = object
+        .map(|o| {
+            let kind = str_field(o, "kind").unwrap_or("object");
+            let meta = o.get("metadata");
+            let name = meta.and_then(|m| str_field(m, "name")).unwrap_or("<unnamed>");
+            match meta.and_then(|m| str_field(m, "namespace")) {
+                Some(ns) => format!("{kind} {ns}/{name}"),
+                None => format!("{kind} {name}"),
+            }
+        })
+        .unwrap_or_else(|| "object".to_string());
+    let field = if rest.is_empty() { dup.key.clone() } else { format!("{rest}.{}", dup.key) };
+    let at = if dup.path.is_empty() { String::new() } else { format!(" (at {})", dup.path) };
+    format!("{name}: field {field:?} appears twice{at}; JSON keys must be unique")
 }
 
 fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -597,6 +637,44 @@ mod tests {
         let mut s = Snapshot::new();
         s.add_yaml(Path::new("test.yaml"), yaml)?;
         Ok(s)
+    }
+
+    #[test]
+    fn duplicate_json_keys_are_errors_naming_file_object_and_field() {
+        let cases = [
+            (
+                "a duplicate label of a pod in a List",
+                r#"{"apiVersion": "v1", "kind": "List", "items": [
+                    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}},
+                    {"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": "p", "namespace": "ns", "labels": {"app": "a", "app": "b"}},
+                     "spec": {"containers": []}}]}"#,
+                "Pod ns/p: field \"metadata.labels.app\" appears twice (at items[1].metadata.labels)",
+            ),
+            (
+                "a duplicate field of a single node",
+                r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                    "spec": {"unschedulable": true}, "spec": {}}"#,
+                "Node n1: field \"spec\" appears twice",
+            ),
+            (
+                "a duplicate in the second of two concatenated documents",
+                r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+                   {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n2", "name": "n3"}}"#,
+                "Node n3: field \"metadata.name\" appears twice",
+            ),
+        ];
+        for (name, text, want) in cases {
+            let mut s = Snapshot::new();
+            let err = add_json(&mut s, Path::new("snap.json"), text, Strictness::Strict)
+                .expect_err(name)
+                .to_string();
+            assert!(err.starts_with("snap.json:") && err.contains(want), "{name}: {err}");
+        }
+        let mut s = Snapshot::new();
+        let ok = r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"a": "1", "b": "1"}}}"#;
+        add_json(&mut s, Path::new("snap.json"), ok, Strictness::Strict).unwrap();
+        assert_eq!(s.nodes.len(), 1);
     }
 
     #[test]

@@ -380,6 +380,41 @@ struct Rule {
     times: usize,
 }
 
+/// Random faults on every request of some verbs (see [`ApiServer::chaos`]).
+#[derive(Debug, Clone)]
+struct Chaos {
+    verbs: Vec<Verb>,
+    status: u16,
+    status_rate: f64,
+    drop_rate: f64,
+    /// xorshift64 state.
+    rng: u64,
+}
+
+impl Chaos {
+    fn draw(&mut self) -> f64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        (self.rng >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// The fault for one request of `verb`, if any.
+    fn fault(&mut self, verb: Verb) -> Option<Fault> {
+        if !self.verbs.contains(&verb) {
+            return None;
+        }
+        let x = self.draw();
+        if x < self.status_rate {
+            Some(Fault::Status(self.status))
+        } else if x < self.status_rate + self.drop_rate {
+            Some(Fault::DropAfterApply)
+        } else {
+            None
+        }
+    }
+}
+
 /// One request as received.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
@@ -431,6 +466,8 @@ struct State {
     notify: Arc<Notify>,
     /// Bumped to abort every open watch.
     watch_epoch: u64,
+    /// Random faults, when a test turned them on.
+    chaos: Option<Chaos>,
 }
 
 /// One change of the store, as a watch sends it.
@@ -526,6 +563,20 @@ impl ApiServer {
     /// Injects `fault` on the next `times` requests of `verb` for `pod`.
     pub fn inject(&self, verb: Verb, pod: &str, fault: Fault, times: usize) {
         self.state().rules.push(Rule { verb, pod: pod.to_string(), fault, times });
+    }
+
+    /// Random faults on the binder's requests of `verbs` (get, bind, evict, list pods) that no
+    /// injected rule claims: each answers `status` (doing nothing) with probability
+    /// `status_rate`, or is applied and then has its connection dropped without an answer with
+    /// probability `drop_rate`. Seeded, so a run is reproducible for a given request order.
+    pub fn chaos(&self, verbs: &[Verb], status: u16, status_rate: f64, drop_rate: f64, seed: u64) {
+        self.state().chaos =
+            Some(Chaos { verbs: verbs.to_vec(), status, status_rate, drop_rate, rng: seed.max(1) });
+    }
+
+    /// Turns random faults off.
+    pub fn calm(&self) {
+        self.state().chaos = None;
     }
 
     /// Evicted pods stay visible, being deleted, for this many reads.
@@ -1315,10 +1366,11 @@ async fn serve(state: &Arc<Mutex<State>>, req: Request<Incoming>) -> Result<Repl
     let fault = {
         let mut s = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let rule = s.rules.iter_mut().find(|r| r.verb == verb && r.pod == key && r.times > 0);
-        rule.map(|r| {
+        let ruled = rule.map(|r| {
             r.times -= 1;
             r.fault.clone()
-        })
+        });
+        ruled.or_else(|| s.chaos.as_mut().and_then(|c| c.fault(verb)))
     };
     match &fault {
         Some(Fault::Status(code)) => {
