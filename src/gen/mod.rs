@@ -18,8 +18,8 @@
 //! `sched-0`/`sched-1`) and node labels (`labelNodePrepareStrategy`, round-robin). scheduler_perf
 //! nodes carry no labels of their own; generated nodes add the kubelet's standard labels
 //! (`kubernetes.io/hostname`, os, arch) so that hostname-keyed terms mean what they mean on a
-//! real cluster. kplace adds three families of its own: `fragmentation-mix`, `ml-batch` and
-//! `mixed-priority`. `kplace gen --list` describes each ([`Workload::info`]).
+//! real cluster. kplace adds four families of its own: `fragmentation-mix`, `ml-batch`,
+//! `mixed-priority` and `heterogeneous`. `kplace gen --list` describes each ([`Workload::info`]).
 //!
 //! Owners: as on a real cluster, the pods of kplace's own families carry their controller in
 //! `metadata.ownerReferences` (`controller: true`, `blockOwnerDeletion: true`): a Deployment's
@@ -32,6 +32,7 @@
 mod eks;
 mod engine;
 mod fragmentation;
+mod heterogeneous;
 mod mixed_priority;
 mod ml_batch;
 pub mod objects;
@@ -73,6 +74,8 @@ pub enum Workload {
     MlBatch,
     /// kplace: priority classes, preemption and PodDisruptionBudgets.
     MixedPriority,
+    /// kplace: every pending pod a scheduling class of its own.
+    Heterogeneous,
 }
 
 /// What `kplace gen --list` says about a workload.
@@ -92,7 +95,7 @@ pub struct WorkloadInfo {
 
 impl Workload {
     /// Every workload, in `--list` order.
-    pub const ALL: [Workload; 10] = [
+    pub const ALL: [Workload; 11] = [
         Workload::SchedulingBasic,
         Workload::SchedulingPodAntiAffinity,
         Workload::SchedulingPodAffinity,
@@ -103,6 +106,7 @@ impl Workload {
         Workload::FragmentationMix,
         Workload::MlBatch,
         Workload::MixedPriority,
+        Workload::Heterogeneous,
     ];
 
     /// The name `--workload` takes.
@@ -123,6 +127,7 @@ impl Workload {
             Workload::FragmentationMix => fragmentation::INFO,
             Workload::MlBatch => ml_batch::INFO,
             Workload::MixedPriority => mixed_priority::INFO,
+            Workload::Heterogeneous => heterogeneous::INFO,
         }
     }
 
@@ -131,6 +136,7 @@ impl Workload {
             Workload::FragmentationMix => Box::new(fragmentation::Fragmentation::new(params)),
             Workload::MlBatch => Box::new(ml_batch::MlBatch::new(params)),
             Workload::MixedPriority => Box::new(mixed_priority::MixedPriority::new(params)),
+            Workload::Heterogeneous => Box::new(heterogeneous::Heterogeneous::new(params)),
             perf_kind => Box::new(perf::Perf::new(perf_kind, params)),
         }
     }

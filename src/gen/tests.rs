@@ -31,7 +31,7 @@ fn params(workload: Workload, nodes: usize, pods: usize, init_pods: usize) -> Ge
 
 /// The small instance of each workload: (workload, init pods, whether every init pod must
 /// find a node). 20 nodes, 60 pods.
-const SMALL: [(Workload, usize, bool); 10] = [
+const SMALL: [(Workload, usize, bool); 11] = [
     (Workload::SchedulingBasic, 20, true),
     (Workload::SchedulingPodAntiAffinity, 10, true),
     (Workload::SchedulingPodAffinity, 20, true),
@@ -43,6 +43,7 @@ const SMALL: [(Workload, usize, bool); 10] = [
     // Gangs are bound whole or not at all, so some may stay pending.
     (Workload::MlBatch, 30, false),
     (Workload::MixedPriority, 40, true),
+    (Workload::Heterogeneous, 20, true),
 ];
 
 fn bound_pods(cluster: &Cluster) -> impl Iterator<Item = (&Node, &Pod)> {
@@ -438,5 +439,34 @@ fn pods_are_owned_by_their_controllers_as_on_a_real_cluster() {
                 .count();
             assert!(movable > 0, "{case}: descheduler's evictor may evict bound pods");
         }
+    }
+}
+
+#[test]
+fn every_heterogeneous_pending_pod_is_a_class_of_its_own_with_varied_constraints() {
+    let (_, _, cluster) = generate_and_load(&params(Workload::Heterogeneous, 30, 400, 20));
+    let classes = crate::encode::classes::classify(&cluster.pending).unwrap();
+    assert_eq!(cluster.pending.len(), 380);
+    assert_eq!(classes.len(), 380, "one class per pending pod");
+    let pending = &cluster.pending;
+    assert!(pending.iter().any(|p| !p.node_selector.is_empty()), "some node selectors");
+    assert!(pending.iter().any(|p| p.node_selector.is_empty()), "some pods select no node");
+    assert!(
+        pending.iter().any(|p| p.tolerations.iter().any(|t| t.key == "dedicated")),
+        "some pods tolerate the dedicated taint"
+    );
+    let tainted = cluster.state.nodes.iter().filter(|n| !n.taints.is_empty()).count();
+    assert_eq!(tainted, 3, "every tenth node is tainted");
+    let pools: std::collections::BTreeSet<&str> = cluster
+        .state
+        .nodes
+        .iter()
+        .filter_map(|n| n.labels.get("pool").map(String::as_str))
+        .collect();
+    assert_eq!(pools.len(), 6, "six pools: {pools:?}");
+    for node in &cluster.state.nodes {
+        assert!(node.labels.contains_key("pool"), "{}: pool label", node.name);
+        assert!(node.labels.contains_key("disk"), "{}: disk label", node.name);
+        assert_eq!(node.images.len(), 3, "{}: cached images", node.name);
     }
 }
