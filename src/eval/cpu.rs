@@ -4,18 +4,21 @@
 //! Upstream counterpart (v1.35): the plugins' `Filter`/`Score`/`NormalizeScore` in
 //! `pkg/scheduler/framework/plugins/{nodeunschedulable,nodename,tainttoleration,nodeaffinity,
 //! nodeports,noderesources,imagelocality,podtopologyspread,interpodaffinity}/`, re-expressed on
-//! encoded ids and units and on the count tables of [`super::topology`]; `float64` steps use the
-//! software binary64 of [`super::softf64`], the same functions as `shaders/f64.wgsl`.
+//! encoded ids and units and on the count tables of [`super::topology`]; `float64` steps use
+//! native `f64` in upstream's order (correctly rounded, as Go's `float64`; the GPU computes the
+//! same steps with the software binary64 of `shaders/f64.wgsl`, whose Rust twin
+//! [`super::softf64`] is tested bit for bit against native `f64`).
 //!
 //! Each function here has a kernel of the same name in `shaders/<name>.wgsl` and mirrors it line
 //! by line, with the same integer types: `u32` amounts, `i32` scores, wrapping where WGSL wraps.
-//! [`evaluate`] runs them cell by cell in the order the GPU dispatches them: every filter and
-//! raw-score kernel, then [`feasibility`] (the filter word, row maxima and minima, feasible
+//! [`evaluate_cells`] runs them cell by cell in the order the GPU dispatches them: every filter
+//! and raw-score kernel, then [`feasibility`] (the filter word, row maxima and minima, feasible
 //! counts), then PodTopologySpread's scoring (which needs the feasible nodes), then
-//! [`normalize_score`] (normalized scores, totals, best totals). Each of these steps reads the
-//! prepared inputs and its own class row only, so [`evaluate_parallel`] runs runs of rows on
-//! rayon's threads and gets the same matrix bit for bit; [`evaluate`], on one thread, is the
-//! specification.
+//! [`normalize_score`] (normalized scores, totals, best totals): the specification.
+//! [`evaluate`] and [`evaluate_parallel`] run the same steps a class row at a time ([`rows`]),
+//! with what no class changes computed once per evaluation, and give the same matrix bit for
+//! bit; each step reads the prepared inputs, those shared tables and its own class row only, so
+//! [`evaluate_parallel`] runs runs of rows on rayon's threads.
 
 use super::prep::{
     CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_REJECTED, CLASS_RESTRICTED,

@@ -32,9 +32,9 @@
 //! default constraints) and InterPodAffinity (preferred terms, existing pods' terms). Where
 //! upstream computes in `float64` (BalancedAllocation's fractions and standard deviation,
 //! ImageLocality's spread, PodTopologySpread's weighted sums and rounding, InterPodAffinity's
-//! normalization) both evaluators use the software binary64 of [`softf64`] /
-//! `shaders/f64.wgsl`, in upstream's order of operations, so CPU, GPU and the framework agree
-//! bit for bit.
+//! normalization) the CPU uses native `f64` and the GPU the software binary64 of
+//! `shaders/f64.wgsl` (Rust twin: [`softf64`], tested against native `f64`), both in upstream's
+//! order of operations, so CPU, GPU and the framework agree bit for bit.
 //!
 //! The inter-pod plugins' per-domain counts come from the plugins' own PreFilter and PreScore
 //! run on each class's representative ([`topology`]), dictionary coded by domain; the kernels
