@@ -19,6 +19,11 @@
 //! `KPLACE_BENCH_SMALL=1` use small shapes instead, so that tests stay fast. Without a GPU
 //! adapter the GPU benchmarks are skipped with a notice.
 //!
+//! `eval/families/<shape>` times the default profile cut down to each plugin family in turn (the
+//! static filters, NodeResourcesFit, BalancedAllocation, ImageLocality, PodTopologySpread,
+//! InterPodAffinity) on one thread, `KPLACE_BENCH_RUNS` evaluations each, and prints the median
+//! as cells per second per core.
+//!
 //! Every path's first result of a shape is reduced to a digest (filter words, totals, feasible
 //! counts, best totals) and compared with the one-thread result's: the benchmarks fail if the
 //! paths disagree.
@@ -33,7 +38,7 @@ use kplace::eval::gpu::{GpuContext, GpuOptions, StageTimings};
 use kplace::eval::synthetic::cluster_of;
 use kplace::eval::testing::matrix_profile;
 use kplace::eval::{Matrix, Prepared, cpu};
-use kplace::framework::profile::Profile;
+use kplace::framework::profile::{PluginName, Profile};
 
 /// Shapes above this many cells are timed by a plain loop instead of criterion.
 const CRITERION_MAX_CELLS: usize = 5_000_000;
@@ -217,6 +222,69 @@ fn profile() -> Profile {
     matrix_profile(&Profile::default_profile())
 }
 
+/// The plugin families of the per-family breakdown: each is the default profile cut down to
+/// the family's plugins (at every extension point), so its time is that family's share.
+const FAMILIES: [(&str, &[PluginName]); 6] = [
+    (
+        "static filters (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts)",
+        &[
+            PluginName::NodeUnschedulable,
+            PluginName::NodeName,
+            PluginName::TaintToleration,
+            PluginName::NodeAffinity,
+            PluginName::NodePorts,
+        ],
+    ),
+    ("NodeResourcesFit (filter and score)", &[PluginName::NodeResourcesFit]),
+    ("NodeResourcesBalancedAllocation", &[PluginName::NodeResourcesBalancedAllocation]),
+    ("ImageLocality", &[PluginName::ImageLocality]),
+    ("PodTopologySpread", &[PluginName::PodTopologySpread]),
+    ("InterPodAffinity", &[PluginName::InterPodAffinity]),
+];
+
+/// The default profile with only `keep` at PreFilter, Filter, PreScore and Score.
+fn family_profile(keep: &[PluginName]) -> Profile {
+    let mut p = profile();
+    p.plugins.pre_filter.retain(|x| keep.contains(x));
+    p.plugins.filter.retain(|x| keep.contains(x));
+    p.plugins.pre_score.retain(|x| keep.contains(x));
+    p.plugins.score.retain(|(x, _)| keep.contains(x));
+    p
+}
+
+/// The per-family breakdown on one shape: the one-thread time of each family's profile
+/// (`KPLACE_BENCH_RUNS` evaluations, the median), as cells per second per core.
+fn families(
+    shape: Shape,
+    s: &kplace::eval::synthetic::Synthetic,
+    enc: &kplace::encode::Encoded,
+    runs: u32,
+) -> Vec<(String, Duration)> {
+    let mut out = Vec::new();
+    for (name, keep) in FAMILIES {
+        let profile = family_profile(keep);
+        let prepared =
+            Prepared::new(&profile, &s.state, &s.pending, enc).expect("the profile prepares");
+        let mut times: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                black_box(cpu::evaluate(black_box(&prepared)));
+                start.elapsed()
+            })
+            .collect();
+        times.sort();
+        let median = times[times.len() / 2];
+        println!(
+            "eval/families/{}/{}: median {median:.3?} of {runs}, {:.3} Melem/s per core",
+            name.split(' ').next().unwrap_or(name),
+            shape.name,
+            shape.cells() as f64 / median.as_secs_f64() / 1e6
+        );
+        out.push((name.to_string(), median));
+    }
+    out
+}
+
 fn main() {
     let inv = Invocation::from_env();
     let mut criterion = Criterion::default()
@@ -238,10 +306,12 @@ fn main() {
     let profile = profile();
     let shapes: &[Shape] = if inv.small { &SMALL } else { &FULL };
     let mut summary: Vec<(Shape, Vec<(Path, Tally)>)> = Vec::new();
+    let mut breakdown: Vec<(Shape, Vec<(String, Duration)>)> = Vec::new();
     for &shape in shapes {
         let ids = [Path::CpuOneThread, Path::CpuAllCores, Path::Gpu]
             .map(|p| (p, format!("eval/{}/{}", p.name(), shape.name)));
-        if inv.list || !ids.iter().any(|(_, id)| inv.wants(id)) {
+        let family_id = format!("eval/families/{}", shape.name);
+        if inv.list || !ids.iter().any(|(_, id)| inv.wants(id)) && !inv.wants(&family_id) {
             continue;
         }
         let start = Instant::now();
@@ -261,6 +331,9 @@ fn main() {
             shape.name,
             shape.cells()
         );
+        if inv.wants(&family_id) {
+            breakdown.push((shape, families(shape, &s, &enc, inv.runs)));
+        }
         let bench = Bench {
             shape,
             prepared,
@@ -303,6 +376,20 @@ fn main() {
     }
     criterion.final_summary();
     print_summary(&summary);
+    if !breakdown.is_empty() {
+        println!("\n| family (one thread) | shape | median time (ms) | cells/s per core |");
+        println!("|---|---|---:|---:|");
+        for (shape, rows) in &breakdown {
+            for (name, t) in rows {
+                println!(
+                    "| {name} | {} | {} | {:.3e} |",
+                    shape.name,
+                    ms(*t),
+                    shape.cells() as f64 / t.as_secs_f64().max(1e-12)
+                );
+            }
+        }
+    }
 }
 
 fn ms(d: Duration) -> String {

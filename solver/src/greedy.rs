@@ -18,7 +18,9 @@
 //!    is at most the node's free amount; resources it does not request are not checked, as
 //!    kube-scheduler's NodeResourcesFit) and has not reached the class's per-node limit. Ties
 //!    go to the lowest node index, so the result is deterministic.
-//! 3. Candidates are a max-heap per class built once when the class starts (`O(nodes)`), with
+//! 3. A class of at most two pods picks each pod's node by one scan of its row (no heap, no
+//!    allocation). Larger classes keep their candidates in a max-heap built once when the class
+//!    starts (`O(nodes)`), with
 //!    lazy invalidation: every placement on a node bumps that node's stamp, stale heap entries
 //!    are dropped when popped, and the node is pushed again with its new score only if it can
 //!    still take a pod of the class. A node that fills is therefore never looked at again for
@@ -433,6 +435,11 @@ struct State<'p, 'r> {
     ranked_cells: usize,
 }
 
+/// Classes with at most this many pods to place pick each node by a scan of their row instead
+/// of building a heap over every node (a heap costs `O(nodes)` to build and allocates; a scan
+/// per pod is as cheap for a few pods, and most classes of a heterogeneous batch have one).
+const SCAN_PODS: u32 = 2;
+
 /// The most `classes × nodes` entries of static rankings [`State`] keeps (beyond it a
 /// relocation sorts the nodes afresh).
 const RANKED_CELLS: usize = 1 << 24;
@@ -560,9 +567,22 @@ impl State<'_, '_> {
         }
     }
 
-    /// Places the pods of class `c` one by one on its best candidate (the per-class heap).
+    /// Places the pods of class `c` one by one on its best candidate: for a class of a few
+    /// pods a scan of its row per pod ([`State::best_direct`]), else the per-class heap. Both
+    /// give the same placements: a placement changes only its own node's score and room, and
+    /// the heap re-pushes that node (conflicts and quotas only ever take candidates away, which
+    /// both check when a node is chosen).
     fn place_class(&mut self, c: usize) {
         if self.unplaced[c] == 0 || self.limit(c) == 0 {
+            return;
+        }
+        if self.unplaced[c] <= SCAN_PODS {
+            while self.unplaced[c] > 0 {
+                match self.best_direct(c) {
+                    Some(node) => self.place(c, node),
+                    None => break,
+                }
+            }
             return;
         }
         let n_nodes = self.problem.nodes;
@@ -595,7 +615,11 @@ impl State<'_, '_> {
     /// The best node that can take a pod of class `c` now (highest score, lowest index).
     fn best_direct(&mut self, c: usize) -> Option<usize> {
         let mut best: Option<(i64, Reverse<usize>)> = None;
-        for node in 0..self.problem.nodes {
+        let n_nodes = self.problem.nodes;
+        for node in 0..n_nodes {
+            if !self.problem.feasible[c * n_nodes + node] {
+                continue;
+            }
             if self.can_take(c, node) {
                 let key = (self.score(c, node), Reverse(node));
                 if best.is_none_or(|b| key > b) {

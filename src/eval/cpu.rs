@@ -4,29 +4,27 @@
 //! Upstream counterpart (v1.35): the plugins' `Filter`/`Score`/`NormalizeScore` in
 //! `pkg/scheduler/framework/plugins/{nodeunschedulable,nodename,tainttoleration,nodeaffinity,
 //! nodeports,noderesources,imagelocality,podtopologyspread,interpodaffinity}/`, re-expressed on
-//! encoded ids and units and on the count tables of [`super::topology`]; `float64` steps use the
-//! software binary64 of [`super::softf64`], the same functions as `shaders/f64.wgsl`.
+//! encoded ids and units and on the count tables of [`super::topology`]; `float64` steps use
+//! native `f64` in upstream's order (correctly rounded, as Go's `float64`; the GPU computes the
+//! same steps with the software binary64 of `shaders/f64.wgsl`, whose Rust twin
+//! [`super::softf64`] is tested bit for bit against native `f64`).
 //!
 //! Each function here has a kernel of the same name in `shaders/<name>.wgsl` and mirrors it line
 //! by line, with the same integer types: `u32` amounts, `i32` scores, wrapping where WGSL wraps.
-//! [`evaluate`] runs them cell by cell in the order the GPU dispatches them: every filter and
-//! raw-score kernel, then [`feasibility`] (the filter word, row maxima and minima, feasible
+//! [`evaluate_cells`] runs them cell by cell in the order the GPU dispatches them: every filter
+//! and raw-score kernel, then [`feasibility`] (the filter word, row maxima and minima, feasible
 //! counts), then PodTopologySpread's scoring (which needs the feasible nodes), then
-//! [`normalize_score`] (normalized scores, totals, best totals). Each of these steps reads the
-//! prepared inputs and its own class row only, so [`evaluate_parallel`] runs runs of rows on
-//! rayon's threads and gets the same matrix bit for bit; [`evaluate`], on one thread, is the
-//! specification.
+//! [`normalize_score`] (normalized scores, totals, best totals): the specification.
+//! [`evaluate`] and [`evaluate_parallel`] run the same steps a class row at a time ([`rows`]),
+//! with what no class changes computed once per evaluation, and give the same matrix bit for
+//! bit; each step reads the prepared inputs, those shared tables and its own class row only, so
+//! [`evaluate_parallel`] runs runs of rows on rayon's threads.
 
 use super::prep::{
     CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_REJECTED, CLASS_RESTRICTED,
     FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER, FIT_KIND_SCALAR, FitSpec,
     NODE_ADDED_AFFINITY_FAILS, NUM_SCORE_PLANES, Prepared, STRATEGY_LEAST_ALLOCATED,
     STRATEGY_MOST_ALLOCATED, STRATEGY_REQUESTED_TO_CAPACITY_RATIO, ScorePlugin,
-};
-use super::softf64::{
-    F64_HUNDRED, F64_ONE, F64_TWO, F64_ZERO, V2, f64_abs, f64_add, f64_div, f64_from_i32,
-    f64_from_i64, f64_from_u32, f64_lt, f64_mul, f64_round, f64_sqrt, f64_sub, f64_to_i64, i64_lt,
-    u64_add, u64_divmod, u64_mul_u32, u64_sub, v2,
 };
 use super::topology::{
     DOMAIN_ABSENT, DOMAIN_MASK, IPA_AFFINITY_FALLBACK, IPA_FILTER, IPA_SCORE, PTS_FILTER,
@@ -50,9 +48,25 @@ use crate::encode::tensors::{
 };
 use crate::encode::units::MAX_NODE_SCORE;
 
-/// Evaluates every cell on the CPU, on one thread: the specification that
-/// [`evaluate_parallel`] and the GPU kernels reproduce bit for bit.
+mod rows;
+
+/// Evaluates every cell on the CPU, on one thread, a class row at a time (the row evaluator
+/// of [`rows`]): equal bit for bit to [`evaluate_cells`], the specification.
 pub fn evaluate(p: &Prepared<'_>) -> Matrix {
+    let (nc, nn) = (p.num_classes, p.num_nodes);
+    let statics = rows::Statics::new(p);
+    let mut r = RawResults::new(nc, nc * nn);
+    r.out_of_range = Some(vec![[None; NUM_SCORE_PLANES]; nc]);
+    for mut rows in Rows::split(&mut r, nn, &[nc]) {
+        rows::evaluate_rows(p, &statics, &mut rows);
+    }
+    r.into_matrix(p)
+}
+
+/// Evaluates every cell on the CPU cell by cell with the functions of this module, in the
+/// order the GPU dispatches its kernels: the specification that [`evaluate`],
+/// [`evaluate_parallel`] and the GPU kernels reproduce bit for bit (slower; the tests use it).
+pub fn evaluate_cells(p: &Prepared<'_>) -> Matrix {
     let (nc, nn) = (p.num_classes, p.num_nodes);
     let mut r = RawResults::new(nc, nc * nn);
     for mut rows in Rows::split(&mut r, nn, &[nc]) {
@@ -64,11 +78,11 @@ pub fn evaluate(p: &Prepared<'_>) -> Matrix {
 /// Evaluates every cell on the CPU with `threads` threads (0: rayon's global pool, all cores
 /// unless `RAYON_NUM_THREADS` says otherwise; 1: [`evaluate`] itself, no thread is started).
 ///
-/// The matrix is cut into runs of class rows, evaluated concurrently: every step of
-/// [`evaluate`] (filters and raw scores, feasibility and row reductions, PodTopologySpread's
-/// scoring, normalization) reads only the prepared inputs and its own row, so the result is
-/// equal bit for bit to [`evaluate`]'s whatever the number of threads. When a pool of
-/// `threads` threads cannot be started, evaluates on the current thread.
+/// The matrix is cut into runs of class rows, evaluated concurrently: every step (filters and
+/// raw scores, feasibility and row reductions, PodTopologySpread's scoring, normalization)
+/// reads only the prepared inputs, the shared class-independent tables and its own row, so the
+/// result is equal bit for bit to [`evaluate`]'s whatever the number of threads. When a pool
+/// of `threads` threads cannot be started, evaluates on the current thread.
 pub fn evaluate_parallel(p: &Prepared<'_>, threads: usize) -> Matrix {
     let (nc, nn) = (p.num_classes, p.num_nodes);
     let pool = match threads {
@@ -83,16 +97,19 @@ pub fn evaluate_parallel(p: &Prepared<'_>, threads: usize) -> Matrix {
     if workers <= 1 || nc <= 1 {
         return evaluate(p);
     }
+    let statics = rows::Statics::new(p);
     // A few runs per thread so that rows of unequal cost (long toleration or term lists, a
     // PodTopologySpread row) balance out; at least one row per run.
     let runs = (workers * 4).min(nc);
     let lens: Vec<usize> =
         (0..runs).map(|k| (k + 1) * nc / runs - k * nc / runs).filter(|&l| l > 0).collect();
     let mut r = RawResults::new(nc, nc * nn);
-    let rows = Rows::split(&mut r, nn, &lens);
+    r.out_of_range = Some(vec![[None; NUM_SCORE_PLANES]; nc]);
+    let split = Rows::split(&mut r, nn, &lens);
+    let statics = &statics;
     let work = move || {
         use rayon::prelude::*;
-        rows.into_par_iter().for_each(|mut rows| evaluate_rows(p, &mut rows));
+        split.into_par_iter().for_each(|mut rows| rows::evaluate_rows(p, statics, &mut rows));
     };
     match &pool {
         Some(pool) => pool.install(work),
@@ -116,6 +133,9 @@ struct Rows<'a> {
     row_min: [&'a mut [i32]; NUM_SCORE_PLANES],
     feasible_count: &'a mut [u32],
     best_total: &'a mut [i32],
+    /// Per class of the run: the first normalized score outside 0–100 of a feasible cell, per
+    /// plane (empty when the evaluator leaves that to [`RawResults::into_matrix`]).
+    out_of_range: &'a mut [[Option<i32>; NUM_SCORE_PLANES]],
 }
 
 /// Cuts `s` into consecutive pieces of `unit × len` elements, one per entry of `lens`.
@@ -155,6 +175,9 @@ impl<'a> Rows<'a> {
         let mut row_min = plane_pieces(&mut r.row_min, lens, 1).into_iter();
         let mut feasible_count = pieces(&mut r.feasible_count, lens, 1).into_iter();
         let mut best_total = pieces(&mut r.best_total, lens, 1).into_iter();
+        let unit = usize::from(r.out_of_range.is_some());
+        let mut out_of_range =
+            pieces(r.out_of_range.as_deref_mut().unwrap_or_default(), lens, unit).into_iter();
         let mut first = 0;
         let mut out = Vec::with_capacity(lens.len());
         for &len in lens {
@@ -170,6 +193,7 @@ impl<'a> Rows<'a> {
                 row_min: row_min.next().unwrap_or_default(),
                 feasible_count: feasible_count.next().unwrap_or_default(),
                 best_total: best_total.next().unwrap_or_default(),
+                out_of_range: out_of_range.next().unwrap_or_default(),
             });
             first += len;
         }
@@ -494,7 +518,7 @@ fn balanced_fraction(
     spec: &FitSpec,
     c: usize,
     node: &NodeColumn<'_>,
-) -> Option<V2> {
+) -> Option<f64> {
     let t = &p.enc.tensors;
     if spec.column == NONE {
         return None;
@@ -509,9 +533,9 @@ fn balanced_fraction(
         return None;
     }
     let requested = node.requested[j].wrapping_add(pod);
-    let mut f = f64_div(f64_from_u32(requested), f64_from_u32(capacity));
-    if f64_lt(F64_ONE, f) {
-        f = F64_ONE;
+    let mut f = f64::from(requested) / f64::from(capacity);
+    if 1.0 < f {
+        f = 1.0;
     }
     Some(f)
 }
@@ -526,12 +550,12 @@ pub fn balanced_allocation(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
 /// [`balanced_allocation`] on a node given by its resource columns.
 pub fn balanced_allocation_on(p: &Prepared<'_>, c: usize, node: &NodeColumn<'_>) -> i32 {
     let mut count = 0u32;
-    let mut total = F64_ZERO;
-    let mut first = F64_ZERO;
-    let mut second = F64_ZERO;
+    let mut total = 0.0f64;
+    let mut first = 0.0f64;
+    let mut second = 0.0f64;
     for spec in &p.balanced_specs {
         let Some(f) = balanced_fraction(p, spec, c, node) else { continue };
-        total = f64_add(total, f);
+        total += f;
         if count == 0 {
             first = f;
         } else if count == 1 {
@@ -539,67 +563,71 @@ pub fn balanced_allocation_on(p: &Prepared<'_>, c: usize, node: &NodeColumn<'_>)
         }
         count += 1;
     }
-    let mut deviation = F64_ZERO;
+    let mut deviation = 0.0f64;
     if count == 2 {
-        deviation = f64_abs(f64_div(f64_sub(first, second), F64_TWO));
+        deviation = ((first - second) / 2.0).abs();
     } else if count > 2 {
-        let mean = f64_div(total, f64_from_u32(count));
-        let mut sum = F64_ZERO;
+        let mean = total / f64::from(count);
+        let mut sum = 0.0f64;
         for spec in &p.balanced_specs {
             let Some(f) = balanced_fraction(p, spec, c, node) else { continue };
-            let d = f64_sub(f, mean);
-            sum = f64_add(sum, f64_mul(d, d));
+            let d = f - mean;
+            sum += d * d;
         }
-        deviation = f64_sqrt(f64_div(sum, f64_from_u32(count)));
+        deviation = (sum / f64::from(count)).sqrt();
     }
-    let score = f64_to_i64(f64_mul(f64_sub(F64_ONE, deviation), F64_HUNDRED));
-    score.x as i32
+    ((1.0 - deviation) * 100.0) as i64 as i32
 }
 
 /// Below this sum of image sizes ImageLocality scores 0 (upstream `minThreshold`, 23 MiB).
-const IMAGE_MIN_THRESHOLD: V2 = v2(23 << 20, 0);
+const IMAGE_MIN_THRESHOLD: i64 = 23 << 20;
 /// Per container, from this sum on ImageLocality scores 100 (`maxContainerThreshold`, 1000 MiB).
-const IMAGE_MAX_CONTAINER_THRESHOLD: u32 = 1000 << 20;
+const IMAGE_MAX_CONTAINER_THRESHOLD: u64 = 1000 << 20;
 
 /// `image_locality.wgsl`: ImageLocality's raw score — per container image the node lists, its
 /// size scaled by the fraction of nodes listing it (binary64, upstream `scaledImageScore`),
-/// summed in `int64` and mapped to 0–100 between the thresholds (upstream `calculatePriority`,
-/// `int64` arithmetic done with the 64-bit helpers of [`crate::eval::softf64`] as on the GPU).
+/// summed in `int64` and mapped to 0–100 between the thresholds (upstream `calculatePriority`).
 pub fn image_locality(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
     let (start, count) = p.node_image_ranges.get(n).copied().unwrap_or((0, 0));
     let images = p.node_images.get(start as usize..(start + count) as usize).unwrap_or(&[]);
-    let total_nodes = f64_from_u32(p.num_nodes as u32);
+    let total_nodes = f64::from(p.num_nodes as u32);
     let containers = p.class_images.row(c);
-    let mut sum = v2(0, 0);
+    let mut sum = 0i64;
     for &id in containers {
         if id == NONE {
             continue;
         }
         let Ok(k) = images.binary_search_by_key(&id, |e| e.image) else { continue };
-        let e = &images[k];
-        let spread = f64_div(f64_from_u32(e.num_nodes), total_nodes);
-        let scaled = f64_to_i64(f64_mul(f64_from_i64(V2::from_i64(e.size)), spread));
-        sum = u64_add(sum, scaled);
+        sum = sum.wrapping_add(scaled_image_score(&images[k], total_nodes));
     }
     image_priority(sum, containers.len() as u32)
 }
 
-/// Upstream `calculatePriority` on a 64-bit sum (`image_locality.wgsl`'s `priority`).
-fn image_priority(sum: V2, containers: u32) -> i32 {
+/// Upstream `scaledImageScore`: `int64(float64(size) · (float64(nodes listing it) /
+/// float64(total nodes)))`.
+pub fn scaled_image_score(image: &super::NodeImage, total_nodes: f64) -> i64 {
+    let spread = f64::from(image.num_nodes) / total_nodes;
+    (image.size as f64 * spread) as i64
+}
+
+/// Upstream `calculatePriority` on an `int64` sum (`image_locality.wgsl`'s `priority`, whose
+/// 64-bit integer steps wrap as these do).
+pub fn image_priority(sum: i64, containers: u32) -> i32 {
     if containers == 0 {
         // The sum is 0, clamped to the minimum: 100 · 0 / (0 − minimum) = 0.
         return 0;
     }
-    let max_threshold = u64_mul_u32(v2(IMAGE_MAX_CONTAINER_THRESHOLD, 0), containers);
+    let max_threshold = IMAGE_MAX_CONTAINER_THRESHOLD.wrapping_mul(u64::from(containers)) as i64;
     let mut clamped = sum;
-    if i64_lt(clamped, IMAGE_MIN_THRESHOLD) {
-        clamped = IMAGE_MIN_THRESHOLD;
-    } else if i64_lt(max_threshold, clamped) {
+    if clamped < IMAGE_MIN_THRESHOLD {
+        return 0;
+    } else if max_threshold < clamped {
         clamped = max_threshold;
     }
-    let numerator = u64_mul_u32(u64_sub(clamped, IMAGE_MIN_THRESHOLD), MAX_NODE_SCORE);
-    let (q, _) = u64_divmod(numerator, u64_sub(max_threshold, IMAGE_MIN_THRESHOLD));
-    q.x as i32
+    let numerator =
+        (clamped.wrapping_sub(IMAGE_MIN_THRESHOLD) as u64).wrapping_mul(u64::from(MAX_NODE_SCORE));
+    let q = numerator / (max_threshold.wrapping_sub(IMAGE_MIN_THRESHOLD) as u64);
+    q as u32 as i32
 }
 
 /// The PodTopologySpread score plane.
@@ -671,12 +699,12 @@ fn pod_topology_spread_score(p: &Prepared<'_>, row: usize, r: &mut Rows<'_>) {
             }
         }
     }
-    let weights: Vec<V2> = terms
+    let weights: Vec<f64> = terms
         .iter()
         .zip(&domains)
         .map(|(t, set)| {
             let size = if t.flags & TERM_HOSTNAME != 0 { scored } else { set.len() };
-            V2::from_u64(topo.pts_weight_table.get(size).copied().unwrap_or(0))
+            f64::from_bits(topo.pts_weight_table.get(size).copied().unwrap_or(0))
         })
         .collect();
     for n in 0..nn {
@@ -685,23 +713,29 @@ fn pod_topology_spread_score(p: &Prepared<'_>, row: usize, r: &mut Rows<'_>) {
             r.raw[PTS_PLANE][i] = PTS_IGNORED;
             continue;
         }
-        let mut score = F64_ZERO;
+        let mut score = 0.0f64;
         for (t, &weight) in terms.iter().zip(&weights) {
             let domain = topo.node_domain(n, t.key);
             if domain & DOMAIN_ABSENT != 0 {
                 continue;
             }
             let at = if t.flags & TERM_HOSTNAME != 0 { n as u32 } else { domain };
-            let cnt = f64_from_i32(topo.lookup(t, at));
-            score = f64_add(score, f64_add(f64_mul(cnt, weight), f64_from_i32(t.skew)));
+            score = pts_add(score, topo.lookup(t, at), weight, t.skew);
         }
-        let raw = f64_to_i64(f64_round(score)).x as i32;
+        let raw = score.round() as i64 as i32;
         r.raw[PTS_PLANE][i] = raw;
         if r.filter[i] & CELL_FEASIBLE != 0 {
             r.row_max[PTS_PLANE][row] = r.row_max[PTS_PLANE][row].max(raw);
             r.row_min[PTS_PLANE][row] = r.row_min[PTS_PLANE][row].min(raw);
         }
     }
+}
+
+/// One constraint's term of PodTopologySpread's score, added to `score`:
+/// `score + (float64(cnt) · weight + float64(maxSkew − 1))` (upstream `scoreForCount`).
+#[inline]
+pub fn pts_add(score: f64, cnt: i32, weight: f64, skew: i32) -> f64 {
+    score + (f64::from(cnt) * weight + f64::from(skew))
 }
 
 /// PodTopologySpread's NormalizeScore for one scored node: 100 for every node when the row
@@ -774,8 +808,8 @@ pub fn inter_pod_affinity_normalize(raw: i32, row_max: i32, row_min: i32) -> i32
     if diff <= 0 {
         return 0;
     }
-    let fraction = f64_div(f64_from_i32(raw.wrapping_sub(row_min)), f64_from_i32(diff));
-    f64_to_i64(f64_mul(F64_HUNDRED, fraction)).x as i32
+    let fraction = f64::from(raw.wrapping_sub(row_min)) / f64::from(diff);
+    (100.0 * fraction) as i64 as i32
 }
 
 /// `feasibility.wgsl`: keeps the enabled failed checks, records the first in profile order

@@ -32,9 +32,9 @@
 //! default constraints) and InterPodAffinity (preferred terms, existing pods' terms). Where
 //! upstream computes in `float64` (BalancedAllocation's fractions and standard deviation,
 //! ImageLocality's spread, PodTopologySpread's weighted sums and rounding, InterPodAffinity's
-//! normalization) both evaluators use the software binary64 of [`softf64`] /
-//! `shaders/f64.wgsl`, in upstream's order of operations, so CPU, GPU and the framework agree
-//! bit for bit.
+//! normalization) the CPU uses native `f64` and the GPU the software binary64 of
+//! `shaders/f64.wgsl` (Rust twin: [`softf64`], tested against native `f64`), both in upstream's
+//! order of operations, so CPU, GPU and the framework agree bit for bit.
 //!
 //! The inter-pod plugins' per-domain counts come from the plugins' own PreFilter and PreScore
 //! run on each class's representative ([`topology`]), dictionary coded by domain; the kernels
@@ -673,6 +673,10 @@ pub(crate) struct RawResults {
     pub row_min: Planes<i32>,
     pub feasible_count: Vec<u32>,
     pub best_total: Vec<i32>,
+    /// Per class and plane, the first normalized score outside 0–100 of a feasible cell, when
+    /// the evaluator found them (the CPU's row evaluator); `None`: [`RawResults::into_matrix`]
+    /// scans the planes.
+    pub out_of_range: Option<Vec<[Option<i32>; NUM_SCORE_PLANES]>>,
 }
 
 impl RawResults {
@@ -690,6 +694,7 @@ impl RawResults {
             row_min: std::array::from_fn(|_| vec![i32::MAX; classes]),
             feasible_count: vec![0; classes],
             best_total: vec![i32::MIN; classes],
+            out_of_range: None,
         }
     }
 
@@ -728,14 +733,31 @@ impl RawResults {
             best_total: self.best_total,
             not_evaluated: p.not_evaluated.clone(),
         };
-        m.score_errors = (0..p.num_classes).map(|c| score_error(p, &m, c)).collect();
+        let found = self.out_of_range.as_deref();
+        m.score_errors = (0..p.num_classes)
+            .map(|c| score_error(p, &m, c, found.and_then(|f| f.get(c))))
+            .collect();
         m
     }
 }
 
 /// The error `Framework::score` ends with for a class, if any: NodeAffinity's PreScore error,
 /// or the first normalized score outside 0–100, in the profile's score order.
-fn score_error(p: &Prepared<'_>, m: &Matrix, c: usize) -> Option<Status> {
+/// `found`: the first out-of-range score per plane, when the evaluator recorded them (else the
+/// planes are scanned).
+fn score_error(
+    p: &Prepared<'_>,
+    m: &Matrix,
+    c: usize,
+    found: Option<&[Option<i32>; NUM_SCORE_PLANES]>,
+) -> Option<Status> {
+    let invalid = |plane: &ScorePlane, v: i64| {
+        Status::error(format!(
+            "plugin {:?} returns an invalid score {v}, it should in the range of \
+             [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+            plane.plugin.as_str()
+        ))
+    };
     for plane in &m.scores {
         if plane.plugin == PluginName::NodeAffinity
             && let Some(e) = p.pre_score_errors.get(c).cloned().flatten()
@@ -745,15 +767,18 @@ fn score_error(p: &Prepared<'_>, m: &Matrix, c: usize) -> Option<Status> {
         if plane.skipped.get(c).copied().unwrap_or(false) {
             continue;
         }
+        if let Some(found) = found {
+            let k = ScorePlugin::of(plane.plugin).map(ScorePlugin::index);
+            if let Some(v) = k.and_then(|k| found[k]) {
+                return Some(invalid(plane, i64::from(v)));
+            }
+            continue;
+        }
         for n in 0..m.num_nodes {
             let i = m.cell(c, n);
             let v = i64::from(plane.normalized[i]);
             if m.filter[i] & CELL_FEASIBLE != 0 && !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&v) {
-                return Some(Status::error(format!(
-                    "plugin {:?} returns an invalid score {v}, it should in the range of \
-                     [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    plane.plugin.as_str()
-                )));
+                return Some(invalid(plane, v));
             }
         }
     }

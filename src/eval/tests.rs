@@ -348,6 +348,42 @@ fn every_case_agrees_with_the_framework_and_reports_the_expected_first_failure()
     }
 }
 
+/// Asserts that the row evaluator, on one thread and on several, gives the cell-by-cell
+/// specification's matrix.
+fn assert_rows_equal_cells(profile: &Profile, state: &ClusterState, pending: &[Pod], what: &str) {
+    let enc = encode(state, pending).expect("encodes");
+    let p = Prepared::new(profile, state, pending, &enc).expect("prepares");
+    let want = cpu::evaluate_cells(&p);
+    for (how, got) in
+        [("one thread", cpu::evaluate(&p)), ("3 threads", cpu::evaluate_parallel(&p, 3))]
+    {
+        if let Some(diff) = want.first_difference(&got) {
+            panic!("{what}, {how}: the row evaluator differs from the cells: {diff}");
+        }
+        assert_eq!(got.score_errors, want.score_errors, "{what}, {how}: score errors");
+    }
+}
+
+#[test]
+fn the_row_evaluator_equals_the_cell_by_cell_specification() {
+    for case in cases() {
+        assert_rows_equal_cells(&case.profile, &case.state, &case.pending, case.name);
+    }
+    for (classes, nodes) in [(60, 130), (7, 64), (33, 1), (1, 200)] {
+        let s = synthetic::cluster_of(classes, nodes);
+        assert_rows_equal_cells(&profile(), &s.state, &s.pending, "synthetic cluster");
+        // Profiles that score with only some plugins, or a different fit strategy.
+        let mut some = profile();
+        some.plugins
+            .score
+            .retain(|(p, _)| matches!(p, PluginName::NodeAffinity | PluginName::PodTopologySpread));
+        assert_rows_equal_cells(&some, &s.state, &s.pending, "synthetic, two scores");
+        let mut most = profile();
+        most.args.node_resources_fit.scoring_strategy.kind = ScoringStrategyType::MostAllocated;
+        assert_rows_equal_cells(&most, &s.state, &s.pending, "synthetic, MostAllocated");
+    }
+}
+
 #[test]
 fn every_failed_check_is_recorded_not_only_the_first() {
     let state = cluster(

@@ -19,7 +19,8 @@
 //! nodes carry no labels of their own; generated nodes add the kubelet's standard labels
 //! (`kubernetes.io/hostname`, os, arch) so that hostname-keyed terms mean what they mean on a
 //! real cluster. kplace adds four families of its own: `fragmentation-mix`, `ml-batch`,
-//! `mixed-priority` and `deployments`. `kplace gen --list` describes each ([`Workload::info`]).
+//! `mixed-priority`, `deployments` and `heterogeneous`. `kplace gen --list` describes each
+//! ([`Workload::info`]).
 //!
 //! Owners: as on a real cluster, the pods of kplace's own families carry their controller in
 //! `metadata.ownerReferences` (`controller: true`, `blockOwnerDeletion: true`): a Deployment's
@@ -33,6 +34,7 @@ mod deployments;
 mod eks;
 mod engine;
 mod fragmentation;
+mod heterogeneous;
 mod mixed_priority;
 mod ml_batch;
 pub mod objects;
@@ -76,6 +78,8 @@ pub enum Workload {
     MixedPriority,
     /// kplace: Deployments (ReplicaSets and Services) with mixed spread and affinity.
     Deployments,
+    /// kplace: every pending pod a scheduling class of its own.
+    Heterogeneous,
 }
 
 /// What `kplace gen --list` says about a workload.
@@ -95,7 +99,7 @@ pub struct WorkloadInfo {
 
 impl Workload {
     /// Every workload, in `--list` order.
-    pub const ALL: [Workload; 11] = [
+    pub const ALL: [Workload; 12] = [
         Workload::SchedulingBasic,
         Workload::SchedulingPodAntiAffinity,
         Workload::SchedulingPodAffinity,
@@ -107,6 +111,7 @@ impl Workload {
         Workload::MlBatch,
         Workload::MixedPriority,
         Workload::Deployments,
+        Workload::Heterogeneous,
     ];
 
     /// The name `--workload` takes.
@@ -128,6 +133,7 @@ impl Workload {
             Workload::MlBatch => ml_batch::INFO,
             Workload::MixedPriority => mixed_priority::INFO,
             Workload::Deployments => deployments::INFO,
+            Workload::Heterogeneous => heterogeneous::INFO,
         }
     }
 
@@ -137,6 +143,7 @@ impl Workload {
             Workload::MlBatch => Box::new(ml_batch::MlBatch::new(params)),
             Workload::MixedPriority => Box::new(mixed_priority::MixedPriority::new(params)),
             Workload::Deployments => Box::new(deployments::Deployments::new(params)),
+            Workload::Heterogeneous => Box::new(heterogeneous::Heterogeneous::new(params)),
             perf_kind => Box::new(perf::Perf::new(perf_kind, params)),
         }
     }

@@ -44,6 +44,7 @@ const SMALL: [(Workload, usize, bool); 11] = [
     (Workload::MlBatch, 30, false),
     (Workload::MixedPriority, 40, true),
     (Workload::Deployments, 20, true),
+    (Workload::Heterogeneous, 20, true),
 ];
 
 fn bound_pods(cluster: &Cluster) -> impl Iterator<Item = (&Node, &Pod)> {
@@ -475,5 +476,34 @@ fn deployments_write_a_replicaset_and_a_service_per_deployment_owning_all_its_po
             *owned.entry(key).or_default() += 1;
         }
         assert_eq!(owned, sets, "{pods}: each ReplicaSet owns as many pods as its replicas");
+    }
+}
+
+#[test]
+fn every_heterogeneous_pending_pod_is_a_class_of_its_own_with_varied_constraints() {
+    let (_, _, cluster) = generate_and_load(&params(Workload::Heterogeneous, 30, 400, 20));
+    let classes = crate::encode::classes::classify(&cluster.pending).unwrap();
+    assert_eq!(cluster.pending.len(), 380);
+    assert_eq!(classes.len(), 380, "one class per pending pod");
+    let pending = &cluster.pending;
+    assert!(pending.iter().any(|p| !p.node_selector.is_empty()), "some node selectors");
+    assert!(pending.iter().any(|p| p.node_selector.is_empty()), "some pods select no node");
+    assert!(
+        pending.iter().any(|p| p.tolerations.iter().any(|t| t.key == "dedicated")),
+        "some pods tolerate the dedicated taint"
+    );
+    let tainted = cluster.state.nodes.iter().filter(|n| !n.taints.is_empty()).count();
+    assert_eq!(tainted, 3, "every tenth node is tainted");
+    let pools: std::collections::BTreeSet<&str> = cluster
+        .state
+        .nodes
+        .iter()
+        .filter_map(|n| n.labels.get("pool").map(String::as_str))
+        .collect();
+    assert_eq!(pools.len(), 6, "six pools: {pools:?}");
+    for node in &cluster.state.nodes {
+        assert!(node.labels.contains_key("pool"), "{}: pool label", node.name);
+        assert!(node.labels.contains_key("disk"), "{}: disk label", node.name);
+        assert_eq!(node.images.len(), 3, "{}: cached images", node.name);
     }
 }
