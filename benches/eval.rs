@@ -193,7 +193,7 @@ impl Bench<'_> {
             None if path == Path::CpuOneThread => *reference = Some(d),
             None => {
                 // The one-thread path was filtered out: the all-cores evaluator gives the same
-                // matrix (tests/cpu_parallel.rs) in less time.
+                // matrix (tests/all/cpu_parallel.rs) in less time.
                 drop(reference);
                 let want = digest(&cpu::evaluate_parallel(&self.prepared, 0));
                 *self.reference.borrow_mut() = Some(want);

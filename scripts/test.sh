@@ -18,7 +18,7 @@ if ! ls /usr/share/vulkan/icd.d/*.json >/dev/null 2>&1; then
     log "no Vulkan driver and cannot install one: GPU tests will report it"
   fi
 fi
-# The HTML report test (tests/compare_report.rs) renders the report in headless Chromium; with
+# The HTML report test (tests/all/compare_report.rs) renders the report in headless Chromium; with
 # CI=true a missing browser fails that test.
 if ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

@@ -4,7 +4,7 @@
 // operation, for every input: zeros, subnormals, infinities and NaNs included.
 //
 // Rust twin, line for line: src/eval/softf64.rs (its property tests compare it with native f64;
-// tests/gpu_parity.rs runs this file on the device against the same reference). Algorithms:
+// tests/all/gpu_parity.rs runs this file on the device against the same reference). Algorithms:
 // Berkeley SoftFloat 3 for add, sub, mul and rounding; restoring division (63 quotient bits) and
 // digit-by-digit square root (55 root bits), each with a sticky bit; Go's math.Round.
 //

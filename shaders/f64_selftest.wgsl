@@ -1,5 +1,5 @@
 // Runs every operation of f64.wgsl on pairs of inputs, for the device test of the library
-// (tests/gpu_parity.rs compares each result with native f64). Input i is (a.x, a.y, b.x, b.y);
+// (tests/all/gpu_parity.rs compares each result with native f64). Input i is (a.x, a.y, b.x, b.y);
 // output 10 i + k is operation k: a + b, a - b, a · b, a / b, √a, round(a), a as i64,
 // (a as i64) as f64, (a as u64) as f64, a < b. Rust side: eval::gpu::GpuContext::f64_selftest.
 

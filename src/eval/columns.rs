@@ -14,7 +14,7 @@
 //! [`evaluate_cpu`] is the specification (the same cell functions as [`super::cpu`], on the
 //! given rows); [`super::gpu::GpuContext::resource_columns`] runs the two kernels of
 //! `shaders/node_resources_fit.wgsl` and `shaders/balanced_allocation.wgsl` over the changed
-//! columns only, bit-identical (`tests/gpu_parity.rs`). Upstream counterpart (v1.35): the
+//! columns only, bit-identical (`tests/all/gpu_parity.rs`). Upstream counterpart (v1.35): the
 //! scheduler cache's `NodeInfo` update after `AddPod`/`RemovePod`, followed by
 //! `plugins/noderesources/fit.go` (`fitsRequest`, `Score`) and `balanced_allocation.go`
 //! (`Score`) on the updated node.

@@ -47,14 +47,14 @@
 //! Both matrix evaluators compute in the encoded units of [`crate::encode::units`] (MiB for
 //! memory, …) from the same encoded arrays, with the same `u32`/`i32` operations (wrapping
 //! where WGSL wraps), so a CPU matrix and a GPU matrix are equal bit for bit, always: that is
-//! what `tests/gpu_parity.rs` checks.
+//! what `tests/all/gpu_parity.rs` checks.
 //!
 //! Against the exact per-pod framework (`Framework::filter` / `Framework::score` of
 //! [`crate::framework::runtime`] on a class's representative pod), the matrix agrees exactly on
 //! every cell whose node and class carry no `INEXACT_UNITS` flag (every amount a multiple of its
 //! unit): there `floor(a·k / (b·k)) = floor(a / b)`. On other cells encoding is conservative (a
 //! fit in encoded units is a fit in bytes) and a NodeResourcesFit score may differ by rounding;
-//! every other check and score is independent of units. `tests/eval_framework.rs` checks both:
+//! every other check and score is independent of units. `tests/all/eval_framework.rs` checks both:
 //! full equality (statuses, first failures, raw, normalized and total scores) on clusters whose
 //! amounts are whole units (the demo fixture rounded to its units with
 //! [`testing::round_to_units`], generated clusters), and, on the demo fixture as it is and on

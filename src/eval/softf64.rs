@@ -7,7 +7,7 @@
 //! pattern; WGSL's `vec2<u32>`), and 64-bit integers in the same form (two's complement for
 //! signed ones). Output: the correctly rounded (round to nearest, ties to even) result of each
 //! operation, bit for bit what a native `f64` operation gives (checked by the property tests below
-//! against Rust's `f64`, and on the GPU by `tests/gpu_parity.rs` against the same reference). No
+//! against Rust's `f64`, and on the GPU by `tests/all/gpu_parity.rs` against the same reference). No
 //! upstream counterpart; the algorithms of `add`, `sub`, `mul` and the rounding are those of
 //! Berkeley SoftFloat 3 (`softfloat_addMagsF64`, `softfloat_subMagsF64`, `f64_mul`,
 //! `softfloat_roundPackToF64`, `softfloat_normRoundPackToF64`, `i64_to_f64`, `ui64_to_f64`);

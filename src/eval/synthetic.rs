@@ -1,5 +1,5 @@
 //! Synthetic clusters of any size, built in memory, for benchmarking and testing matrix
-//! evaluation (`benches/eval.rs`, `tests/cpu_parallel.rs`).
+//! evaluation (`benches/eval.rs`, `tests/all/cpu_parallel.rs`).
 //!
 //! Input: a number of pod classes and of nodes. Output: a [`ClusterState`] and one pending pod
 //! per class, every pod in a class of its own, and a plugin mix that exercises every filter and

@@ -1,5 +1,5 @@
-//! Test support for matrix evaluation (used by unit tests, `tests/eval_framework.rs` and
-//! `tests/gpu_parity.rs`): the framework runtime as an oracle for every cell of a [`Matrix`],
+//! Test support for matrix evaluation (used by unit tests, `tests/all/eval_framework.rs` and
+//! `tests/all/gpu_parity.rs`): the framework runtime as an oracle for every cell of a [`Matrix`],
 //! a profile reduced to the plugins the matrix evaluates, and a cluster rounded to its encoded
 //! units (so that encoded and exact arithmetic agree everywhere).
 //!

@@ -31,7 +31,7 @@ fn params(workload: Workload, nodes: usize, pods: usize, init_pods: usize) -> Ge
 
 /// The small instance of each workload: (workload, init pods, whether every init pod must
 /// find a node). 20 nodes, 60 pods.
-const SMALL: [(Workload, usize, bool); 11] = [
+const SMALL: [(Workload, usize, bool); 12] = [
     (Workload::SchedulingBasic, 20, true),
     (Workload::SchedulingPodAntiAffinity, 10, true),
     (Workload::SchedulingPodAffinity, 20, true),

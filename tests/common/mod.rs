@@ -1,4 +1,4 @@
-//! Shared by `tests/eval_framework.rs` and `tests/gpu_parity.rs`: the demo fixture and proptest
+//! Shared by `tests/all/eval_framework.rs` and `tests/all/gpu_parity.rs`: the demo fixture and proptest
 //! strategies for clusters, pending pods and profiles that exercise every plugin the matrix
 //! evaluates (labels, taints, cordons, host ports, extended resources, node names, node
 //! affinity with every operator and `metadata.name` pins, `addedAffinity`, the three scoring

@@ -4,7 +4,7 @@
 //!
 //! Input: a [`Prepared`] and a run of class rows of the result arrays. Output: those rows,
 //! equal bit for bit to [`super::evaluate_cells`] (the cell-by-cell specification; checked by
-//! the tests of [`crate::eval`] and `tests/cpu_parallel.rs`). Upstream counterpart: the same
+//! the tests of [`crate::eval`] and `tests/all/cpu_parallel.rs`). Upstream counterpart: the same
 //! plugins as [`super`].
 //!
 //! What is shared ([`Statics`], built once per evaluation): the resource columns transposed to

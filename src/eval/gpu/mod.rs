@@ -2,7 +2,7 @@
 //! where there is no hardware GPU).
 //!
 //! Input: [`Prepared`]. Output: a [`Matrix`] equal bit for bit to
-//! [`crate::eval::cpu::evaluate`]'s (checked by `tests/gpu_parity.rs`). No upstream counterpart.
+//! [`crate::eval::cpu::evaluate`]'s (checked by `tests/all/gpu_parity.rs`). No upstream counterpart.
 //!
 //! [`GpuContext`] is long-lived: it owns the device, the queue, one compute pipeline per kernel
 //! and a cache of buffers reused (grown when needed) from one evaluation to the next. An

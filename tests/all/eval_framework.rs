@@ -3,7 +3,7 @@
 //! rounded to its units, generated clusters), and on everything units cannot change for the demo
 //! fixture as it is.
 
-mod common;
+use crate::common;
 
 use common::{demo, scenarios};
 use kplace::encode::encode;

@@ -4,9 +4,9 @@
 //! are not a multiple of the threads), on the benchmarks' synthetic clusters, on the demo
 //! fixture and on generated clusters; and `Evaluator::Cpu` (which uses it) agrees too. The
 //! synthetic cluster the benchmarks time also evaluates identically on the GPU when an adapter
-//! exists (as in `tests/gpu_parity.rs`, a missing adapter fails only with `CI=true`).
+//! exists (as in `tests/all/gpu_parity.rs`, a missing adapter fails only with `CI=true`).
 
-mod common;
+use crate::common;
 
 use common::{Scenario, demo, scenarios};
 use kplace::encode::encode;

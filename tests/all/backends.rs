@@ -3,9 +3,9 @@
 //! fixtures, on every generated workload and on random clusters that exercise every plugin.
 //!
 //! The GPU half needs a Vulkan adapter; without one it prints a notice and checks the CPU
-//! matrix only, except when `CI=true`, where a missing adapter fails (as `tests/gpu_parity.rs`).
+//! matrix only, except when `CI=true`, where a missing adapter fails (as `tests/all/gpu_parity.rs`).
 
-mod common;
+use crate::common;
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 

@@ -110,7 +110,7 @@ fn compare_on_the_demo_fixture_reports_both_plans_side_by_side() {
     let (c, raw, stderr) = compare_json(&demo_dir(), &["--seed", "0"]);
     check_document(&c, &raw, &stderr, "demo");
     assert_eq!((c.snapshot.nodes, c.snapshot.pending_pods), (24, 118));
-    // As `kplace plan` and `kplace baseline` print them (tests/plan_check_cli.rs).
+    // As `kplace plan` and `kplace baseline` print them (tests/all/plan_check_cli.rs).
     assert_eq!(c.plan.placed, 115);
     assert!(c.plan.placed >= c.baseline.placed);
     assert_eq!(c.baseline.algorithm, "baseline");

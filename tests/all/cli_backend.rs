@@ -1,6 +1,6 @@
 //! `--backend auto|gpu|cpu` on `baseline`, `plan` and `explain`: the same documents on the CPU
 //! and the GPU (`--backend gpu`: lavapipe here; `auto` takes hardware only, see
-//! `tests/cli_polish.rs`); `auto` without an adapter falls back to the CPU with a one-line
+//! `tests/all/cli_polish.rs`); `auto` without an adapter falls back to the CPU with a one-line
 //! notice; an explicit `gpu` without one is an error. "No adapter" is forced with
 //! `WGPU_BACKEND=metal`, a backend Linux does not have.
 

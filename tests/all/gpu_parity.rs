@@ -8,7 +8,7 @@
 //! `apt-get install mesa-vulkan-drivers libvulkan1`). Without one they print a notice and pass,
 //! except when `CI=true`, where they fail: CI must never skip them silently.
 
-mod common;
+use crate::common;
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;

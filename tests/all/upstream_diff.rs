@@ -6,7 +6,7 @@
 //! kso runs with `--grace-delay 1s`: preemption victims terminate for longer than the queue
 //! takes to drain, as on a real cluster (30 s grace), so the followed plan's bind order says
 //! when each preemptor bound. Not yet in CI (ignored): a few clusters with preemption still
-//! diverge; `cargo test --test upstream_diff -- --ignored` runs it.
+//! diverge; `cargo test --test all upstream_diff:: -- --ignored` runs it.
 //!
 //! kso is found at `$KSO` or `../shared/upstream/kso` beside the checkout. Without it the test
 //! says so on stderr and passes — except under `CI=true`, where a missing kso fails it, so CI

@@ -7,7 +7,7 @@
 //! answering 429 with Retry-After (waited, not hammered); kube-scheduler's metric names after
 //! batches. Requests go only to 127.0.0.1, and every wait is bounded.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::future::Future;

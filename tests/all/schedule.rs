@@ -6,7 +6,7 @@
 //! and bind none twice; a leader that cannot renew stops; SIGTERM on the binary. Requests go
 //! only to 127.0.0.1, and every wait is bounded.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::future::Future;

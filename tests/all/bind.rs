@@ -5,7 +5,7 @@
 //! controller, kube-scheduler, kubelet and disruption controller. Requests go
 //! only to 127.0.0.1; every test is bounded in time and checks how many requests it made.
 
-mod support;
+use crate::support;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
