@@ -661,7 +661,8 @@ mod tests {
             "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
         let unschedulable = Status::unschedulable(preempt);
         let error = Status::error("preemption: boom");
-        let cases: [(&str, Vec<PluginName>, Option<&Status>, Option<String>); 6] = [
+        type Case<'a> = (&'a str, Vec<PluginName>, Option<&'a Status>, Option<String>);
+        let cases: [Case; 6] = [
             (
                 "the default profile puts DynamicResources' reason before preemption's",
                 vec![Dra, Dp],
