@@ -109,7 +109,7 @@ fn an_explicit_gpu_backend_without_an_adapter_is_an_error() {
     for args in [
         vec!["baseline", demo.as_str()],
         vec!["plan", demo.as_str()],
-        vec!["explain", demo.as_str(), "--pod", "web/frontend-0"],
+        vec!["explain", demo.as_str(), "--pod", "batch/genome-assembly-55x9f"],
         vec!["compare", demo.as_str()],
     ] {
         let mut full = args.clone();

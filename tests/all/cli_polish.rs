@@ -225,10 +225,13 @@ fn one_plural(text: &str) -> Option<String> {
         "classes",
         "batches",
     ];
-    let words: Vec<&str> = text.split_whitespace().collect();
-    words.windows(2).find_map(|w| {
-        let noun = w[1].trim_end_matches([',', ';', ')', ':', '.']);
-        (w[0].trim_start_matches('(') == "1" && nouns.contains(&noun)).then(|| w.join(" "))
+    // Line by line: a table's last cell and the next line's first word are not a phrase.
+    text.lines().find_map(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        words.windows(2).find_map(|w| {
+            let noun = w[1].trim_end_matches([',', ';', ')', ':', '.']);
+            (w[0].trim_start_matches('(') == "1" && nouns.contains(&noun)).then(|| w.join(" "))
+        })
     })
 }
 
