@@ -28,9 +28,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// The longest any wait may take.
-const LIMIT: Duration = Duration::from_secs(30);
+pub(crate) const LIMIT: Duration = Duration::from_secs(30);
 
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
         assert!(start.elapsed() < LIMIT, "timed out waiting for {what}");
@@ -38,15 +38,15 @@ async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-async fn bounded<T>(f: impl Future<Output = T>) -> T {
+pub(crate) async fn bounded<T>(f: impl Future<Output = T>) -> T {
     tokio::time::timeout(LIMIT, f).await.expect("finished in time")
 }
 
-fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
+pub(crate) fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
     pairs.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect()
 }
 
-fn node(name: &str, cpu: &str) -> Node {
+pub(crate) fn node(name: &str, cpu: &str) -> Node {
     let alloc = quantities(&[("cpu", cpu), ("memory", "16Gi"), ("pods", "110")]);
     Node {
         metadata: ObjectMeta {
@@ -88,7 +88,7 @@ fn pod(name: &str, cpu: &str) -> Pod {
     }
 }
 
-fn fast_options() -> ScheduleOptions {
+pub(crate) fn fast_options() -> ScheduleOptions {
     let retry = RetryPolicy {
         max_attempts: 4,
         initial_backoff: Duration::from_millis(5),
@@ -171,7 +171,7 @@ impl Replica {
     }
 }
 
-fn events(server: &ApiServer, reason: &str) -> Vec<Value> {
+pub(crate) fn events(server: &ApiServer, reason: &str) -> Vec<Value> {
     server.objects("events").into_iter().filter(|e| e["reason"] == reason).collect()
 }
 
@@ -179,7 +179,7 @@ fn event_for<'a>(events: &'a [Value], pod: &str) -> Option<&'a Value> {
     events.iter().find(|e| e["regarding"]["name"] == pod)
 }
 
-fn bound(server: &ApiServer, keys: &[String]) -> bool {
+pub(crate) fn bound(server: &ApiServer, keys: &[String]) -> bool {
     keys.iter().all(|k| server.pod(k).is_some_and(|p| p.node.is_some()))
 }
 

@@ -9,63 +9,23 @@
 
 use crate::support;
 
+use super::schedule::{LIMIT, bound, bounded, events, eventually, fast_options, node, quantities};
+
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{
-    Container, Node, NodeSpec, NodeStatus, Pod, PodSpec, PodStatus, ResourceRequirements,
-};
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodStatus, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use kplace::bind::{BindOptions, RetryPolicy};
+use kplace::bind::RetryPolicy;
 use kplace::framework::config::SchedulerConfig;
 use kplace::schedule::lease::LeaseConfig;
 use kplace::schedule::planner::PlanFault;
-use kplace::schedule::queue::BackoffPolicy;
 use kplace::schedule::{BeforeBind, RunSummary, ScheduleError, ScheduleOptions};
-use serde_json::Value;
 use support::apiserver::{ApiServer, Fault, Verb};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-
-/// The longest any wait may take.
-const LIMIT: Duration = Duration::from_secs(30);
-
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < LIMIT, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn bounded<T>(f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, f).await.expect("finished in time")
-}
-
-fn quantities(pairs: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
-    pairs.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect()
-}
-
-fn node(name: &str, cpu: &str) -> Node {
-    let alloc = quantities(&[("cpu", cpu), ("memory", "16Gi"), ("pods", "110")]);
-    Node {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            labels: Some(BTreeMap::from([("kubernetes.io/hostname".into(), name.into())])),
-            ..Default::default()
-        },
-        spec: Some(NodeSpec::default()),
-        status: Some(NodeStatus {
-            allocatable: Some(alloc.clone()),
-            capacity: Some(alloc),
-            ..Default::default()
-        }),
-    }
-}
 
 fn pod(name: &str, cpu: &str) -> Pod {
     Pod {
@@ -91,34 +51,6 @@ fn pod(name: &str, cpu: &str) -> Pod {
         }),
         status: Some(PodStatus { phase: Some("Pending".into()), ..Default::default() }),
     }
-}
-
-fn fast_options() -> ScheduleOptions {
-    let retry = RetryPolicy {
-        max_attempts: 4,
-        initial_backoff: Duration::from_millis(5),
-        max_backoff: Duration::from_millis(40),
-    };
-    let mut o = ScheduleOptions::new(vec!["kplace".to_string()]);
-    o.batch_window = Duration::from_millis(50);
-    o.max_batch = 100;
-    o.backoff = BackoffPolicy {
-        initial: Duration::from_millis(100),
-        max: Duration::from_millis(400),
-        max_in_unschedulable: Duration::from_secs(60),
-    };
-    o.bind = BindOptions {
-        qps: 0.0,
-        retry,
-        request_timeout: Duration::from_secs(2),
-        eviction_timeout: Duration::from_secs(5),
-        eviction_poll: Duration::from_millis(10),
-        ..BindOptions::default()
-    };
-    o.write_retry = retry;
-    o.write_timeout = Duration::from_secs(2);
-    o.hostname = "test-host".to_string();
-    o
 }
 
 /// One `kplace schedule` replica running in this process.
@@ -170,14 +102,6 @@ impl Replica {
         let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
         (code, body)
     }
-}
-
-fn events(server: &ApiServer, reason: &str) -> Vec<Value> {
-    server.objects("events").into_iter().filter(|e| e["reason"] == reason).collect()
-}
-
-fn bound(server: &ApiServer, keys: &[String]) -> bool {
-    keys.iter().all(|k| server.pod(k).is_some_and(|p| p.node.is_some()))
 }
 
 /// Creates pods `{prefix}-0` … and returns their keys.
