@@ -84,6 +84,22 @@ pub struct ScoreLine {
     pub weighted: i64,
 }
 
+impl ScoreLine {
+    /// The lines of one node's per-plugin scores, in the profile's score order.
+    pub fn all(plugins: &[crate::framework::runtime::PluginScore]) -> Vec<ScoreLine> {
+        plugins
+            .iter()
+            .map(|p| ScoreLine {
+                plugin: p.plugin.as_str().to_string(),
+                raw: p.raw,
+                normalized: p.normalized,
+                weight: p.weight,
+                weighted: p.normalized * p.weight,
+            })
+            .collect()
+    }
+}
+
 /// One node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeExplanation {
@@ -413,17 +429,7 @@ pub fn explain_on(
                     }
                     if let Some(n) = out.nodes.iter_mut().find(|n| &n.node == name) {
                         n.total = Some(s.total);
-                        n.scores = s
-                            .plugins
-                            .iter()
-                            .map(|p| ScoreLine {
-                                plugin: p.plugin.as_str().to_string(),
-                                raw: p.raw,
-                                normalized: p.normalized,
-                                weight: p.weight,
-                                weighted: p.normalized * p.weight,
-                            })
-                            .collect();
+                        n.scores = ScoreLine::all(&s.plugins);
                     }
                 }
             }

@@ -145,17 +145,7 @@ fn evaluate(
         for s in scores {
             let n = &mut out[s.node];
             n.total = Some(s.total);
-            n.scores = s
-                .plugins
-                .iter()
-                .map(|p| ScoreLine {
-                    plugin: p.plugin.as_str().to_string(),
-                    raw: p.raw,
-                    normalized: p.normalized,
-                    weight: p.weight,
-                    weighted: p.normalized * p.weight,
-                })
-                .collect();
+            n.scores = ScoreLine::all(&s.plugins);
         }
     }
     (out, None)

@@ -215,15 +215,6 @@ impl Framework {
         self.profile.preemption_enabled()
     }
 
-    /// Whether any PostFilter plugin kplace models runs (DefaultPreemption, DynamicResources).
-    pub fn has_post_filter(&self) -> bool {
-        self.profile
-            .plugins
-            .post_filter
-            .iter()
-            .any(|p| matches!(p, PluginName::DefaultPreemption | PluginName::DynamicResources))
-    }
-
     /// The message `RunPostFilterPlugins` leaves in `Diagnosis.PostFilterMsg` when no PostFilter
     /// plugin succeeded, given DefaultPreemption's status (`None` when it did not run). Plugins
     /// run in the profile's order: DynamicResources rejects every pod without resource claims
