@@ -43,8 +43,10 @@
 //!    gets room by moving one pod of another class — placed by this tier, or a movable pod of
 //!    an earlier tier — to a node that can take it. When a node receives a pod the real pod is
 //!    added to the cluster, and the resource part of the scores on that node is re-evaluated
-//!    through evaluation's incremental entry point ([`crate::eval::columns`]: the node's column
-//!    only, its usage re-encoded, every class at once; [`Rescore`]). [`SolverChoice`] picks the strategies: largest first (packs
+//!    through evaluation's incremental entry point ([`crate::eval::columns::cell_cpu`]: the
+//!    node's usage re-encoded once per change, then only the cells the greedy asks for, so a
+//!    placement costs the classes still placing, not a column of every class; [`Rescore`]).
+//!    [`SolverChoice`] picks the strategies: largest first (packs
 //!    best when the tier fits); when it leaves pods over, `auto` also tries smallest first
 //!    (places the most pods when the tier does not fit) and the LP-guided greedy
 //!    ([`kplace_solver::lp_guide`]: quotas per class × node group from a tier-lexicographic LP,
@@ -105,7 +107,7 @@ use crate::baseline::scheduler::{
 };
 use crate::encode::classes::classify;
 use crate::encode::{EncodeError, Encoded};
-use crate::eval::columns::{NodeUsage, ResourceColumns};
+use crate::eval::columns::{self, NodeUsage};
 use crate::eval::{EvalError, Evaluator, Matrix, Prepared, ScorePlane};
 use crate::framework::config::SchedulerConfig;
 use crate::framework::profile::PluginName;
@@ -1031,12 +1033,11 @@ impl Run {
                 static_part: static_part.clone(),
                 score: problem.score.clone(),
                 nodes: n_nodes,
-                evaluator: &mut *evaluator,
                 encs: &encs,
                 prepared: &prepared,
                 source: source.clone(),
                 resource_planes: &resource_planes,
-                columns: BTreeMap::new(),
+                usage: BTreeMap::new(),
             };
             let greedy = GreedyOptions { class_order, relocate: options.relocate };
             let assignment =
@@ -1519,7 +1520,7 @@ fn solver_requests(pod: &Pod, fw: &Framework) -> BTreeMap<String, i64> {
 struct ResourcePlanes {
     /// `(plane index in the matrix, weight, per class skipped)`.
     planes: Vec<(usize, i64, Vec<bool>)>,
-    /// Which [`ResourceColumns`] plane each entry of `planes` reads: NodeResourcesFit or not.
+    /// Which [`crate::eval::columns::ResourceColumns`] plane each entry of `planes` reads: NodeResourcesFit or not.
     is_fit: Vec<bool>,
 }
 
@@ -1545,15 +1546,15 @@ impl ResourcePlanes {
             .sum()
     }
 
-    /// The weighted sum of an update's scores for class `c` at `cell` of `cols`.
-    fn updated(&self, c: usize, cols: &ResourceColumns, cell: usize) -> i64 {
+    /// The weighted sum for class `c` of an update's NodeResourcesFit and
+    /// NodeResourcesBalancedAllocation raw scores.
+    fn updated(&self, c: usize, fit_raw: i32, balanced_raw: i32) -> i64 {
         self.planes
             .iter()
             .zip(&self.is_fit)
             .filter(|((_, _, skipped), _)| !skipped.get(c).copied().unwrap_or(false))
             .map(|(&(_, weight, _), &fit)| {
-                let raw = if fit { cols.fit_raw.get(cell) } else { cols.balanced_raw.get(cell) };
-                weight * i64::from(raw.copied().unwrap_or(0))
+                weight * i64::from(if fit { fit_raw } else { balanced_raw })
             })
             .sum()
     }
@@ -1583,8 +1584,6 @@ struct Applier<'a> {
     /// Per solver class × node, the score before any change (used if an update fails).
     score: Vec<i64>,
     nodes: usize,
-    /// The backend, for the incremental updates of changed nodes' columns.
-    evaluator: &'a mut Evaluator,
     /// Per scheduler-name group: the encoding and prepared profile of its matrix.
     encs: &'a [Encoded],
     prepared: &'a [Prepared<'a>],
@@ -1592,9 +1591,11 @@ struct Applier<'a> {
     source: Vec<(usize, usize)>,
     /// Per group: the usage-dependent score planes.
     resource_planes: &'a [ResourcePlanes],
-    /// Per (group, node) changed since the matrix: the usage-dependent part of every class's
-    /// score there (`None` when the update failed), until the node changes again.
-    columns: BTreeMap<(usize, usize), Option<Vec<i64>>>,
+    /// Per (group, node) changed since the matrix: the node's usage in the group's units
+    /// (`None` when it no longer fits them), until the node changes again. A class's
+    /// usage-dependent score there is computed from it when the solver asks for that cell, so
+    /// a change costs the cells of the classes still placing, not a column of every class.
+    usage: BTreeMap<(usize, usize), Option<NodeUsage>>,
 }
 
 impl Applier<'_> {
@@ -1606,27 +1607,19 @@ impl Applier<'_> {
         target.add_pod(Arc::new(pod));
     }
 
-    /// Drops the cached columns of a node whose usage changed.
+    /// Drops the cached usage of a node whose usage changed.
     fn forget(&mut self, node: usize) {
         for g in 0..self.encs.len() {
-            self.columns.remove(&(g, node));
+            self.usage.remove(&(g, node));
         }
     }
 
-    /// The usage-dependent part of every class's score of group `g` on `node`, now: the
-    /// incremental entry point of evaluation on the node's column.
-    fn column(&mut self, g: usize, node: usize) -> Option<Vec<i64>> {
-        let usage = NodeUsage::of(&self.encs[g], self.cluster, &[node]);
-        let update = usage.and_then(|u| self.evaluator.resource_columns(&self.prepared[g], &u));
-        match update {
-            Ok(cols) => {
-                let planes = &self.resource_planes[g];
-                Some(
-                    (0..cols.num_classes)
-                        .map(|c| planes.updated(c, &cols, cols.cell(c, 0)))
-                        .collect(),
-                )
-            }
+    /// The usage of `node` now, in group `g`'s units (checked against its evaluation).
+    fn node_usage(&self, g: usize, node: usize) -> Option<NodeUsage> {
+        let usage = NodeUsage::of(&self.encs[g], self.cluster, &[node])
+            .and_then(|u| u.validate(&self.prepared[g]).map(|()| u));
+        match usage {
+            Ok(u) => Some(u),
             Err(e) => {
                 tracing::warn!(
                     "re-evaluating node {node} failed ({e}); its scores stay as they were"
@@ -1634,6 +1627,13 @@ impl Applier<'_> {
                 None
             }
         }
+    }
+
+    /// The usage-dependent part of class `c` of group `g`'s score on the node of `usage`: the
+    /// incremental entry point of evaluation (the CPU twin; every backend's cells are equal).
+    fn updated_part(&self, g: usize, c: usize, usage: &NodeUsage) -> Option<i64> {
+        let (_, fit, balanced) = columns::cell_cpu(&self.prepared[g], usage, 0, c)?;
+        Some(self.resource_planes[g].updated(c, fit, balanced))
     }
 
     fn node_name(&self, node: usize) -> String {
@@ -1675,9 +1675,7 @@ impl Rescore for Applier<'_> {
             return;
         };
         let pod = &self.pending[self.greedy_pods[g].member];
-        for group in 0..self.encs.len() {
-            self.columns.remove(&(group, node));
-        }
+        self.forget(node);
         if let Some(n) = self.cluster.nodes.get_mut(node) {
             n.remove_pod(&pod.namespace, &pod.name);
         }
@@ -1687,12 +1685,16 @@ impl Rescore for Applier<'_> {
     fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
         let cell = class * self.nodes + node;
         let Some(&(g, c)) = self.source.get(class) else { return 0 };
-        if !self.columns.contains_key(&(g, node)) {
-            let column = self.column(g, node);
-            self.columns.insert((g, node), column);
+        if !self.usage.contains_key(&(g, node)) {
+            let usage = self.node_usage(g, node);
+            self.usage.insert((g, node), usage);
         }
-        match self.columns.get(&(g, node)).and_then(|col| col.as_ref()?.get(c)) {
-            Some(&part) => self.static_part.get(cell).copied().unwrap_or(0) + part,
+        let part = match self.usage.get(&(g, node)) {
+            Some(Some(usage)) => self.updated_part(g, c, usage),
+            _ => None,
+        };
+        match part {
+            Some(part) => self.static_part.get(cell).copied().unwrap_or(0) + part,
             None => self.score.get(cell).copied().unwrap_or(0),
         }
     }

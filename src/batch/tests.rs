@@ -201,7 +201,8 @@ fn the_static_and_resource_parts_add_up_to_the_framework_score() {
         for s in &full {
             let usage = NodeUsage::of(&enc, cluster, &[s.node]).expect("usage");
             let cols = evaluator.resource_columns(&prepared, &usage).expect("update");
-            let resource = planes.updated(0, &cols, cols.cell(0, 0));
+            let cell = cols.cell(0, 0);
+            let resource = planes.updated(0, cols.fit_raw[cell], cols.balanced_raw[cell]);
             assert_eq!(statics[s.node] + resource, s.total, "{what}: node {}", s.node);
         }
     }

@@ -148,6 +148,33 @@ impl ResourceColumns {
     }
 }
 
+/// The usage-dependent cell of `class` on the `i`-th node of `usage` (NodeResourcesFit's
+/// insufficient word and raw score, NodeResourcesBalancedAllocation's raw score): one cell of
+/// [`evaluate_cpu`]'s columns, for callers that need a few classes of a changed node rather
+/// than every class. `usage` must have passed [`NodeUsage::validate`] against `p`, and `class`
+/// and `i` be in range; `None` otherwise.
+pub fn cell_cpu(
+    p: &Prepared<'_>,
+    usage: &NodeUsage,
+    i: usize,
+    class: usize,
+) -> Option<(u32, i32, i32)> {
+    let r = usage.num_resources;
+    let &n = usage.nodes.get(i)?;
+    if class >= p.num_classes || n >= p.num_nodes {
+        return None;
+    }
+    let node = NodeColumn {
+        allocatable: p.enc.tensors.node_allocatable.row(n),
+        requested: ndarray::ArrayView1::from(usage.requested.get(i * r..(i + 1) * r)?),
+        nonzero_requested: ndarray::ArrayView1::from(
+            usage.nonzero_requested.get(i * r..(i + 1) * r)?,
+        ),
+    };
+    let (_, word, raw) = node_resources_fit_on(p, class, node);
+    Some((word, raw, balanced_allocation_on(p, class, &node)))
+}
+
 /// Below this many cells an update on the GPU backend runs on the CPU twin: one dispatch and
 /// readback costs more than the work (the results are the same bit for bit).
 pub const GPU_MIN_UPDATE_CELLS: usize = 1 << 16;
@@ -282,6 +309,30 @@ mod tests {
             got,
             evaluate_cpu(&p, &NodeUsage::encoded(&enc, &[1, 2]).expect("u")).expect("u")
         );
+    }
+
+    #[test]
+    fn a_single_cell_equals_its_cell_of_the_whole_column() {
+        let (state, pending) = nodes_and_pods();
+        let profile = Profile::default_profile();
+        let enc = encode(&state, &pending).expect("encodes");
+        let p = Prepared::new(&profile, &state, &pending, &enc).expect("prepares");
+        let mut filled = state.clone();
+        let mut placed = pending[1].clone();
+        placed.node_name = Some(filled.nodes[1].name.clone());
+        filled.nodes[1].add_pod(Arc::new(placed));
+        let usage = NodeUsage::of(&enc, &filled, &[1, 0]).expect("usage");
+        let cols = evaluate_cpu(&p, &usage).expect("update");
+        for c in 0..cols.num_classes {
+            for i in 0..2 {
+                let cell = cols.cell(c, i);
+                let want =
+                    (cols.fit_insufficient[cell], cols.fit_raw[cell], cols.balanced_raw[cell]);
+                assert_eq!(cell_cpu(&p, &usage, i, c), Some(want), "class {c}, node {i}");
+            }
+        }
+        assert_eq!(cell_cpu(&p, &usage, 2, 0), None);
+        assert_eq!(cell_cpu(&p, &usage, 0, cols.num_classes), None);
     }
 
     #[test]

@@ -41,6 +41,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use bytemuck::{Pod, bytes_of, cast_slice};
+use rayon::prelude::*;
 use thiserror::Error;
 
 use self::kernels::{Buf, KERNELS, kernel_source, max_storage_buffers};
@@ -861,19 +862,21 @@ impl GpuContext {
                 r.map_err(|e| GpuError::Readback(format!("{}: {e}", b.name())))?;
             }
             for (b, size, dst) in &staging {
-                let words = {
+                let at = Scatter { nn, tile_stride, tiles, chunk_classes, class_start, class_len };
+                {
                     let view = dst
                         .get_mapped_range(0..*size)
                         .map_err(|e| GpuError::Readback(format!("{}: {e}", b.name())))?;
-                    words_of(&view)
-                };
+                    // The mapped words as they are where the host is little-endian (and the
+                    // mapping 4-byte aligned, as wgpu's are); a converted copy otherwise.
+                    match bytemuck::try_cast_slice::<u8, u32>(&view) {
+                        Ok(words) if cfg!(target_endian = "little") => {
+                            scatter(results, *b, words, at);
+                        }
+                        _ => scatter(results, *b, &words_of(&view), at),
+                    }
+                }
                 dst.unmap();
-                scatter(
-                    results,
-                    *b,
-                    &words,
-                    Scatter { nn, tile_stride, tiles, chunk_classes, class_start, class_len },
-                );
             }
             self.timings.readback += started.elapsed();
         }
@@ -949,16 +952,13 @@ fn scatter(results: &mut RawResults, b: Buf, words: &[u32], s: Scatter) {
         Buf::CellFilter => put_cells(&mut results.filter, words, s, (1, 0), |w| w),
         Buf::FitInsufficient => put_cells(&mut results.fit_insufficient, words, s, (1, 0), |w| w),
         Buf::Total => put_cells(&mut results.total, words, s, (1, 0), signed),
-        Buf::Raw => {
-            for (k, dst) in results.raw.iter_mut().enumerate() {
-                put_cells(dst, words, s, (NUM_SCORE_PLANES, k), signed);
-            }
-        }
-        Buf::Norm => {
-            for (k, dst) in results.normalized.iter_mut().enumerate() {
-                put_cells(dst, words, s, (NUM_SCORE_PLANES, k), signed);
-            }
-        }
+        // The score planes are independent destinations: one thread each.
+        Buf::Raw => results.raw.par_iter_mut().enumerate().for_each(|(k, dst)| {
+            put_cells(dst, words, s, (NUM_SCORE_PLANES, k), signed);
+        }),
+        Buf::Norm => results.normalized.par_iter_mut().enumerate().for_each(|(k, dst)| {
+            put_cells(dst, words, s, (NUM_SCORE_PLANES, k), signed);
+        }),
         _ => {}
     }
 }
