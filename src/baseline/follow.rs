@@ -130,6 +130,9 @@ impl Theirs {
 fn describe_ours(result: &CycleResult, cluster: &ClusterState) -> String {
     match result {
         CycleResult::Scheduled(n) => format!("node {}", cluster.nodes[*n].name),
+        CycleResult::Preempted(n, victims) if victims.is_empty() => {
+            format!("nominated to {} (its victims already terminating)", cluster.nodes[*n].name)
+        }
         CycleResult::Preempted(n, victims) => {
             let v: Vec<(String, String)> =
                 victims.iter().map(|p| (p.key(), cluster.nodes[*n].name.clone())).collect();
@@ -263,7 +266,7 @@ pub fn run_follow(
         cluster.nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
     let node_index_ref: BTreeMap<&str, usize> =
         node_index.iter().map(|(k, &v)| (k.as_str(), v)).collect();
-    let mut sched = Baseline::new(cluster, options);
+    let mut sched = Baseline::with_deferred_preemption(cluster, options);
     let mut plan = Plan::default();
     let mut report = FollowReport::default();
     let pending_keys: BTreeSet<String> = pending.iter().map(Pod::key).collect();
@@ -275,12 +278,50 @@ pub fn run_follow(
         let ours = sched.decide_with(fw, pod, None);
         let theirs_decision = followed.decision(&key);
         // A pod kplace finds no node for, which the followed scheduler bound only after pods
-        // it bound later in the queue: its first attempt failed there too and a retry (after
-        // a binding or a victim's deletion) placed it. It is checked again at its bind turn.
-        let retried = matches!(&theirs_decision, Theirs::Placed { victims, .. } if victims.is_empty())
+        // it bound later in the queue, or on a node where victims are still terminating: its
+        // first attempt failed there too and a retry (after a binding or a victim's deletion)
+        // placed it. It is checked again at its bind turn.
+        let retried = match &theirs_decision {
+            Theirs::Placed { node, victims } if victims.is_empty() => {
+                matches!(ours, CycleResult::Unschedulable(_) | CycleResult::NoNodes)
+                    && (binds.later_than_next(&key)
+                        || node_index_ref
+                            .get(node.as_str())
+                            .is_some_and(|&n| sched.has_terminating_victims_on(n)))
+            }
+            _ => false,
+        };
+        // A preemptor whose victims are all terminating already (evicted by earlier
+        // preemptors) evicts no one: it is nominated, and bound on a retry once they are gone.
+        let nominated_only = match (&theirs_decision, &ours) {
+            (Theirs::Placed { node, victims }, CycleResult::Preempted(m, ours_victims)) => {
+                victims.is_empty()
+                    && ours_victims.is_empty()
+                    && node_index_ref.get(node.as_str()) == Some(m)
+            }
+            _ => false,
+        };
+        if let (true, CycleResult::Preempted(m, _)) = (nominated_only, &ours) {
+            sched.nominate(*m, pod);
+        }
+        // A preemption kplace does not make at the pod's first attempt: the followed
+        // scheduler's first attempt failed too and a retry (after the first pass) preempted,
+        // e.g. a pod bound meanwhile. It is checked again at the preemptor's bind turn.
+        if let Theirs::Placed { node, victims } = &theirs_decision
+            && !victims.is_empty()
             && matches!(ours, CycleResult::Unschedulable(_) | CycleResult::NoNodes)
-            && binds.later_than_next(&key);
-        if retried {
+        {
+            binds.defer(Deferred {
+                pod: i,
+                key,
+                node: node.clone(),
+                victims: victims.clone(),
+                retry: true,
+            });
+            report.followed += 1;
+            continue;
+        }
+        if retried || nominated_only {
             if let Theirs::Placed { node, .. } = theirs_decision {
                 binds.defer(Deferred { pod: i, key, node, victims: Vec::new(), retry: true });
             }
@@ -308,20 +349,20 @@ pub fn run_follow(
                 // Upstream nominates the preemptor and binds it once its victims are gone;
                 // meanwhile the pods it binds before the preemptor see the victims still
                 // there and the nomination reserving the room.
-                for (victim, node) in &victims {
-                    plan.evictions.push(Eviction {
-                        pod: victim.clone(),
-                        node: node.clone(),
-                        preemptor: key.clone(),
-                    });
-                }
+                apply_victims(&mut sched, &victims, &key, &node_index_ref, &mut plan);
                 if let Some(&n) = node_index_ref.get(node.as_str()) {
                     sched.nominate(n, pod);
                 }
                 binds.defer(Deferred { pod: i, key: key.clone(), node, victims, retry: false });
             }
             Theirs::Evicting { victims, message } => {
+                // Nominated, never bound: the victims terminate, the nomination stays.
                 apply_victims(&mut sched, &victims, &key, &node_index_ref, &mut plan);
+                if let Some(&n) =
+                    victims.first().and_then(|(_, node)| node_index_ref.get(node.as_str()))
+                {
+                    sched.nominate(n, pod);
+                }
                 plan.unschedulable.push(Unschedulable {
                     pod: key,
                     message,
@@ -341,12 +382,10 @@ pub fn run_follow(
             }
         }
         report.followed += 1;
-        while let Some(d) = binds.take_ready() {
-            let key = d.key.clone();
-            settle(&mut sched, &frameworks, pending, d, &node_index_ref, &mut plan, &mut report);
-            binds.applied(&key);
-        }
     }
+    // Retries and preemptors bind after every pod's first attempt: the queue holds every
+    // pending pod at the start, a failed pod is retried only once the active queue is empty,
+    // and victims terminate for longer than the first pass takes.
     for d in binds.rest() {
         settle(&mut sched, &frameworks, pending, d, &node_index_ref, &mut plan, &mut report);
     }
@@ -423,12 +462,6 @@ impl BindOrder {
         self.deferred.push((pos, d));
     }
 
-    /// A deferred preemptor whose turn has come (every bind before it applied), if any.
-    fn take_ready(&mut self) -> Option<Deferred> {
-        let i = self.deferred.iter().position(|(pos, _)| *pos <= self.next)?;
-        Some(self.deferred.remove(i).1)
-    }
-
     /// The preemptors still waiting, in the followed bind order.
     fn rest(&mut self) -> Vec<Deferred> {
         self.deferred.sort_by_key(|(pos, _)| *pos);
@@ -449,15 +482,27 @@ fn settle(
 ) {
     let pod = &pending[d.pod];
     if d.retry {
+        // Retried after a victim's deletion: the victims on its node are gone by then (all
+        // of them: they were evicted in one pass and terminate after the same grace period).
+        if node_index.get(d.node.as_str()).is_some_and(|&n| sched.has_terminating_victims_on(n)) {
+            sched.terminate_victims();
+        }
         let fw = &frameworks[pod.scheduler_name.as_str()];
         let ours = sched.decide_with(fw, pod, None);
-        let theirs = Theirs::Placed { node: d.node.clone(), victims: Vec::new() };
+        let theirs = Theirs::Placed { node: d.node.clone(), victims: d.victims.clone() };
         if let Some(why) = compare(sched, fw, pod, &ours, &theirs, node_index) {
             report.divergences.push(Divergence {
                 pod: d.key.clone(),
                 theirs: format!("{} (after a retry)", theirs.describe()),
                 ours: describe_ours(&ours, &sched.cluster),
                 why,
+            });
+        }
+        for (victim, node) in &d.victims {
+            plan.evictions.push(Eviction {
+                pod: victim.clone(),
+                node: node.clone(),
+                preemptor: d.key.clone(),
             });
         }
     }
@@ -476,7 +521,7 @@ fn bind_preemptor(
         if let (Some(&n), Some((ns, name))) =
             (node_index.get(node.as_str()), victim.split_once('/'))
         {
-            sched.cluster.nodes[n].remove_pod(ns, name);
+            sched.remove_victim(n, ns, name);
         }
     }
     sched.clear_nomination(&pod.namespace, &pod.name);
@@ -486,7 +531,8 @@ fn bind_preemptor(
     plan.placements.push(Placement { pod: d.key, node: d.node });
 }
 
-/// Evicts the followed plan's victims of one preemptor.
+/// Evicts the followed plan's victims of one preemptor: they terminate (still on their node,
+/// marked terminating) until the preemptor binds or a retried pod needs their room.
 fn apply_victims(
     sched: &mut Baseline,
     victims: &[(String, String)],
@@ -498,7 +544,7 @@ fn apply_victims(
         if let (Some(&n), Some((ns, name))) =
             (node_index.get(node.as_str()), victim.split_once('/'))
         {
-            sched.cluster.nodes[n].remove_pod(ns, name);
+            sched.mark_terminating(n, ns, name);
         }
         plan.evictions.push(Eviction {
             pod: victim.clone(),
@@ -519,7 +565,7 @@ fn apply_ours(sched: &mut Baseline, pod: &Pod, ours: CycleResult, plan: &mut Pla
         CycleResult::Preempted(n, victims) => {
             let node = sched.cluster.nodes[n].name.clone();
             for v in victims {
-                sched.cluster.nodes[n].remove_pod(&v.namespace, &v.name);
+                sched.remove_victim(n, &v.namespace, &v.name);
                 plan.evictions.push(Eviction {
                     pod: v.key(),
                     node: node.clone(),

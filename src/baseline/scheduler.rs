@@ -18,7 +18,7 @@
 //! nominated node at once, with its victims removed (a live scheduler waits for the victims to
 //! terminate and schedules the pod again, normally onto that node).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -127,6 +127,13 @@ pub struct Baseline {
     /// Pods nominated to a node (by node index) whose victims are still terminating: they
     /// reserve room against pods of equal or lower priority (upstream's nominator).
     nominated: BTreeMap<usize, Vec<Arc<Pod>>>,
+    /// Victims of preemptions still terminating, `(node, namespace, name)`: still on their
+    /// node, marked terminating (upstream: deletionTimestamp and the DisruptionTarget condition).
+    terminating: Vec<(usize, String, String)>,
+    /// Whether a preemption is only decided (the preemptor nominated, placed later by the
+    /// caller) rather than placed at once ([`Baseline::schedule_one`] places it at once and
+    /// first checks that the pod fits without its victims).
+    deferred_preemption: bool,
 }
 
 /// The filter verdicts of a pod signature that fit no node, per node, with the node generation
@@ -209,12 +216,107 @@ impl Baseline {
             memoize: true,
             last_feasible: Vec::new(),
             nominated: BTreeMap::new(),
+            terminating: Vec::new(),
+            deferred_preemption: false,
         }
+    }
+
+    /// A scheduler whose preemptions are carried out as upstream's are: [`Baseline::decide_with`]
+    /// nominates nothing itself, its caller nominates the preemptor ([`Baseline::preempt`]),
+    /// and the pod is placed once its victims are gone ([`Baseline::terminate_victims`]).
+    pub fn with_deferred_preemption(cluster: ClusterState, options: BaselineOptions) -> Self {
+        let mut sched = Baseline::new(cluster, options);
+        sched.deferred_preemption = true;
+        sched
+    }
+
+    /// The node `pod` is nominated to, if any.
+    pub fn nominated_node(&self, pod: &Pod) -> Option<usize> {
+        self.nominated.iter().find_map(|(&n, pods)| {
+            pods.iter().any(|p| p.namespace == pod.namespace && p.name == pod.name).then_some(n)
+        })
+    }
+
+    /// Starts a preemption decided by [`Baseline::decide_with`] or followed: the victims on
+    /// `node` are marked terminating (they keep their room until [`Baseline::terminate_victims`])
+    /// and `pod` is nominated to `node`. Victims already terminating are not evicted again
+    /// (upstream skips the API call for them). Returns the victims newly evicted.
+    pub fn preempt(&mut self, pod: &Pod, node: usize, victims: &[Arc<Pod>]) -> Vec<Arc<Pod>> {
+        let mut evicted = Vec::new();
+        for v in victims {
+            if self.mark_terminating(node, &v.namespace, &v.name) {
+                evicted.push(Arc::clone(v));
+            }
+        }
+        self.nominate(node, pod);
+        evicted
+    }
+
+    /// Marks the pod `namespace/name` on `node` terminating by preemption; `false` when it is
+    /// not there or already terminating. Upstream's cache updates the pod, which moves it to
+    /// the end of its node's pod list.
+    pub fn mark_terminating(&mut self, node: usize, namespace: &str, name: &str) -> bool {
+        if self.is_terminating(node, namespace, name) {
+            return false;
+        }
+        let Some(pod) =
+            self.cluster.nodes.get_mut(node).and_then(|n| n.remove_pod(namespace, name))
+        else {
+            return false;
+        };
+        let mut pod = Arc::unwrap_or_clone(pod);
+        pod.terminating = true;
+        self.cluster.nodes[node].add_pod(Arc::new(pod));
+        self.terminating.push((node, namespace.to_string(), name.to_string()));
+        true
+    }
+
+    fn is_terminating(&self, node: usize, namespace: &str, name: &str) -> bool {
+        self.terminating.iter().any(|(n, ns, nm)| *n == node && ns == namespace && nm == name)
+    }
+
+    /// Whether victims of a preemption are still terminating.
+    pub fn has_terminating_victims(&self) -> bool {
+        !self.terminating.is_empty()
+    }
+
+    /// Whether victims of a preemption are still terminating on `node`.
+    pub fn has_terminating_victims_on(&self, node: usize) -> bool {
+        self.terminating.iter().any(|(n, _, _)| *n == node)
+    }
+
+    /// The terminating victims leave their nodes (their grace period is over).
+    pub fn terminate_victims(&mut self) {
+        for (node, namespace, name) in std::mem::take(&mut self.terminating) {
+            self.cluster.nodes[node].remove_pod(&namespace, &name);
+        }
+    }
+
+    /// The victim `namespace/name` on `node` leaves it, terminating or not.
+    pub fn remove_victim(&mut self, node: usize, namespace: &str, name: &str) {
+        self.terminating.retain(|(n, ns, nm)| !(*n == node && ns == namespace && nm == name));
+        if let Some(n) = self.cluster.nodes.get_mut(node) {
+            n.remove_pod(namespace, name);
+        }
+    }
+
+    /// `PodEligibleToPreemptOthers`' second rule: a pod nominated to a node that its filters
+    /// did not find unresolvable may not preempt while a lower-priority pod there is still
+    /// terminating by preemption.
+    fn waits_for_victims(&self, pod: &Pod, diagnosis: &Diagnosis) -> bool {
+        let Some(n) = self.nominated_node(pod) else { return false };
+        let code = diagnosis.status_of(n).map_or(Code::UnschedulableAndUnresolvable, |s| s.code);
+        code != Code::UnschedulableAndUnresolvable
+            && self.cluster.nodes[n]
+                .pods
+                .iter()
+                .any(|p| p.priority < pod.priority && self.is_terminating(n, &p.namespace, &p.name))
     }
 
     /// Nominates `pod` to node `node`: until [`Baseline::clear_nomination`], the filters of
     /// pods of equal or lower priority count it on that node.
     pub fn nominate(&mut self, node: usize, pod: &Pod) {
+        self.clear_nomination(&pod.namespace, &pod.name);
         let mut p = pod.clone();
         p.node_name = Some(self.cluster.nodes[node].name.clone());
         self.nominated.entry(node).or_default().push(Arc::new(p));
@@ -299,6 +401,17 @@ impl Baseline {
                 subset.into()
             }
         };
+
+        // A pod nominated by an earlier preemption tries its nominated node first and goes
+        // there when it fits (upstream `evaluateNominatedNode`), without scoring.
+        if let Some(n) = self.nominated_node(pod).filter(|n| nodes.contains(n)) {
+            let nominated = self.nominated.get(&n).map(Vec::as_slice);
+            let node = &self.cluster.nodes[n];
+            if filter_status(fw, &state, pod, row, n, node, nominated).is_success() {
+                self.last_feasible = vec![n];
+                return CycleResult::Scheduled(n);
+            }
+        }
 
         let mut num_to_find = if self.options.score_all_nodes {
             nodes.len()
@@ -481,20 +594,32 @@ impl Baseline {
     fn post_filter(&mut self, fw: &Framework, pod: &Pod, mut diagnosis: Diagnosis) -> CycleResult {
         let num_all_nodes = self.cluster.nodes.len();
         if fw.preemption_enabled() {
-            let oracle = fw.oracle(pod, &self.cluster);
+            let oracle = fw.oracle(pod, &self.cluster).with_nominated(&self.nominated);
             let args = fw.preemption_args();
-            let outcome = preemption::preempt(
-                pod,
-                &self.cluster,
-                &diagnosis,
-                &args,
-                &oracle,
-                self.options.now,
-                &mut self.rng,
-            );
+            let outcome = if self.waits_for_victims(pod, &diagnosis) {
+                preemption::ineligible(preemption::NOT_ELIGIBLE_TERMINATING)
+            } else {
+                preemption::preempt(
+                    pod,
+                    &self.cluster,
+                    &diagnosis,
+                    &args,
+                    &oracle,
+                    self.options.now,
+                    &mut self.rng,
+                )
+            };
+            drop(oracle);
             match outcome {
+                PreemptionOutcome::Preempted { node, victims, .. } if self.deferred_preemption => {
+                    // Victims already terminating are not evicted again.
+                    let victims = victims
+                        .into_iter()
+                        .filter(|v| !self.is_terminating(node, &v.namespace, &v.name))
+                        .collect();
+                    return CycleResult::Preempted(node, victims);
+                }
                 PreemptionOutcome::Preempted { node, victims, .. } => {
-                    drop(oracle);
                     // Upstream nominates the node and schedules the pod again once the victims
                     // are gone; kplace places it at once, so it first runs that next cycle's
                     // PreFilter and Filter on the cluster without the victims. (Preemption's
@@ -517,6 +642,11 @@ impl Baseline {
                     return CycleResult::Preempted(node, victims);
                 }
                 outcome => {
+                    // A failed preemption clears the pod's nomination (upstream nominates
+                    // ""); an ineligible pod keeps it.
+                    if !matches!(outcome, PreemptionOutcome::Ineligible { .. }) {
+                        self.clear_nomination(&pod.namespace, &pod.name);
+                    }
                     diagnosis.post_filter_msg = fw.post_filter_msg(Some(&outcome.status()));
                 }
             }
@@ -534,6 +664,9 @@ impl Baseline {
 
     /// Binds `pod` to `node` in the simulated cluster (upstream's assume).
     pub fn assume(&mut self, pod: &Pod, node: usize) {
+        if !self.nominated.is_empty() {
+            self.clear_nomination(&pod.namespace, &pod.name);
+        }
         let mut placed = pod.clone();
         placed.node_name = Some(self.cluster.nodes[node].name.clone());
         self.cluster.nodes[node].add_pod(Arc::new(placed));
@@ -731,6 +864,8 @@ pub fn run_baseline_on(
 }
 
 /// The sequential run, with `evaluate`: the time the static filters took and the backend.
+///
+/// Preemption is carried out as upstream carries it out (see [`run_cycles`]).
 fn run_with(
     cluster: ClusterState,
     pending: &[Pod],
@@ -742,52 +877,9 @@ fn run_with(
 ) -> Plan {
     let started = Instant::now();
     let (evaluate_ms, backend) = evaluate;
-    let mut plan = Plan::default();
-    let mut sched = Baseline::new(cluster, options);
     let task = progress.bar("baseline: pods", pending.len() as u64);
-    for i in queue_order(pending) {
-        task.inc(1);
-        let pod = &pending[i];
-        let fw = &frameworks[&pod.scheduler_name];
-        match sched.schedule_one_with(fw, pod, statics.row(i)) {
-            CycleResult::Scheduled(n) => {
-                plan.placements
-                    .push(Placement { pod: pod.key(), node: sched.cluster.nodes[n].name.clone() });
-            }
-            CycleResult::Preempted(n, victims) => {
-                let node = sched.cluster.nodes[n].name.clone();
-                for v in victims {
-                    plan.evictions.push(Eviction {
-                        pod: v.key(),
-                        node: node.clone(),
-                        preemptor: pod.key(),
-                    });
-                }
-                plan.placements.push(Placement { pod: pod.key(), node });
-            }
-            CycleResult::Unschedulable(err) => {
-                plan.unschedulable.push(Unschedulable {
-                    pod: pod.key(),
-                    message: err.message(),
-                    reasons: err.reasons(),
-                });
-            }
-            CycleResult::NoNodes => {
-                plan.unschedulable.push(Unschedulable {
-                    pod: pod.key(),
-                    message: NO_NODES_AVAILABLE.to_string(),
-                    reasons: BTreeMap::new(),
-                });
-            }
-            CycleResult::Error(message) => {
-                plan.unschedulable.push(Unschedulable {
-                    pod: pod.key(),
-                    message,
-                    reasons: BTreeMap::new(),
-                });
-            }
-        }
-    }
+    let mut sched = Baseline::with_deferred_preemption(cluster, options);
+    let mut plan = run_cycles(&mut sched, pending, frameworks, statics, &|| task.inc(1));
     task.finish();
     let solve_ms = started.elapsed().as_secs_f64() * 1000.0;
     plan.summary = crate::plan::summarize(&plan, &sched.cluster, pending);
@@ -797,6 +889,117 @@ fn run_with(
     plan.summary.strategy = SEQUENTIAL_STRATEGY.to_string();
     plan.summary.backend = backend;
     plan
+}
+
+/// The scheduling loop over `pending` on a scheduler with deferred preemption, as kube-scheduler
+/// runs it when every pod is queued at the start and victims take longer to terminate than the
+/// queue takes to drain (a 30 s grace period):
+///
+/// 1. every pod gets its first attempt in PrioritySort order; a preemptor is nominated to its
+///    node ([`Baseline::preempt`]), its victims terminate meanwhile (they keep their room, and
+///    the nomination reserves the room against pods of equal or lower priority), and the pods
+///    after it are scheduled around both;
+/// 2. while victims are terminating: they leave, and the preemptors and the pods that failed
+///    are attempted again in PrioritySort order (upstream requeues them on the deletions); a
+///    preemptor tries its nominated node first, and one that no longer fits there (a pod of
+///    higher priority took the room) may preempt again, elsewhere.
+///
+/// An unschedulable pod's message is its first attempt's (as kube-scheduler's event and kso's
+/// plan report it); a pod placed on a retry leaves the unschedulable list.
+fn run_cycles(
+    sched: &mut Baseline,
+    pending: &[Pod],
+    frameworks: &BTreeMap<String, Framework>,
+    statics: &StaticFilters,
+    tick: &dyn Fn(),
+) -> Plan {
+    let mut run = Run::default();
+    let order = queue_order(pending);
+    for &i in &order {
+        tick();
+        run.attempt(sched, pending, frameworks, statics, i);
+    }
+    // Each round needs a preemption in the round before, and a pod preempts again only when
+    // it lost its node: bound the rounds all the same.
+    let mut rounds = 0;
+    while sched.has_terminating_victims() && rounds <= pending.len() {
+        rounds += 1;
+        sched.terminate_victims();
+        let again: Vec<usize> = order.iter().copied().filter(|i| run.retry.contains(i)).collect();
+        run.retry.clear();
+        for i in again {
+            run.attempt(sched, pending, frameworks, statics, i);
+        }
+    }
+    let mut failures: Vec<(usize, Unschedulable)> = run.failures.into_values().collect();
+    failures.sort_by_key(|(seq, _)| *seq);
+    run.plan.unschedulable = failures.into_iter().map(|(_, u)| u).collect();
+    run.plan
+}
+
+/// The state of [`run_cycles`].
+#[derive(Default)]
+struct Run {
+    plan: Plan,
+    /// Pods to attempt again once victims are gone: preemptors and failed pods.
+    retry: BTreeSet<usize>,
+    /// Per pod that is unschedulable so far: when it first failed, and its first failure.
+    failures: BTreeMap<usize, (usize, Unschedulable)>,
+    /// Attempts so far (orders the failures).
+    attempts: usize,
+}
+
+impl Run {
+    /// One scheduling attempt of `pending[i]`: placed, nominated with its victims evicted (and
+    /// queued for a retry), or unschedulable (its first failure kept, queued for a retry).
+    fn attempt(
+        &mut self,
+        sched: &mut Baseline,
+        pending: &[Pod],
+        frameworks: &BTreeMap<String, Framework>,
+        statics: &StaticFilters,
+        i: usize,
+    ) {
+        let pod = &pending[i];
+        let key = pod.key();
+        let fw = &frameworks[&pod.scheduler_name];
+        self.attempts += 1;
+        let failure = match sched.decide_with(fw, pod, statics.row(i)) {
+            CycleResult::Scheduled(n) => {
+                sched.assume(pod, n);
+                self.failures.remove(&i);
+                let node = sched.cluster.nodes[n].name.clone();
+                self.plan.placements.push(Placement { pod: key, node });
+                return;
+            }
+            CycleResult::Preempted(n, victims) => {
+                let node = sched.cluster.nodes[n].name.clone();
+                for v in sched.preempt(pod, n, &victims) {
+                    self.plan.evictions.push(Eviction {
+                        pod: v.key(),
+                        node: node.clone(),
+                        preemptor: key.clone(),
+                    });
+                }
+                self.retry.insert(i);
+                return;
+            }
+            CycleResult::Unschedulable(err) => {
+                Unschedulable { pod: key, message: err.message(), reasons: err.reasons() }
+            }
+            CycleResult::NoNodes => Unschedulable {
+                pod: key,
+                message: NO_NODES_AVAILABLE.to_string(),
+                reasons: BTreeMap::new(),
+            },
+            CycleResult::Error(message) => {
+                Unschedulable { pod: key, message, reasons: BTreeMap::new() }
+            }
+        };
+        self.retry.insert(i);
+        let seq = self.attempts;
+        self.failures.entry(i).or_insert((seq, failure));
+    }
 }
 
 #[cfg(test)]
