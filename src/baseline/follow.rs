@@ -73,6 +73,8 @@ struct Followed<'a> {
     unschedulable: BTreeMap<&'a str, &'a str>,
     /// Preemptor → its victims `(namespace/name, node)`, in the plan's order.
     victims: BTreeMap<&'a str, Vec<(String, String)>>,
+    /// Every victim `(namespace/name, node)`, whichever preemptor it is attributed to.
+    evicted: BTreeSet<(&'a str, &'a str)>,
 }
 
 impl<'a> Followed<'a> {
@@ -89,6 +91,7 @@ impl<'a> Followed<'a> {
                 .map(|u| (u.pod.as_str(), u.message.as_str()))
                 .collect(),
             victims,
+            evicted: plan.evictions.iter().map(|e| (e.pod.as_str(), e.node.as_str())).collect(),
         }
     }
 
@@ -213,7 +216,18 @@ fn compare(
             }
         }
         (Theirs::Placed { node, victims }, CycleResult::Preempted(m, ours_victims)) => {
-            let theirs_set: BTreeSet<&str> = victims.iter().map(|(p, _)| p.as_str()).collect();
+            // Victims already terminating (an earlier preemptor's) are not evicted again;
+            // kso attributes a victim to the last preemptor that picked it.
+            let theirs_set: BTreeSet<&str> = victims
+                .iter()
+                .filter(|(p, node)| {
+                    let (ns, name) = p.split_once('/').unwrap_or(("", p));
+                    !node_index
+                        .get(node.as_str())
+                        .is_some_and(|&n| sched.is_terminating(n, ns, name))
+                })
+                .map(|(p, _)| p.as_str())
+                .collect();
             let ours_keys: Vec<String> = ours_victims.iter().map(|p| p.key()).collect();
             let ours_set: BTreeSet<&str> = ours_keys.iter().map(String::as_str).collect();
             if sched.cluster.nodes[*m].name != *node {
@@ -321,14 +335,43 @@ pub fn run_follow(
             report.followed += 1;
             continue;
         }
-        if retried || nominated_only {
+        // A preemptor whose victims the followed plan attributes to a later preemptor on the
+        // same node (kso records the last preemptor that picked a victim): it preempted them,
+        // was nominated, and bound on a retry.
+        let misattributed = match (&theirs_decision, &ours) {
+            (Theirs::Placed { node, victims }, CycleResult::Preempted(m, ours_victims)) => {
+                victims.is_empty()
+                    && !ours_victims.is_empty()
+                    && node_index_ref.get(node.as_str()) == Some(m)
+                    && ours_victims
+                        .iter()
+                        .all(|v| followed.evicted.contains(&(v.key().as_str(), node.as_str())))
+            }
+            _ => false,
+        };
+        if let (true, CycleResult::Preempted(m, ours_victims)) = (misattributed, &ours) {
+            sched.preempt(pod, *m, ours_victims);
+        }
+        if retried || nominated_only || misattributed {
             if let Theirs::Placed { node, .. } = theirs_decision {
                 binds.defer(Deferred { pod: i, key, node, victims: Vec::new(), retry: true });
             }
             report.followed += 1;
             continue;
         }
-        if let Some(why) = compare(&sched, fw, pod, &ours, &theirs_decision, &node_index_ref) {
+        let mut why = compare(&sched, fw, pod, &ours, &theirs_decision, &node_index_ref);
+        if why.is_some()
+            && sched.has_terminating_victims()
+            && matches!(&theirs_decision, Theirs::Placed { victims, .. } if victims.is_empty())
+        {
+            // The followed scheduler may not have seen the victims' deletion yet.
+            sched.set_victims_terminating(false);
+            if compare(&sched, fw, pod, &ours, &theirs_decision, &node_index_ref).is_none() {
+                why = None;
+            }
+            sched.set_victims_terminating(true);
+        }
+        if let Some(why) = why {
             report.divergences.push(Divergence {
                 pod: key.clone(),
                 theirs: theirs_decision.describe(),

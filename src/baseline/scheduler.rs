@@ -271,13 +271,32 @@ impl Baseline {
         true
     }
 
-    fn is_terminating(&self, node: usize, namespace: &str, name: &str) -> bool {
+    /// Whether the pod `namespace/name` on `node` is a victim still terminating.
+    pub fn is_terminating(&self, node: usize, namespace: &str, name: &str) -> bool {
         self.terminating.iter().any(|(n, ns, nm)| *n == node && ns == namespace && nm == name)
     }
 
     /// Whether victims of a preemption are still terminating.
     pub fn has_terminating_victims(&self) -> bool {
         !self.terminating.is_empty()
+    }
+
+    /// Marks the terminating victims terminating (`true`) or running (`false`), in place.
+    /// kube-scheduler sees a victim terminating only once its deletion reaches the scheduler's
+    /// informer, asynchronously: pods scheduled right after a preemption may still count it
+    /// (PodTopologySpread does not count terminating pods).
+    pub fn set_victims_terminating(&mut self, terminating: bool) {
+        for (n, namespace, name) in &self.terminating {
+            let node = &mut self.cluster.nodes[*n];
+            if let Some(p) =
+                node.pods.iter_mut().find(|p| &p.namespace == namespace && &p.name == name)
+            {
+                let mut pod = Pod::clone(p);
+                pod.terminating = terminating;
+                *p = Arc::new(pod);
+                node.generation = crate::model::Generation::next();
+            }
+        }
     }
 
     /// Whether victims of a preemption are still terminating on `node`.
