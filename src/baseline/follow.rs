@@ -15,7 +15,9 @@
 //!   highest total (a tie, or a node outside kplace's sample that is at least as good);
 //! - an unschedulable pod agrees when kplace finds no node either and words the same message,
 //!   byte for byte (a followed entry without a message is compared on the outcome only);
-//! - a preemption agrees when kplace preempts on the same node with the same victims.
+//! - a preemption agrees when kplace preempts too and, on the followed node, would pick the
+//!   same victims (victims already terminating excepted; the node may differ, as upstream
+//!   breaks full ties between candidate nodes at random).
 //!
 //! Then the *followed* decision is applied (the pod bound where the followed plan put it), so
 //! one disagreement never cascades into the pods after it. A preemptor is applied as upstream
@@ -215,28 +217,50 @@ fn compare(
                 _ => placement_disagreement(sched, fw, pod, n, ours),
             }
         }
-        (Theirs::Placed { node, victims }, CycleResult::Preempted(m, ours_victims)) => {
+        (
+            Theirs::Placed { victims, .. } | Theirs::Evicting { victims, .. },
+            CycleResult::Preempted(m, ours_victims),
+        ) if !victims.is_empty() => {
+            // The victims kplace would pick on the followed node must be the followed ones (the
+            // node itself may differ: a full tie between candidates goes to a random node).
+            let node = victims[0].1.as_str();
+            let Some(&n) = node_index.get(node) else {
+                return Some(format!("node {node} is not in the snapshot"));
+            };
             // Victims already terminating (an earlier preemptor's) are not evicted again;
             // kso attributes a victim to the last preemptor that picked it.
             let theirs_set: BTreeSet<&str> = victims
                 .iter()
-                .filter(|(p, node)| {
+                .filter(|(p, _)| {
                     let (ns, name) = p.split_once('/').unwrap_or(("", p));
-                    !node_index
-                        .get(node.as_str())
-                        .is_some_and(|&n| sched.is_terminating(n, ns, name))
+                    !sched.is_terminating(n, ns, name)
                 })
                 .map(|(p, _)| p.as_str())
                 .collect();
-            let ours_keys: Vec<String> = ours_victims.iter().map(|p| p.key()).collect();
-            let ours_set: BTreeSet<&str> = ours_keys.iter().map(String::as_str).collect();
-            if sched.cluster.nodes[*m].name != *node {
-                Some(format!("kplace preempts on node {}", sched.cluster.nodes[*m].name))
-            } else if theirs_set != ours_set {
-                Some("kplace picks other victims on the same node".to_string())
+            let ours_keys: Vec<String> = if *m == n {
+                ours_victims.iter().map(|p| p.key()).collect()
             } else {
-                None
-            }
+                match sched.victims_on(fw, pod, n) {
+                    Ok(v) => v.iter().map(|p| p.key()).collect(),
+                    Err(status) => {
+                        return Some(format!(
+                            "kplace preempts on node {}; on node {node}: {status}",
+                            sched.cluster.nodes[*m].name
+                        ));
+                    }
+                }
+            };
+            let ours_set: BTreeSet<&str> = ours_keys.iter().map(String::as_str).collect();
+            (theirs_set != ours_set).then(|| {
+                if *m == n {
+                    "kplace picks other victims on the same node".to_string()
+                } else {
+                    format!(
+                        "kplace preempts on node {} and would pick other victims on node {node}",
+                        sched.cluster.nodes[*m].name
+                    )
+                }
+            })
         }
         (Theirs::Placed { .. } | Theirs::Evicting { .. }, _) => {
             Some("the followed scheduler preempts where kplace does not".to_string())

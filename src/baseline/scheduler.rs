@@ -18,7 +18,7 @@
 //! nominated node at once, with its victims removed (a live scheduler waits for the victims to
 //! terminate and schedules the pod again, normally onto that node).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,7 +35,7 @@ use crate::framework::profile::{PluginName, Profile};
 use crate::framework::runtime::{CycleState, Framework, FrameworkError, PreFilterOutcome};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Node, Pod};
-use crate::plan::{Eviction, Placement, Plan, Unschedulable};
+use crate::plan::Plan;
 use crate::progress::Progress;
 
 /// The smallest number of feasible nodes the scheduler looks for (upstream
@@ -297,6 +297,29 @@ impl Baseline {
                 node.generation = crate::model::Generation::next();
             }
         }
+    }
+
+    /// The victims `pod` would evict on `node` (upstream `SelectVictimsOnNode` with the
+    /// nominated pods counted), victims already terminating left out.
+    pub fn victims_on(
+        &self,
+        fw: &Framework,
+        pod: &Pod,
+        node: usize,
+    ) -> Result<Vec<Arc<Pod>>, Status> {
+        let oracle = fw.oracle(pod, &self.cluster).with_nominated(&self.nominated);
+        let victims = preemption::select_victims_on_node(
+            pod,
+            &self.cluster,
+            node,
+            &oracle,
+            self.options.now,
+        )?;
+        Ok(victims
+            .pods
+            .into_iter()
+            .filter(|p| !self.is_terminating(node, &p.namespace, &p.name))
+            .collect())
     }
 
     /// Whether victims of a preemption are still terminating on `node`.
@@ -884,7 +907,7 @@ pub fn run_baseline_on(
 
 /// The sequential run, with `evaluate`: the time the static filters took and the backend.
 ///
-/// Preemption is carried out as upstream carries it out (see [`run_cycles`]).
+/// Preemption is carried out as upstream carries it out (see [`super::queue::run_cycles`]).
 fn run_with(
     cluster: ClusterState,
     pending: &[Pod],
@@ -898,7 +921,8 @@ fn run_with(
     let (evaluate_ms, backend) = evaluate;
     let task = progress.bar("baseline: pods", pending.len() as u64);
     let mut sched = Baseline::with_deferred_preemption(cluster, options);
-    let mut plan = run_cycles(&mut sched, pending, frameworks, statics, &|| task.inc(1));
+    let mut plan =
+        super::queue::run_cycles(&mut sched, pending, frameworks, statics, &|| task.inc(1));
     task.finish();
     let solve_ms = started.elapsed().as_secs_f64() * 1000.0;
     plan.summary = crate::plan::summarize(&plan, &sched.cluster, pending);
@@ -908,117 +932,6 @@ fn run_with(
     plan.summary.strategy = SEQUENTIAL_STRATEGY.to_string();
     plan.summary.backend = backend;
     plan
-}
-
-/// The scheduling loop over `pending` on a scheduler with deferred preemption, as kube-scheduler
-/// runs it when every pod is queued at the start and victims take longer to terminate than the
-/// queue takes to drain (a 30 s grace period):
-///
-/// 1. every pod gets its first attempt in PrioritySort order; a preemptor is nominated to its
-///    node ([`Baseline::preempt`]), its victims terminate meanwhile (they keep their room, and
-///    the nomination reserves the room against pods of equal or lower priority), and the pods
-///    after it are scheduled around both;
-/// 2. while victims are terminating: they leave, and the preemptors and the pods that failed
-///    are attempted again in PrioritySort order (upstream requeues them on the deletions); a
-///    preemptor tries its nominated node first, and one that no longer fits there (a pod of
-///    higher priority took the room) may preempt again, elsewhere.
-///
-/// An unschedulable pod's message is its first attempt's (as kube-scheduler's event and kso's
-/// plan report it); a pod placed on a retry leaves the unschedulable list.
-fn run_cycles(
-    sched: &mut Baseline,
-    pending: &[Pod],
-    frameworks: &BTreeMap<String, Framework>,
-    statics: &StaticFilters,
-    tick: &dyn Fn(),
-) -> Plan {
-    let mut run = Run::default();
-    let order = queue_order(pending);
-    for &i in &order {
-        tick();
-        run.attempt(sched, pending, frameworks, statics, i);
-    }
-    // Each round needs a preemption in the round before, and a pod preempts again only when
-    // it lost its node: bound the rounds all the same.
-    let mut rounds = 0;
-    while sched.has_terminating_victims() && rounds <= pending.len() {
-        rounds += 1;
-        sched.terminate_victims();
-        let again: Vec<usize> = order.iter().copied().filter(|i| run.retry.contains(i)).collect();
-        run.retry.clear();
-        for i in again {
-            run.attempt(sched, pending, frameworks, statics, i);
-        }
-    }
-    let mut failures: Vec<(usize, Unschedulable)> = run.failures.into_values().collect();
-    failures.sort_by_key(|(seq, _)| *seq);
-    run.plan.unschedulable = failures.into_iter().map(|(_, u)| u).collect();
-    run.plan
-}
-
-/// The state of [`run_cycles`].
-#[derive(Default)]
-struct Run {
-    plan: Plan,
-    /// Pods to attempt again once victims are gone: preemptors and failed pods.
-    retry: BTreeSet<usize>,
-    /// Per pod that is unschedulable so far: when it first failed, and its first failure.
-    failures: BTreeMap<usize, (usize, Unschedulable)>,
-    /// Attempts so far (orders the failures).
-    attempts: usize,
-}
-
-impl Run {
-    /// One scheduling attempt of `pending[i]`: placed, nominated with its victims evicted (and
-    /// queued for a retry), or unschedulable (its first failure kept, queued for a retry).
-    fn attempt(
-        &mut self,
-        sched: &mut Baseline,
-        pending: &[Pod],
-        frameworks: &BTreeMap<String, Framework>,
-        statics: &StaticFilters,
-        i: usize,
-    ) {
-        let pod = &pending[i];
-        let key = pod.key();
-        let fw = &frameworks[&pod.scheduler_name];
-        self.attempts += 1;
-        let failure = match sched.decide_with(fw, pod, statics.row(i)) {
-            CycleResult::Scheduled(n) => {
-                sched.assume(pod, n);
-                self.failures.remove(&i);
-                let node = sched.cluster.nodes[n].name.clone();
-                self.plan.placements.push(Placement { pod: key, node });
-                return;
-            }
-            CycleResult::Preempted(n, victims) => {
-                let node = sched.cluster.nodes[n].name.clone();
-                for v in sched.preempt(pod, n, &victims) {
-                    self.plan.evictions.push(Eviction {
-                        pod: v.key(),
-                        node: node.clone(),
-                        preemptor: key.clone(),
-                    });
-                }
-                self.retry.insert(i);
-                return;
-            }
-            CycleResult::Unschedulable(err) => {
-                Unschedulable { pod: key, message: err.message(), reasons: err.reasons() }
-            }
-            CycleResult::NoNodes => Unschedulable {
-                pod: key,
-                message: NO_NODES_AVAILABLE.to_string(),
-                reasons: BTreeMap::new(),
-            },
-            CycleResult::Error(message) => {
-                Unschedulable { pod: key, message, reasons: BTreeMap::new() }
-            }
-        };
-        self.retry.insert(i);
-        let seq = self.attempts;
-        self.failures.entry(i).or_insert((seq, failure));
-    }
 }
 
 #[cfg(test)]
