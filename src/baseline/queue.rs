@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::scheduler::{Baseline, CycleResult, NO_NODES_AVAILABLE, StaticFilters, queue_order};
 use crate::framework::runtime::Framework;
-use crate::model::Pod;
+use crate::model::{Pod, PreemptionPolicy};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
 
 /// The scheduling loop over `pending` on a scheduler with deferred preemption, as kube-scheduler
@@ -65,6 +65,7 @@ pub(super) fn run_cycles(
             run.attempt(sched, pending, frameworks, statics, i);
         }
     }
+    run.attribute_evictions(pending);
     let mut failures: Vec<(usize, Unschedulable)> = run.failures.into_values().collect();
     failures.sort_by_key(|(seq, _)| *seq);
     run.plan.unschedulable = failures.into_iter().map(|(_, u)| u).collect();
@@ -81,9 +82,42 @@ struct Run {
     failures: BTreeMap<usize, (usize, Unschedulable)>,
     /// Attempts so far (orders the failures).
     attempts: usize,
+    /// Pending pods placed so far: `namespace/name` → index in `pending`.
+    placed: BTreeMap<String, usize>,
+    /// The priority of each victim evicted, by `namespace/name`.
+    victim_priority: BTreeMap<String, i32>,
 }
 
 impl Run {
+    /// A plan says an eviction makes room for its preemptor on the victim's node. A preemptor
+    /// that preempted again elsewhere (or was never placed) left that room to another pod: the
+    /// eviction is attributed to the first pod the plan places on that node that may preempt
+    /// it (a priority above the victim's, not `preemptionPolicy: Never`), when there is one.
+    fn attribute_evictions(&mut self, pending: &[Pod]) {
+        let node_of: BTreeMap<&str, &str> =
+            self.plan.placements.iter().map(|p| (p.pod.as_str(), p.node.as_str())).collect();
+        let mut changes = Vec::new();
+        for (k, e) in self.plan.evictions.iter().enumerate() {
+            if node_of.get(e.preemptor.as_str()) == Some(&e.node.as_str()) {
+                continue;
+            }
+            let victim = self.victim_priority.get(&e.pod).copied().unwrap_or(i32::MIN);
+            let taker = self.plan.placements.iter().find(|p| {
+                p.node == e.node
+                    && self.placed.get(&p.pod).is_some_and(|&i| {
+                        pending[i].priority > victim
+                            && pending[i].preemption_policy != PreemptionPolicy::Never
+                    })
+            });
+            if let Some(t) = taker {
+                changes.push((k, t.pod.clone()));
+            }
+        }
+        for (k, preemptor) in changes {
+            self.plan.evictions[k].preemptor = preemptor;
+        }
+    }
+
     /// One scheduling attempt of `pending[i]`: placed, nominated with its victims evicted (and
     /// queued for a retry), or unschedulable (its first failure kept, queued for a retry).
     fn attempt(
@@ -102,13 +136,42 @@ impl Run {
             CycleResult::Scheduled(n) => {
                 sched.assume(pod, n);
                 self.failures.remove(&i);
+                self.placed.insert(key.clone(), i);
                 let node = sched.cluster.nodes[n].name.clone();
+                self.plan.placements.push(Placement { pod: key, node });
+                return;
+            }
+            CycleResult::Preempted(n, victims) if !sched.defers_preemption() => {
+                let node = sched.cluster.nodes[n].name.clone();
+                for v in victims {
+                    sched.remove_victim(n, &v.namespace, &v.name);
+                    self.plan.evictions.push(Eviction {
+                        pod: v.key(),
+                        node: node.clone(),
+                        preemptor: key.clone(),
+                    });
+                }
+                sched.assume(pod, n);
+                self.failures.remove(&i);
+                self.placed.insert(key.clone(), i);
                 self.plan.placements.push(Placement { pod: key, node });
                 return;
             }
             CycleResult::Preempted(n, victims) => {
                 let node = sched.cluster.nodes[n].name.clone();
                 for v in sched.preempt(pod, n, &victims) {
+                    let victim = v.key();
+                    if let Some(j) = self.placed.remove(&victim) {
+                        // A pod this run placed, preempted on a retry: it never runs (upstream
+                        // deletes it), so the plan does not place it.
+                        self.plan.placements.retain(|p| p.pod != victim);
+                        let message = format!("preempted by {key} on {node} after it was placed");
+                        let failure =
+                            Unschedulable { pod: victim, message, reasons: BTreeMap::new() };
+                        self.failures.insert(j, (self.attempts, failure));
+                        continue;
+                    }
+                    self.victim_priority.insert(victim, v.priority);
                     self.plan.evictions.push(Eviction {
                         pod: v.key(),
                         node: node.clone(),
@@ -320,6 +383,7 @@ mod tests {
             summary(&plan),
             (
                 vec!["d/h on a".to_string(), "d/p on b".to_string()],
+                // p evicted v1 and h took the room; h never preempts, so v1 stays p's.
                 vec!["d/v1 from a by d/p".to_string(), "d/v2 from b by d/p".to_string()],
                 vec![],
             )

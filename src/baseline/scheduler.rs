@@ -11,12 +11,15 @@
 //! parallel filter fills in completion order, i.e. effectively at random. kplace draws the
 //! tie-breaker from a generator seeded by `--seed`, so runs are reproducible.
 //!
-//! Simplifications, all of which only matter for timing-dependent behaviour of a live cluster:
-//! filters run on one thread in node order (upstream runs them in parallel and may evaluate a few
-//! more nodes than it needs before cancelling); each pod is attempted once, in queue order (a live
-//! scheduler retries unschedulable pods when the cluster changes); a preemptor is placed on its
-//! nominated node at once, with its victims removed (a live scheduler waits for the victims to
-//! terminate and schedules the pod again, normally onto that node).
+//! Nominations: a pod nominated by a preemption reserves its node's room against pods of equal
+//! or lower priority, tries its nominated node first, and may not preempt again while its
+//! victims terminate; [`super::queue`] carries preemptions out as upstream does (victims
+//! terminating, the preemptor placed on a retry). [`Baseline::schedule_one`] (the batch solver's
+//! exact path, `explain`) places a preemptor at once instead.
+//!
+//! Simplifications, which only matter for timing-dependent behaviour of a live cluster: filters
+//! run on one thread in node order (upstream runs them in parallel and may evaluate a few more
+//! nodes than it needs before cancelling); retries are [`super::queue`]'s.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -59,6 +62,10 @@ pub struct BaselineOptions {
     /// The simulation clock (Unix seconds): the start time of pods that have not started, as
     /// upstream's preemption uses `time.Now()` for them.
     pub now: i64,
+    /// Place a preemptor at once, its victims gone (as [`Baseline::schedule_one`] does), rather
+    /// than nominate it while they terminate and place it on a retry ([`super::queue`]): a plan
+    /// whose evictions each make room for their preemptor (the batch planner's fallback).
+    pub immediate_preemption: bool,
 }
 
 /// How many feasible nodes to find before scoring (upstream `numFeasibleNodesToFind`).
@@ -228,6 +235,11 @@ impl Baseline {
         let mut sched = Baseline::new(cluster, options);
         sched.deferred_preemption = true;
         sched
+    }
+
+    /// Whether preemptions are deferred ([`Baseline::with_deferred_preemption`]).
+    pub fn defers_preemption(&self) -> bool {
+        self.deferred_preemption
     }
 
     /// The node `pod` is nominated to, if any.
@@ -920,7 +932,11 @@ fn run_with(
     let started = Instant::now();
     let (evaluate_ms, backend) = evaluate;
     let task = progress.bar("baseline: pods", pending.len() as u64);
-    let mut sched = Baseline::with_deferred_preemption(cluster, options);
+    let mut sched = if options.immediate_preemption {
+        Baseline::new(cluster, options)
+    } else {
+        Baseline::with_deferred_preemption(cluster, options)
+    };
     let mut plan =
         super::queue::run_cycles(&mut sched, pending, frameworks, statics, &|| task.inc(1));
     task.finish();

@@ -13,11 +13,12 @@
 //! waits for victims).
 //!
 //! kso is found at `$KSO` or `../shared/upstream/kso` beside the checkout. Without it each test
-//! says so on stderr and passes — except under `CI=true`, where a missing kso fails it, so CI
+//! says so on stderr (uncaptured, so a plain `cargo test` shows it) and passes — except under `CI=true`, where a missing kso fails it, so CI
 //! never passes silently. `KPLACE_DIFF_CLUSTERS` sets how many random clusters (default 200)
 //! and `KPLACE_DIFF_SEED` the first seed; a failure names the seed or workload and keeps the
 //! snapshot and both plans in a temporary directory.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -48,7 +49,9 @@ fn require_kso(suite: &str) -> Option<PathBuf> {
              real kube-scheduler ({suite}) did not run"
         );
         assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
-        eprintln!("SKIPPED: {msg}");
+        // Written to the process's stderr, which the test harness does not capture, so that a
+        // skip shows in a plain `cargo test`.
+        let _ = writeln!(std::io::stderr(), "SKIPPED: {msg}");
     }
     found
 }
