@@ -33,7 +33,7 @@ const GRACE_DELAY: &str = "5s";
 
 fn kso() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("KSO") {
-        return Some(PathBuf::from(p));
+        return Some(PathBuf::from(p)).filter(|p| p.exists());
     }
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/upstream/kso");
     p.exists().then_some(p)
