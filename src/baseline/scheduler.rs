@@ -134,9 +134,10 @@ pub struct Baseline {
     /// Pods nominated to a node (by node index) whose victims are still terminating: they
     /// reserve room against pods of equal or lower priority (upstream's nominator).
     nominated: BTreeMap<usize, Vec<Arc<Pod>>>,
-    /// Victims of preemptions still terminating, `(node, namespace, name)`: still on their
-    /// node, marked terminating (upstream: deletionTimestamp and the DisruptionTarget condition).
-    terminating: Vec<(usize, String, String)>,
+    /// Victims of preemptions still terminating, per node index `(namespace, name)`: still on
+    /// their node, marked terminating (upstream: deletionTimestamp and the DisruptionTarget
+    /// condition).
+    terminating: BTreeMap<usize, Vec<(String, String)>>,
     /// Whether a preemption is only decided (the preemptor nominated, placed later by the
     /// caller) rather than placed at once ([`Baseline::schedule_one`] places it at once and
     /// first checks that the pod fits without its victims).
@@ -223,7 +224,7 @@ impl Baseline {
             memoize: true,
             last_feasible: Vec::new(),
             nominated: BTreeMap::new(),
-            terminating: Vec::new(),
+            terminating: BTreeMap::new(),
             deferred_preemption: false,
         }
     }
@@ -279,13 +280,15 @@ impl Baseline {
         let mut pod = Arc::unwrap_or_clone(pod);
         pod.terminating = true;
         self.cluster.nodes[node].add_pod(Arc::new(pod));
-        self.terminating.push((node, namespace.to_string(), name.to_string()));
+        self.terminating.entry(node).or_default().push((namespace.to_string(), name.to_string()));
         true
     }
 
     /// Whether the pod `namespace/name` on `node` is a victim still terminating.
     pub fn is_terminating(&self, node: usize, namespace: &str, name: &str) -> bool {
-        self.terminating.iter().any(|(n, ns, nm)| *n == node && ns == namespace && nm == name)
+        self.terminating
+            .get(&node)
+            .is_some_and(|pods| pods.iter().any(|(ns, nm)| ns == namespace && nm == name))
     }
 
     /// Whether victims of a preemption are still terminating.
@@ -298,7 +301,11 @@ impl Baseline {
     /// informer, asynchronously: pods scheduled right after a preemption may still count it
     /// (PodTopologySpread does not count terminating pods).
     pub fn set_victims_terminating(&mut self, terminating: bool) {
-        for (n, namespace, name) in &self.terminating {
+        for (n, namespace, name) in self
+            .terminating
+            .iter()
+            .flat_map(|(n, pods)| pods.iter().map(move |(ns, nm)| (n, ns, nm)))
+        {
             let node = &mut self.cluster.nodes[*n];
             if let Some(p) =
                 node.pods.iter_mut().find(|p| &p.namespace == namespace && &p.name == name)
@@ -336,19 +343,26 @@ impl Baseline {
 
     /// Whether victims of a preemption are still terminating on `node`.
     pub fn has_terminating_victims_on(&self, node: usize) -> bool {
-        self.terminating.iter().any(|(n, _, _)| *n == node)
+        self.terminating.contains_key(&node)
     }
 
     /// The terminating victims leave their nodes (their grace period is over).
     pub fn terminate_victims(&mut self) {
-        for (node, namespace, name) in std::mem::take(&mut self.terminating) {
-            self.cluster.nodes[node].remove_pod(&namespace, &name);
+        for (node, pods) in std::mem::take(&mut self.terminating) {
+            for (namespace, name) in pods {
+                self.cluster.nodes[node].remove_pod(&namespace, &name);
+            }
         }
     }
 
     /// The victim `namespace/name` on `node` leaves it, terminating or not.
     pub fn remove_victim(&mut self, node: usize, namespace: &str, name: &str) {
-        self.terminating.retain(|(n, ns, nm)| !(*n == node && ns == namespace && nm == name));
+        if let Some(pods) = self.terminating.get_mut(&node) {
+            pods.retain(|(ns, nm)| !(ns == namespace && nm == name));
+            if pods.is_empty() {
+                self.terminating.remove(&node);
+            }
+        }
         if let Some(n) = self.cluster.nodes.get_mut(node) {
             n.remove_pod(namespace, name);
         }
