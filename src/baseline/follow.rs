@@ -15,7 +15,9 @@
 //!   highest total (a tie, or a node outside kplace's sample that is at least as good);
 //! - an unschedulable pod agrees when kplace finds no node either and words the same message,
 //!   byte for byte (a followed entry without a message is compared on the outcome only);
-//! - a preemption agrees when kplace preempts on the same node with the same victims.
+//! - a preemption agrees when kplace preempts too and, on the followed node, would pick the
+//!   same victims (victims already terminating excepted; the node may differ, as upstream
+//!   breaks full ties between candidate nodes at random).
 //!
 //! Then the *followed* decision is applied (the pod bound where the followed plan put it), so
 //! one disagreement never cascades into the pods after it. A preemptor is applied as upstream
@@ -73,6 +75,8 @@ struct Followed<'a> {
     unschedulable: BTreeMap<&'a str, &'a str>,
     /// Preemptor → its victims `(namespace/name, node)`, in the plan's order.
     victims: BTreeMap<&'a str, Vec<(String, String)>>,
+    /// Every victim `(namespace/name, node)`, whichever preemptor it is attributed to.
+    evicted: BTreeSet<(&'a str, &'a str)>,
 }
 
 impl<'a> Followed<'a> {
@@ -89,6 +93,7 @@ impl<'a> Followed<'a> {
                 .map(|u| (u.pod.as_str(), u.message.as_str()))
                 .collect(),
             victims,
+            evicted: plan.evictions.iter().map(|e| (e.pod.as_str(), e.node.as_str())).collect(),
         }
     }
 
@@ -130,6 +135,9 @@ impl Theirs {
 fn describe_ours(result: &CycleResult, cluster: &ClusterState) -> String {
     match result {
         CycleResult::Scheduled(n) => format!("node {}", cluster.nodes[*n].name),
+        CycleResult::Preempted(n, victims) if victims.is_empty() => {
+            format!("nominated to {} (its victims already terminating)", cluster.nodes[*n].name)
+        }
         CycleResult::Preempted(n, victims) => {
             let v: Vec<(String, String)> =
                 victims.iter().map(|p| (p.key(), cluster.nodes[*n].name.clone())).collect();
@@ -209,17 +217,50 @@ fn compare(
                 _ => placement_disagreement(sched, fw, pod, n, ours),
             }
         }
-        (Theirs::Placed { node, victims }, CycleResult::Preempted(m, ours_victims)) => {
-            let theirs_set: BTreeSet<&str> = victims.iter().map(|(p, _)| p.as_str()).collect();
-            let ours_keys: Vec<String> = ours_victims.iter().map(|p| p.key()).collect();
-            let ours_set: BTreeSet<&str> = ours_keys.iter().map(String::as_str).collect();
-            if sched.cluster.nodes[*m].name != *node {
-                Some(format!("kplace preempts on node {}", sched.cluster.nodes[*m].name))
-            } else if theirs_set != ours_set {
-                Some("kplace picks other victims on the same node".to_string())
+        (
+            Theirs::Placed { victims, .. } | Theirs::Evicting { victims, .. },
+            CycleResult::Preempted(m, ours_victims),
+        ) if !victims.is_empty() => {
+            // The victims kplace would pick on the followed node must be the followed ones (the
+            // node itself may differ: a full tie between candidates goes to a random node).
+            let node = victims[0].1.as_str();
+            let Some(&n) = node_index.get(node) else {
+                return Some(format!("node {node} is not in the snapshot"));
+            };
+            // Victims already terminating (an earlier preemptor's) are not evicted again;
+            // kso attributes a victim to the last preemptor that picked it.
+            let theirs_set: BTreeSet<&str> = victims
+                .iter()
+                .filter(|(p, _)| {
+                    let (ns, name) = p.split_once('/').unwrap_or(("", p));
+                    !sched.is_terminating(n, ns, name)
+                })
+                .map(|(p, _)| p.as_str())
+                .collect();
+            let ours_keys: Vec<String> = if *m == n {
+                ours_victims.iter().map(|p| p.key()).collect()
             } else {
-                None
-            }
+                match sched.victims_on(fw, pod, n) {
+                    Ok(v) => v.iter().map(|p| p.key()).collect(),
+                    Err(status) => {
+                        return Some(format!(
+                            "kplace preempts on node {}; on node {node}: {status}",
+                            sched.cluster.nodes[*m].name
+                        ));
+                    }
+                }
+            };
+            let ours_set: BTreeSet<&str> = ours_keys.iter().map(String::as_str).collect();
+            (theirs_set != ours_set).then(|| {
+                if *m == n {
+                    "kplace picks other victims on the same node".to_string()
+                } else {
+                    format!(
+                        "kplace preempts on node {} and would pick other victims on node {node}",
+                        sched.cluster.nodes[*m].name
+                    )
+                }
+            })
         }
         (Theirs::Placed { .. } | Theirs::Evicting { .. }, _) => {
             Some("the followed scheduler preempts where kplace does not".to_string())
@@ -263,7 +304,7 @@ pub fn run_follow(
         cluster.nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
     let node_index_ref: BTreeMap<&str, usize> =
         node_index.iter().map(|(k, &v)| (k.as_str(), v)).collect();
-    let mut sched = Baseline::new(cluster, options);
+    let mut sched = Baseline::with_deferred_preemption(cluster, options);
     let mut plan = Plan::default();
     let mut report = FollowReport::default();
     let pending_keys: BTreeSet<String> = pending.iter().map(Pod::key).collect();
@@ -275,19 +316,86 @@ pub fn run_follow(
         let ours = sched.decide_with(fw, pod, None);
         let theirs_decision = followed.decision(&key);
         // A pod kplace finds no node for, which the followed scheduler bound only after pods
-        // it bound later in the queue: its first attempt failed there too and a retry (after
-        // a binding or a victim's deletion) placed it. It is checked again at its bind turn.
-        let retried = matches!(&theirs_decision, Theirs::Placed { victims, .. } if victims.is_empty())
+        // it bound later in the queue, or on a node where victims are still terminating: its
+        // first attempt failed there too and a retry (after a binding or a victim's deletion)
+        // placed it. It is checked again at its bind turn.
+        let retried = match &theirs_decision {
+            Theirs::Placed { node, victims } if victims.is_empty() => {
+                matches!(ours, CycleResult::Unschedulable(_) | CycleResult::NoNodes)
+                    && (binds.later_than_next(&key)
+                        || node_index_ref
+                            .get(node.as_str())
+                            .is_some_and(|&n| sched.has_terminating_victims_on(n)))
+            }
+            _ => false,
+        };
+        // A preemptor whose victims are all terminating already (evicted by earlier
+        // preemptors) evicts no one: it is nominated, and bound on a retry once they are gone.
+        let nominated_only = match (&theirs_decision, &ours) {
+            (Theirs::Placed { node, victims }, CycleResult::Preempted(m, ours_victims)) => {
+                victims.is_empty()
+                    && ours_victims.is_empty()
+                    && node_index_ref.get(node.as_str()) == Some(m)
+            }
+            _ => false,
+        };
+        if let (true, CycleResult::Preempted(m, _)) = (nominated_only, &ours) {
+            sched.nominate(*m, pod);
+        }
+        // A preemption kplace does not make at the pod's first attempt: the followed
+        // scheduler's first attempt failed too and a retry (after the first pass) preempted,
+        // e.g. a pod bound meanwhile. It is checked again at the preemptor's bind turn.
+        if let Theirs::Placed { node, victims } = &theirs_decision
+            && !victims.is_empty()
             && matches!(ours, CycleResult::Unschedulable(_) | CycleResult::NoNodes)
-            && binds.later_than_next(&key);
-        if retried {
+        {
+            binds.defer(Deferred {
+                pod: i,
+                key,
+                node: node.clone(),
+                victims: victims.clone(),
+                retry: true,
+            });
+            report.followed += 1;
+            continue;
+        }
+        // A preemptor whose victims the followed plan attributes to a later preemptor on the
+        // same node (kso records the last preemptor that picked a victim): it preempted them,
+        // was nominated, and bound on a retry.
+        let misattributed = match (&theirs_decision, &ours) {
+            (Theirs::Placed { node, victims }, CycleResult::Preempted(m, ours_victims)) => {
+                victims.is_empty()
+                    && !ours_victims.is_empty()
+                    && node_index_ref.get(node.as_str()) == Some(m)
+                    && ours_victims
+                        .iter()
+                        .all(|v| followed.evicted.contains(&(v.key().as_str(), node.as_str())))
+            }
+            _ => false,
+        };
+        if let (true, CycleResult::Preempted(m, ours_victims)) = (misattributed, &ours) {
+            sched.preempt(pod, *m, ours_victims);
+        }
+        if retried || nominated_only || misattributed {
             if let Theirs::Placed { node, .. } = theirs_decision {
                 binds.defer(Deferred { pod: i, key, node, victims: Vec::new(), retry: true });
             }
             report.followed += 1;
             continue;
         }
-        if let Some(why) = compare(&sched, fw, pod, &ours, &theirs_decision, &node_index_ref) {
+        let mut why = compare(&sched, fw, pod, &ours, &theirs_decision, &node_index_ref);
+        if why.is_some()
+            && sched.has_terminating_victims()
+            && matches!(&theirs_decision, Theirs::Placed { victims, .. } if victims.is_empty())
+        {
+            // The followed scheduler may not have seen the victims' deletion yet.
+            sched.set_victims_terminating(false);
+            if compare(&sched, fw, pod, &ours, &theirs_decision, &node_index_ref).is_none() {
+                why = None;
+            }
+            sched.set_victims_terminating(true);
+        }
+        if let Some(why) = why {
             report.divergences.push(Divergence {
                 pod: key.clone(),
                 theirs: theirs_decision.describe(),
@@ -308,20 +416,20 @@ pub fn run_follow(
                 // Upstream nominates the preemptor and binds it once its victims are gone;
                 // meanwhile the pods it binds before the preemptor see the victims still
                 // there and the nomination reserving the room.
-                for (victim, node) in &victims {
-                    plan.evictions.push(Eviction {
-                        pod: victim.clone(),
-                        node: node.clone(),
-                        preemptor: key.clone(),
-                    });
-                }
+                apply_victims(&mut sched, &victims, &key, &node_index_ref, &mut plan);
                 if let Some(&n) = node_index_ref.get(node.as_str()) {
                     sched.nominate(n, pod);
                 }
                 binds.defer(Deferred { pod: i, key: key.clone(), node, victims, retry: false });
             }
             Theirs::Evicting { victims, message } => {
+                // Nominated, never bound: the victims terminate, the nomination stays.
                 apply_victims(&mut sched, &victims, &key, &node_index_ref, &mut plan);
+                if let Some(&n) =
+                    victims.first().and_then(|(_, node)| node_index_ref.get(node.as_str()))
+                {
+                    sched.nominate(n, pod);
+                }
                 plan.unschedulable.push(Unschedulable {
                     pod: key,
                     message,
@@ -341,12 +449,10 @@ pub fn run_follow(
             }
         }
         report.followed += 1;
-        while let Some(d) = binds.take_ready() {
-            let key = d.key.clone();
-            settle(&mut sched, &frameworks, pending, d, &node_index_ref, &mut plan, &mut report);
-            binds.applied(&key);
-        }
     }
+    // Retries and preemptors bind after every pod's first attempt: the queue holds every
+    // pending pod at the start, a failed pod is retried only once the active queue is empty,
+    // and victims terminate for longer than the first pass takes.
     for d in binds.rest() {
         settle(&mut sched, &frameworks, pending, d, &node_index_ref, &mut plan, &mut report);
     }
@@ -423,12 +529,6 @@ impl BindOrder {
         self.deferred.push((pos, d));
     }
 
-    /// A deferred preemptor whose turn has come (every bind before it applied), if any.
-    fn take_ready(&mut self) -> Option<Deferred> {
-        let i = self.deferred.iter().position(|(pos, _)| *pos <= self.next)?;
-        Some(self.deferred.remove(i).1)
-    }
-
     /// The preemptors still waiting, in the followed bind order.
     fn rest(&mut self) -> Vec<Deferred> {
         self.deferred.sort_by_key(|(pos, _)| *pos);
@@ -449,15 +549,27 @@ fn settle(
 ) {
     let pod = &pending[d.pod];
     if d.retry {
+        // Retried after a victim's deletion: the victims on its node are gone by then (all
+        // of them: they were evicted in one pass and terminate after the same grace period).
+        if node_index.get(d.node.as_str()).is_some_and(|&n| sched.has_terminating_victims_on(n)) {
+            sched.terminate_victims();
+        }
         let fw = &frameworks[pod.scheduler_name.as_str()];
         let ours = sched.decide_with(fw, pod, None);
-        let theirs = Theirs::Placed { node: d.node.clone(), victims: Vec::new() };
+        let theirs = Theirs::Placed { node: d.node.clone(), victims: d.victims.clone() };
         if let Some(why) = compare(sched, fw, pod, &ours, &theirs, node_index) {
             report.divergences.push(Divergence {
                 pod: d.key.clone(),
                 theirs: format!("{} (after a retry)", theirs.describe()),
                 ours: describe_ours(&ours, &sched.cluster),
                 why,
+            });
+        }
+        for (victim, node) in &d.victims {
+            plan.evictions.push(Eviction {
+                pod: victim.clone(),
+                node: node.clone(),
+                preemptor: d.key.clone(),
             });
         }
     }
@@ -476,7 +588,7 @@ fn bind_preemptor(
         if let (Some(&n), Some((ns, name))) =
             (node_index.get(node.as_str()), victim.split_once('/'))
         {
-            sched.cluster.nodes[n].remove_pod(ns, name);
+            sched.remove_victim(n, ns, name);
         }
     }
     sched.clear_nomination(&pod.namespace, &pod.name);
@@ -486,7 +598,8 @@ fn bind_preemptor(
     plan.placements.push(Placement { pod: d.key, node: d.node });
 }
 
-/// Evicts the followed plan's victims of one preemptor.
+/// Evicts the followed plan's victims of one preemptor: they terminate (still on their node,
+/// marked terminating) until the preemptor binds or a retried pod needs their room.
 fn apply_victims(
     sched: &mut Baseline,
     victims: &[(String, String)],
@@ -498,7 +611,7 @@ fn apply_victims(
         if let (Some(&n), Some((ns, name))) =
             (node_index.get(node.as_str()), victim.split_once('/'))
         {
-            sched.cluster.nodes[n].remove_pod(ns, name);
+            sched.mark_terminating(n, ns, name);
         }
         plan.evictions.push(Eviction {
             pod: victim.clone(),
@@ -519,7 +632,7 @@ fn apply_ours(sched: &mut Baseline, pod: &Pod, ours: CycleResult, plan: &mut Pla
         CycleResult::Preempted(n, victims) => {
             let node = sched.cluster.nodes[n].name.clone();
             for v in victims {
-                sched.cluster.nodes[n].remove_pod(&v.namespace, &v.name);
+                sched.remove_victim(n, &v.namespace, &v.name);
                 plan.evictions.push(Eviction {
                     pod: v.key(),
                     node: node.clone(),

@@ -35,10 +35,11 @@
 //!   ([`go_int31n`]); upstream draws from Go's global source.
 //! - Victims are sorted with a port of Go's `sort.Slice` (pattern-defeating quicksort, not
 //!   stable), so pods that tie under `MoreImportantPod` end in the order Go would leave them.
-//! - The simulator has no nominated pods, so `PodEligibleToPreemptOthers`' second rule (a pod
-//!   whose nominated node still has victims terminating may not preempt again) never applies and
-//!   the filters run without nominated pods (`RunFilterPluginsWithNominatedPods` ≡ one Filter
-//!   run). Extenders are not modelled.
+//! - The filters run through the [`FilterOracle`], which counts the pods nominated to the node
+//!   (`RunFilterPluginsWithNominatedPods`) when the caller has nominations;
+//!   `PodEligibleToPreemptOthers`' second rule (a pod whose nominated node still has victims
+//!   terminating may not preempt again, [`NOT_ELIGIBLE_TERMINATING`]) is the caller's, which
+//!   knows the nominations ([`ineligible`]). Extenders are not modelled.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -62,6 +63,16 @@ pub const NOT_HELPFUL_REASON: &str = "Preemption is not helpful for scheduling";
 
 /// Why a pod with `preemptionPolicy: Never` may not preempt.
 pub const NOT_ELIGIBLE_NEVER: &str = "not eligible due to preemptionPolicy=Never.";
+
+/// Why a pod whose nominated node still has a lower-priority pod terminating by preemption may
+/// not preempt again (`PodEligibleToPreemptOthers`' second rule).
+pub const NOT_ELIGIBLE_TERMINATING: &str =
+    "not eligible due to a terminating pod on the nominated node.";
+
+/// The outcome of a pod that may not preempt, for `reason` (e.g. [`NOT_ELIGIBLE_TERMINATING`]).
+pub fn ineligible(reason: &str) -> PreemptionOutcome {
+    PreemptionOutcome::Ineligible { post_filter_msg: prefixed(reason) }
+}
 
 /// Error when the cluster has no node at all (`findCandidates`).
 pub const NO_NODES_AVAILABLE: &str = "no nodes available";
@@ -255,8 +266,8 @@ pub fn preempt_without_victims<R: rand::Rng + ?Sized>(
 
 /// Upstream `PodEligibleToPreemptOthers`: `Err(reason)` when the pod may not preempt.
 ///
-/// Only the `preemptionPolicy: Never` rule applies: the simulator has no nominated pods, so the
-/// "victims still terminating on the nominated node" rule never triggers.
+/// The `preemptionPolicy: Never` rule; the "victims still terminating on the nominated node"
+/// rule needs the nominations and is checked by the scheduler ([`NOT_ELIGIBLE_TERMINATING`]).
 pub fn pod_eligible_to_preempt_others(pod: &Pod) -> Result<(), &'static str> {
     if pod.preemption_policy == PreemptionPolicy::Never {
         return Err(NOT_ELIGIBLE_NEVER);

@@ -11,12 +11,15 @@
 //! parallel filter fills in completion order, i.e. effectively at random. kplace draws the
 //! tie-breaker from a generator seeded by `--seed`, so runs are reproducible.
 //!
-//! Simplifications, all of which only matter for timing-dependent behaviour of a live cluster:
-//! filters run on one thread in node order (upstream runs them in parallel and may evaluate a few
-//! more nodes than it needs before cancelling); each pod is attempted once, in queue order (a live
-//! scheduler retries unschedulable pods when the cluster changes); a preemptor is placed on its
-//! nominated node at once, with its victims removed (a live scheduler waits for the victims to
-//! terminate and schedules the pod again, normally onto that node).
+//! Nominations: a pod nominated by a preemption reserves its node's room against pods of equal
+//! or lower priority, tries its nominated node first, and may not preempt again while its
+//! victims terminate; [`super::queue`] carries preemptions out as upstream does (victims
+//! terminating, the preemptor placed on a retry). [`Baseline::schedule_one`] (the batch solver's
+//! exact path, `explain`) places a preemptor at once instead.
+//!
+//! Simplifications, which only matter for timing-dependent behaviour of a live cluster: filters
+//! run on one thread in node order (upstream runs them in parallel and may evaluate a few more
+//! nodes than it needs before cancelling); retries are [`super::queue`]'s.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -35,7 +38,7 @@ use crate::framework::profile::{PluginName, Profile};
 use crate::framework::runtime::{CycleState, Framework, FrameworkError, PreFilterOutcome};
 use crate::framework::{Code, Status};
 use crate::model::{ClusterState, Node, Pod};
-use crate::plan::{Eviction, Placement, Plan, Unschedulable};
+use crate::plan::Plan;
 use crate::progress::Progress;
 
 /// The smallest number of feasible nodes the scheduler looks for (upstream
@@ -59,6 +62,10 @@ pub struct BaselineOptions {
     /// The simulation clock (Unix seconds): the start time of pods that have not started, as
     /// upstream's preemption uses `time.Now()` for them.
     pub now: i64,
+    /// Place a preemptor at once, its victims gone (as [`Baseline::schedule_one`] does), rather
+    /// than nominate it while they terminate and place it on a retry ([`super::queue`]): a plan
+    /// whose evictions each make room for their preemptor (the batch planner's fallback).
+    pub immediate_preemption: bool,
 }
 
 /// How many feasible nodes to find before scoring (upstream `numFeasibleNodesToFind`).
@@ -127,6 +134,14 @@ pub struct Baseline {
     /// Pods nominated to a node (by node index) whose victims are still terminating: they
     /// reserve room against pods of equal or lower priority (upstream's nominator).
     nominated: BTreeMap<usize, Vec<Arc<Pod>>>,
+    /// Victims of preemptions still terminating, per node index `(namespace, name)`: still on
+    /// their node, marked terminating (upstream: deletionTimestamp and the DisruptionTarget
+    /// condition).
+    terminating: BTreeMap<usize, Vec<(String, String)>>,
+    /// Whether a preemption is only decided (the preemptor nominated, placed later by the
+    /// caller) rather than placed at once ([`Baseline::schedule_one`] places it at once and
+    /// first checks that the pod fits without its victims).
+    deferred_preemption: bool,
 }
 
 /// The filter verdicts of a pod signature that fit no node, per node, with the node generation
@@ -209,12 +224,167 @@ impl Baseline {
             memoize: true,
             last_feasible: Vec::new(),
             nominated: BTreeMap::new(),
+            terminating: BTreeMap::new(),
+            deferred_preemption: false,
         }
+    }
+
+    /// A scheduler whose preemptions are carried out as upstream's are: [`Baseline::decide_with`]
+    /// nominates nothing itself, its caller nominates the preemptor ([`Baseline::preempt`]),
+    /// and the pod is placed once its victims are gone ([`Baseline::terminate_victims`]).
+    pub fn with_deferred_preemption(cluster: ClusterState, options: BaselineOptions) -> Self {
+        let mut sched = Baseline::new(cluster, options);
+        sched.deferred_preemption = true;
+        sched
+    }
+
+    /// Whether preemptions are deferred ([`Baseline::with_deferred_preemption`]).
+    pub fn defers_preemption(&self) -> bool {
+        self.deferred_preemption
+    }
+
+    /// The node `pod` is nominated to, if any.
+    pub fn nominated_node(&self, pod: &Pod) -> Option<usize> {
+        self.nominated.iter().find_map(|(&n, pods)| {
+            pods.iter().any(|p| p.namespace == pod.namespace && p.name == pod.name).then_some(n)
+        })
+    }
+
+    /// Starts a preemption decided by [`Baseline::decide_with`] or followed: the victims on
+    /// `node` are marked terminating (they keep their room until [`Baseline::terminate_victims`])
+    /// and `pod` is nominated to `node`. Victims already terminating are not evicted again
+    /// (upstream skips the API call for them). Returns the victims newly evicted.
+    pub fn preempt(&mut self, pod: &Pod, node: usize, victims: &[Arc<Pod>]) -> Vec<Arc<Pod>> {
+        let mut evicted = Vec::new();
+        for v in victims {
+            if self.mark_terminating(node, &v.namespace, &v.name) {
+                evicted.push(Arc::clone(v));
+            }
+        }
+        self.nominate(node, pod);
+        evicted
+    }
+
+    /// Marks the pod `namespace/name` on `node` terminating by preemption; `false` when it is
+    /// not there or already terminating. Upstream's cache updates the pod, which moves it to
+    /// the end of its node's pod list.
+    pub fn mark_terminating(&mut self, node: usize, namespace: &str, name: &str) -> bool {
+        if self.is_terminating(node, namespace, name) {
+            return false;
+        }
+        let Some(pod) =
+            self.cluster.nodes.get_mut(node).and_then(|n| n.remove_pod(namespace, name))
+        else {
+            return false;
+        };
+        let mut pod = Arc::unwrap_or_clone(pod);
+        pod.terminating = true;
+        self.cluster.nodes[node].add_pod(Arc::new(pod));
+        self.terminating.entry(node).or_default().push((namespace.to_string(), name.to_string()));
+        true
+    }
+
+    /// Whether the pod `namespace/name` on `node` is a victim still terminating.
+    pub fn is_terminating(&self, node: usize, namespace: &str, name: &str) -> bool {
+        self.terminating
+            .get(&node)
+            .is_some_and(|pods| pods.iter().any(|(ns, nm)| ns == namespace && nm == name))
+    }
+
+    /// Whether victims of a preemption are still terminating.
+    pub fn has_terminating_victims(&self) -> bool {
+        !self.terminating.is_empty()
+    }
+
+    /// Marks the terminating victims terminating (`true`) or running (`false`), in place.
+    /// kube-scheduler sees a victim terminating only once its deletion reaches the scheduler's
+    /// informer, asynchronously: pods scheduled right after a preemption may still count it
+    /// (PodTopologySpread does not count terminating pods).
+    pub fn set_victims_terminating(&mut self, terminating: bool) {
+        for (n, namespace, name) in self
+            .terminating
+            .iter()
+            .flat_map(|(n, pods)| pods.iter().map(move |(ns, nm)| (n, ns, nm)))
+        {
+            let node = &mut self.cluster.nodes[*n];
+            if let Some(p) =
+                node.pods.iter_mut().find(|p| &p.namespace == namespace && &p.name == name)
+            {
+                let mut pod = Pod::clone(p);
+                pod.terminating = terminating;
+                *p = Arc::new(pod);
+                node.generation = crate::model::Generation::next();
+            }
+        }
+    }
+
+    /// The victims `pod` would evict on `node` (upstream `SelectVictimsOnNode` with the
+    /// nominated pods counted), victims already terminating left out.
+    pub fn victims_on(
+        &self,
+        fw: &Framework,
+        pod: &Pod,
+        node: usize,
+    ) -> Result<Vec<Arc<Pod>>, Status> {
+        let oracle = fw.oracle(pod, &self.cluster).with_nominated(&self.nominated);
+        let victims = preemption::select_victims_on_node(
+            pod,
+            &self.cluster,
+            node,
+            &oracle,
+            self.options.now,
+        )?;
+        Ok(victims
+            .pods
+            .into_iter()
+            .filter(|p| !self.is_terminating(node, &p.namespace, &p.name))
+            .collect())
+    }
+
+    /// Whether victims of a preemption are still terminating on `node`.
+    pub fn has_terminating_victims_on(&self, node: usize) -> bool {
+        self.terminating.contains_key(&node)
+    }
+
+    /// The terminating victims leave their nodes (their grace period is over).
+    pub fn terminate_victims(&mut self) {
+        for (node, pods) in std::mem::take(&mut self.terminating) {
+            for (namespace, name) in pods {
+                self.cluster.nodes[node].remove_pod(&namespace, &name);
+            }
+        }
+    }
+
+    /// The victim `namespace/name` on `node` leaves it, terminating or not.
+    pub fn remove_victim(&mut self, node: usize, namespace: &str, name: &str) {
+        if let Some(pods) = self.terminating.get_mut(&node) {
+            pods.retain(|(ns, nm)| !(ns == namespace && nm == name));
+            if pods.is_empty() {
+                self.terminating.remove(&node);
+            }
+        }
+        if let Some(n) = self.cluster.nodes.get_mut(node) {
+            n.remove_pod(namespace, name);
+        }
+    }
+
+    /// `PodEligibleToPreemptOthers`' second rule: a pod nominated to a node that its filters
+    /// did not find unresolvable may not preempt while a lower-priority pod there is still
+    /// terminating by preemption.
+    fn waits_for_victims(&self, pod: &Pod, diagnosis: &Diagnosis) -> bool {
+        let Some(n) = self.nominated_node(pod) else { return false };
+        let code = diagnosis.status_of(n).map_or(Code::UnschedulableAndUnresolvable, |s| s.code);
+        code != Code::UnschedulableAndUnresolvable
+            && self.cluster.nodes[n]
+                .pods
+                .iter()
+                .any(|p| p.priority < pod.priority && self.is_terminating(n, &p.namespace, &p.name))
     }
 
     /// Nominates `pod` to node `node`: until [`Baseline::clear_nomination`], the filters of
     /// pods of equal or lower priority count it on that node.
     pub fn nominate(&mut self, node: usize, pod: &Pod) {
+        self.clear_nomination(&pod.namespace, &pod.name);
         let mut p = pod.clone();
         p.node_name = Some(self.cluster.nodes[node].name.clone());
         self.nominated.entry(node).or_default().push(Arc::new(p));
@@ -299,6 +469,17 @@ impl Baseline {
                 subset.into()
             }
         };
+
+        // A pod nominated by an earlier preemption tries its nominated node first and goes
+        // there when it fits (upstream `evaluateNominatedNode`), without scoring.
+        if let Some(n) = self.nominated_node(pod).filter(|n| nodes.contains(n)) {
+            let nominated = self.nominated.get(&n).map(Vec::as_slice);
+            let node = &self.cluster.nodes[n];
+            if filter_status(fw, &state, pod, row, n, node, nominated).is_success() {
+                self.last_feasible = vec![n];
+                return CycleResult::Scheduled(n);
+            }
+        }
 
         let mut num_to_find = if self.options.score_all_nodes {
             nodes.len()
@@ -481,20 +662,32 @@ impl Baseline {
     fn post_filter(&mut self, fw: &Framework, pod: &Pod, mut diagnosis: Diagnosis) -> CycleResult {
         let num_all_nodes = self.cluster.nodes.len();
         if fw.preemption_enabled() {
-            let oracle = fw.oracle(pod, &self.cluster);
+            let oracle = fw.oracle(pod, &self.cluster).with_nominated(&self.nominated);
             let args = fw.preemption_args();
-            let outcome = preemption::preempt(
-                pod,
-                &self.cluster,
-                &diagnosis,
-                &args,
-                &oracle,
-                self.options.now,
-                &mut self.rng,
-            );
+            let outcome = if self.waits_for_victims(pod, &diagnosis) {
+                preemption::ineligible(preemption::NOT_ELIGIBLE_TERMINATING)
+            } else {
+                preemption::preempt(
+                    pod,
+                    &self.cluster,
+                    &diagnosis,
+                    &args,
+                    &oracle,
+                    self.options.now,
+                    &mut self.rng,
+                )
+            };
+            drop(oracle);
             match outcome {
+                PreemptionOutcome::Preempted { node, victims, .. } if self.deferred_preemption => {
+                    // Victims already terminating are not evicted again.
+                    let victims = victims
+                        .into_iter()
+                        .filter(|v| !self.is_terminating(node, &v.namespace, &v.name))
+                        .collect();
+                    return CycleResult::Preempted(node, victims);
+                }
                 PreemptionOutcome::Preempted { node, victims, .. } => {
-                    drop(oracle);
                     // Upstream nominates the node and schedules the pod again once the victims
                     // are gone; kplace places it at once, so it first runs that next cycle's
                     // PreFilter and Filter on the cluster without the victims. (Preemption's
@@ -517,6 +710,11 @@ impl Baseline {
                     return CycleResult::Preempted(node, victims);
                 }
                 outcome => {
+                    // A failed preemption clears the pod's nomination (upstream nominates
+                    // ""); an ineligible pod keeps it.
+                    if !matches!(outcome, PreemptionOutcome::Ineligible { .. }) {
+                        self.clear_nomination(&pod.namespace, &pod.name);
+                    }
                     diagnosis.post_filter_msg = fw.post_filter_msg(Some(&outcome.status()));
                 }
             }
@@ -534,6 +732,9 @@ impl Baseline {
 
     /// Binds `pod` to `node` in the simulated cluster (upstream's assume).
     pub fn assume(&mut self, pod: &Pod, node: usize) {
+        if !self.nominated.is_empty() {
+            self.clear_nomination(&pod.namespace, &pod.name);
+        }
         let mut placed = pod.clone();
         placed.node_name = Some(self.cluster.nodes[node].name.clone());
         self.cluster.nodes[node].add_pod(Arc::new(placed));
@@ -731,6 +932,8 @@ pub fn run_baseline_on(
 }
 
 /// The sequential run, with `evaluate`: the time the static filters took and the backend.
+///
+/// Preemption is carried out as upstream carries it out (see [`super::queue::run_cycles`]).
 fn run_with(
     cluster: ClusterState,
     pending: &[Pod],
@@ -742,52 +945,14 @@ fn run_with(
 ) -> Plan {
     let started = Instant::now();
     let (evaluate_ms, backend) = evaluate;
-    let mut plan = Plan::default();
-    let mut sched = Baseline::new(cluster, options);
     let task = progress.bar("baseline: pods", pending.len() as u64);
-    for i in queue_order(pending) {
-        task.inc(1);
-        let pod = &pending[i];
-        let fw = &frameworks[&pod.scheduler_name];
-        match sched.schedule_one_with(fw, pod, statics.row(i)) {
-            CycleResult::Scheduled(n) => {
-                plan.placements
-                    .push(Placement { pod: pod.key(), node: sched.cluster.nodes[n].name.clone() });
-            }
-            CycleResult::Preempted(n, victims) => {
-                let node = sched.cluster.nodes[n].name.clone();
-                for v in victims {
-                    plan.evictions.push(Eviction {
-                        pod: v.key(),
-                        node: node.clone(),
-                        preemptor: pod.key(),
-                    });
-                }
-                plan.placements.push(Placement { pod: pod.key(), node });
-            }
-            CycleResult::Unschedulable(err) => {
-                plan.unschedulable.push(Unschedulable {
-                    pod: pod.key(),
-                    message: err.message(),
-                    reasons: err.reasons(),
-                });
-            }
-            CycleResult::NoNodes => {
-                plan.unschedulable.push(Unschedulable {
-                    pod: pod.key(),
-                    message: NO_NODES_AVAILABLE.to_string(),
-                    reasons: BTreeMap::new(),
-                });
-            }
-            CycleResult::Error(message) => {
-                plan.unschedulable.push(Unschedulable {
-                    pod: pod.key(),
-                    message,
-                    reasons: BTreeMap::new(),
-                });
-            }
-        }
-    }
+    let mut sched = if options.immediate_preemption {
+        Baseline::new(cluster, options)
+    } else {
+        Baseline::with_deferred_preemption(cluster, options)
+    };
+    let mut plan =
+        super::queue::run_cycles(&mut sched, pending, frameworks, statics, &|| task.inc(1));
     task.finish();
     let solve_ms = started.elapsed().as_secs_f64() * 1000.0;
     plan.summary = crate::plan::summarize(&plan, &sched.cluster, pending);

@@ -454,7 +454,12 @@ fn plan_once(
     let mut run = Run {
         sched: Baseline::new(
             cluster,
-            BaselineOptions { seed: options.seed, score_all_nodes: false, now: options.now },
+            BaselineOptions {
+                seed: options.seed,
+                score_all_nodes: false,
+                now: options.now,
+                immediate_preemption: true,
+            },
         ),
         plan: Plan::default(),
         greedy_pods: Vec::new(),
@@ -566,8 +571,12 @@ fn plan_once(
     let in_time = options.deadline.is_none_or(|d| Instant::now() < d);
     if let Some(original) = original.filter(|_| improvable && in_time) {
         let seq_start = Instant::now();
-        let seq_options =
-            BaselineOptions { seed: options.seed, now: options.now, ..Default::default() };
+        let seq_options = BaselineOptions {
+            seed: options.seed,
+            now: options.now,
+            immediate_preemption: true,
+            ..Default::default()
+        };
         let mut sequential =
             run_baseline_with_progress(original, pending, config, seq_options, progress)?;
         if plan_rank(&sequential) > plan_rank(&plan) {

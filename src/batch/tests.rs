@@ -22,7 +22,8 @@ fn baseline(state: &ClusterState, pending: &[Pod], seed: u64) -> Plan {
         state.clone(),
         pending,
         &SchedulerConfig::default(),
-        BaselineOptions { seed, ..Default::default() },
+        // The sequential plan the planner falls back to: preemptors placed at once.
+        BaselineOptions { seed, immediate_preemption: true, ..Default::default() },
     )
     .expect("default profile builds")
 }

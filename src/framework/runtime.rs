@@ -7,7 +7,7 @@
 //! Plugins kplace does not evaluate (volume plugins, DRA, scheduling gates) are left out; the
 //! caller warns about them once.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use thiserror::Error;
@@ -392,8 +392,12 @@ impl Framework {
         node: &Node,
         nominated: &[Arc<Pod>],
     ) -> Status {
-        let ahead: Vec<&Arc<Pod>> =
-            nominated.iter().filter(|p| p.priority >= pod.priority && p.uid != pod.uid).collect();
+        let ahead: Vec<&Arc<Pod>> = nominated
+            .iter()
+            .filter(|p| {
+                p.priority >= pod.priority && !(p.namespace == pod.namespace && p.name == pod.name)
+            })
+            .collect();
         if ahead.is_empty() {
             return self.filter(state, pod, node);
         }
@@ -599,7 +603,7 @@ impl Framework {
             PreFilterOutcome::Proceed(s) => Some(*s),
             PreFilterOutcome::Rejected(_) => None,
         };
-        Oracle { fw: self, cluster, state }
+        Oracle { fw: self, cluster, state, nominated: None }
     }
 }
 
@@ -609,6 +613,16 @@ pub struct Oracle<'a> {
     fw: &'a Framework,
     cluster: &'a ClusterState,
     state: Option<CycleState>,
+    nominated: Option<&'a BTreeMap<usize, Vec<Arc<Pod>>>>,
+}
+
+impl<'a> Oracle<'a> {
+    /// Runs the filters with the pods nominated to each node (by node index) counted, as
+    /// upstream's `SelectVictimsOnNode` does (`RunFilterPluginsWithNominatedPods`).
+    pub fn with_nominated(mut self, nominated: &'a BTreeMap<usize, Vec<Arc<Pod>>>) -> Self {
+        self.nominated = Some(nominated);
+        self
+    }
 }
 
 impl crate::baseline::preemption::FilterOracle for Oracle<'_> {
@@ -631,7 +645,10 @@ impl crate::baseline::preemption::FilterOracle for Oracle<'_> {
         {
             return Status::unresolvable("node(s) didn't satisfy plugin(s)");
         }
-        self.fw.filter(&state, pod, &node)
+        match self.nominated.and_then(|m| m.get(&node_idx)) {
+            Some(pods) => self.fw.filter_with_nominated(&state, pod, &node, pods),
+            None => self.fw.filter(&state, pod, &node),
+        }
     }
 }
 
