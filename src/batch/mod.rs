@@ -874,6 +874,7 @@ impl Run {
             domains: Vec::new(),
             conflicts: Vec::new(),
             guide: None,
+            inter_pod: Default::default(),
         };
         add_conflicts(&mut problem, cluster, &reps[..to_place.len()]);
         problem.free = free_capacity(cluster, &names);
