@@ -172,6 +172,8 @@ pub struct TopologyState {
     member_of: Vec<Vec<usize>>,
     /// Per class: its rules (indices).
     rules_of: Vec<Vec<usize>>,
+    /// Per class: whether its pods count in a counter a hard rule reads.
+    counted_hard: Vec<bool>,
     /// Per counter read by a spread rule: its eligible domains and how many eligible domains
     /// hold each count (for the minimum).
     spread: BTreeMap<usize, SpreadDomains>,
@@ -235,6 +237,16 @@ impl TopologyState {
                 })
             })
             .collect();
+        let mut hard_counters = vec![false; inter.counters.len()];
+        for r in inter.rules.iter().filter(|r| r.is_hard()) {
+            for &k in r.counters() {
+                if let Some(h) = hard_counters.get_mut(k) {
+                    *h = true;
+                }
+            }
+        }
+        let counted_hard =
+            member_of.iter().map(|ks| ks.iter().any(|&k| hard_counters[k])).collect();
         let mut state = TopologyState {
             nodes,
             domains: domains.to_vec(),
@@ -244,6 +256,7 @@ impl TopologyState {
             totals,
             member_of,
             rules_of,
+            counted_hard,
             spread: BTreeMap::new(),
             local,
             generation: 0,
@@ -296,8 +309,7 @@ impl TopologyState {
     /// Whether pods of class `c` count in a counter that a hard rule reads (moving them could
     /// break a decision made on those counts).
     pub fn counted_by_hard_rule(&self, c: usize) -> bool {
-        let Some(mine) = self.member_of.get(c) else { return false };
-        self.rules.iter().any(|r| r.is_hard() && r.counters().iter().any(|k| mine.contains(k)))
+        self.counted_hard.get(c).copied().unwrap_or(false)
     }
 
     /// Counts a pod of class `c` on `node` (or takes it away, with `add` false).
