@@ -145,8 +145,12 @@ pub(super) fn add_spread(
         if weight <= 0 || constraints.is_empty() {
             continue;
         }
+        // Upstream `requireAllTopologies`: with the system default constraints, a node lacking
+        // one constraint's key still counts for the others.
+        let require_all = !rep.topology_spread_constraints.is_empty() || !pts.system_defaulted();
+        let all: &[Constraint] = if require_all { &constraints } else { &[] };
         for c in &constraints {
-            let counter = spread_counter(problem, keys, reps, rep, c, &constraints);
+            let counter = spread_counter(problem, keys, reps, rep, c, all);
             problem.inter_pod.rules.push(Rule::Soft {
                 class: k,
                 counter,
@@ -159,7 +163,8 @@ pub(super) fn add_spread(
 }
 
 /// The counter of constraint `c` of `rep`: pods in `rep`'s namespace that the selector matches,
-/// on nodes with every key of `all` that pass `c`'s node inclusion policies for `rep`.
+/// on nodes with `c`'s key and every key of `all` that pass `c`'s node inclusion policies for
+/// `rep`.
 fn spread_counter(
     problem: &mut Problem,
     keys: &mut Keys<'_>,
