@@ -49,9 +49,10 @@
 //! one failed attempt per class per round.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use crate::lp::Guide;
+use crate::topology::{InterPod, TopologyState};
 
 /// One pod class: interchangeable pods with the same requests and feasibility.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -115,6 +116,10 @@ pub struct Problem {
     /// Quotas from the LP stage ([`crate::lp::lp_guide`]): when set, a first pass places each
     /// class's pods only on node groups with quota left, then the usual pass places the rest.
     pub guide: Option<Guide>,
+    /// Inter-pod rules over counts of matching pods per domain of [`Problem::domains`]
+    /// (topology spread, required and preferred pod (anti-)affinity); see
+    /// [`crate::topology`]. Domain ids must then be below `nodes`.
+    pub inter_pod: InterPod,
 }
 
 impl Problem {
@@ -139,6 +144,14 @@ impl Problem {
             c.a >= self.classes.len() || c.b >= self.classes.len() || c.topology >= self.topologies
         }) {
             return Err(SolverError::ConflictOutOfRange { a: c.a, b: c.b, topology: c.topology });
+        }
+        if !self.inter_pod.is_empty() {
+            if self.domains.iter().any(|&d| d != NO_DOMAIN && d as usize >= self.nodes) {
+                return Err(SolverError::TooLarge {
+                    what: "domain id (at most the number of nodes)",
+                });
+            }
+            self.inter_pod.validate(self.classes.len(), self.nodes, self.topologies)?;
         }
         if let Some(guide) = &self.guide {
             dim("nodes of the guide", Some(self.nodes), guide.group_of_node.len())?;
@@ -198,6 +211,15 @@ pub enum SolverError {
         b: usize,
         /// The topology.
         topology: usize,
+    },
+    /// An inter-pod counter or rule names a class, node, topology or counter that does not
+    /// exist (or a spread rule has `maxSkew` 0).
+    #[error("inter-pod {what} {index} is out of range")]
+    InterPod {
+        /// "counter" or "rule".
+        what: &'static str,
+        /// Its index.
+        index: usize,
     },
     /// A class requests a negative amount.
     #[error("class {class} requests {value} of resource {resource}; requests must not be negative")]
@@ -337,6 +359,17 @@ pub fn solve_greedy(
     options: &GreedyOptions,
     rescore: Option<&mut dyn Rescore>,
 ) -> Result<Assignment, SolverError> {
+    solve_with(problem, options, rescore, SCAN_PODS)
+}
+
+/// [`solve_greedy`] with classes of at most `scan_pods` pods placed by a scan of their row per
+/// pod instead of the per-class heaps (tests compare the two).
+pub(crate) fn solve_with(
+    problem: &Problem,
+    options: &GreedyOptions,
+    rescore: Option<&mut dyn Rescore>,
+    scan_pods: u32,
+) -> Result<Assignment, SolverError> {
     problem.validate()?;
     let order = class_order(problem, options.class_order);
     let mut count = vec![0u32; problem.classes.len() * problem.nodes];
@@ -368,6 +401,14 @@ pub fn solve_greedy(
         rescore,
         ranked: vec![None; problem.classes.len()],
         ranked_cells: 0,
+        topo: TopologyState::new(
+            &problem.inter_pod,
+            problem.classes.len(),
+            problem.nodes,
+            problem.topologies,
+            &problem.domains,
+        ),
+        scan_pods,
     };
     if state.quota_left.is_some() {
         for &c in &order {
@@ -433,6 +474,21 @@ struct State<'p, 'r> {
     /// computed on first use by a relocation; `ranked_cells` counts the cached entries.
     ranked: Vec<Option<Vec<usize>>>,
     ranked_cells: usize,
+    /// Counts of matching pods per domain and the inter-pod rules over them.
+    topo: TopologyState,
+    /// Classes with at most this many pods left pick nodes by a scan ([`SCAN_PODS`]).
+    scan_pods: u32,
+}
+
+/// Nodes of one class that share their domains in every topology of the class's inter-pod
+/// rules that is not node-local: the rules give them the same verdict and soft score.
+struct Bucket {
+    /// A node of the bucket, to read the shared verdict and score from.
+    rep: usize,
+    /// `(node score, lowest index first, stamp when pushed)`.
+    heap: BinaryHeap<(i64, Reverse<usize>, u32)>,
+    /// Nodes a node-local spread rule refused, tried again when a minimum changes.
+    parked: Vec<usize>,
 }
 
 /// Classes with at most this many pods to place pick each node by a scan of their row instead
@@ -461,8 +517,15 @@ impl State<'_, '_> {
         c * self.problem.nodes + node
     }
 
-    /// Whether a pod of class `c` may go on `node` now: feasible, under the limit, room left.
+    /// Whether a pod of class `c` may go on `node` now: feasible, under the limit, room left,
+    /// no conflict, quota left, and every inter-pod rule allows it.
     fn can_take(&self, c: usize, node: usize) -> bool {
+        self.can_take_base(c, node) && self.topo.allows(c, node)
+    }
+
+    /// [`State::can_take`] without the inter-pod rules: once false for a node during a class's
+    /// placement, it stays false until the node changes.
+    fn can_take_base(&self, c: usize, node: usize) -> bool {
         let cell = self.cell(c, node);
         self.problem.feasible[cell]
             && self.count[cell] < self.limit(c)
@@ -524,6 +587,16 @@ impl State<'_, '_> {
         }
     }
 
+    /// The score of `c` on `node` with the soft inter-pod terms.
+    fn total_score(&mut self, c: usize, node: usize) -> i64 {
+        self.score(c, node).saturating_add(self.topo.soft(c, node))
+    }
+
+    /// The score of `c` on `node` with only the node-local soft terms (a bucket adds the rest).
+    fn node_score(&mut self, c: usize, node: usize) -> i64 {
+        self.score(c, node).saturating_add(self.topo.soft_local(c, node, true))
+    }
+
     /// The score of `c` on `node`: static until the node changed, then the callback's.
     fn score(&mut self, c: usize, node: usize) -> i64 {
         let cell = self.cell(c, node);
@@ -550,6 +623,7 @@ impl State<'_, '_> {
         if !self.touching[c].is_empty() {
             self.mark_conflicts(c, node, add);
         }
+        self.topo.update(c, node, add);
     }
 
     /// Places one pod of class `c` on `node`.
@@ -568,15 +642,17 @@ impl State<'_, '_> {
     }
 
     /// Places the pods of class `c` one by one on its best candidate: for a class of a few
-    /// pods a scan of its row per pod ([`State::best_direct`]), else the per-class heap. Both
-    /// give the same placements: a placement changes only its own node's score and room, and
-    /// the heap re-pushes that node (conflicts and quotas only ever take candidates away, which
-    /// both check when a node is chosen).
+    /// pods a scan of its row per pod ([`State::best_direct`]), else per-bucket heaps. Both
+    /// give the same placements: a placement changes only its own node's score, room and
+    /// node-local verdicts (the heap re-pushes that node; conflicts and quotas only ever take
+    /// candidates away), and its domains' shared verdicts and soft scores, which a bucket
+    /// reads once for all its nodes. A node a node-local spread rule refuses is parked and
+    /// tried again when a spread minimum changes.
     fn place_class(&mut self, c: usize) {
         if self.unplaced[c] == 0 || self.limit(c) == 0 {
             return;
         }
-        if self.unplaced[c] <= SCAN_PODS {
+        if self.unplaced[c] <= self.scan_pods {
             while self.unplaced[c] > 0 {
                 match self.best_direct(c) {
                     Some(node) => self.place(c, node),
@@ -586,28 +662,80 @@ impl State<'_, '_> {
             return;
         }
         let n_nodes = self.problem.nodes;
-        // Heap entries: (score, lowest index first, stamp when pushed).
+        let shared = self.topo.shared_topologies(c);
+        let mut bucket_of: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
+        let mut buckets: Vec<Bucket> = Vec::new();
         let mut stamp = vec![0u32; n_nodes];
-        let mut candidates: Vec<(i64, Reverse<usize>, u32)> = Vec::new();
         for node in 0..n_nodes {
-            if self.can_take(c, node) {
-                candidates.push((self.score(c, node), Reverse(node), 0));
+            if !self.can_take_base(c, node) {
+                continue;
+            }
+            let sig: Vec<u32> = shared.iter().map(|&t| self.topo.domain_of(t, node)).collect();
+            let b = *bucket_of.entry(sig).or_insert_with(|| {
+                buckets.push(Bucket { rep: node, heap: BinaryHeap::new(), parked: Vec::new() });
+                buckets.len() - 1
+            });
+            if self.topo.allows_local(c, node, true) {
+                let s = self.node_score(c, node);
+                buckets[b].heap.push((s, Reverse(node), 0));
+            } else {
+                buckets[b].parked.push(node);
             }
         }
-        let mut heap = BinaryHeap::from(candidates);
+        let mut generation = self.topo.generation();
         while self.unplaced[c] > 0 {
-            let Some((_, Reverse(node), st)) = heap.pop() else { break };
-            if st != stamp[node] {
-                continue; // Stale: the node took a pod since this entry was pushed.
+            if self.topo.generation() != generation {
+                generation = self.topo.generation();
+                for bucket in &mut buckets {
+                    for node in std::mem::take(&mut bucket.parked) {
+                        if !self.can_take_base(c, node) {
+                            continue;
+                        }
+                        if self.topo.allows_local(c, node, true) {
+                            let s = self.node_score(c, node);
+                            bucket.heap.push((s, Reverse(node), stamp[node]));
+                        } else {
+                            bucket.parked.push(node);
+                        }
+                    }
+                }
             }
-            if !self.can_take(c, node) {
-                continue; // Defensive: entries are only pushed for nodes that can take one.
+            let mut best: Option<((i64, Reverse<usize>), usize)> = None;
+            for (b, bucket) in buckets.iter_mut().enumerate() {
+                if !self.topo.allows_local(c, bucket.rep, false) {
+                    continue;
+                }
+                let top = loop {
+                    let Some(&(s, Reverse(node), st)) = bucket.heap.peek() else { break None };
+                    if st != stamp[node] || !self.can_take_base(c, node) {
+                        bucket.heap.pop(); // Stale, or the node can no longer take one.
+                        continue;
+                    }
+                    if !self.topo.allows_local(c, node, true) {
+                        bucket.heap.pop();
+                        bucket.parked.push(node);
+                        continue;
+                    }
+                    break Some((s, node));
+                };
+                let Some((s, node)) = top else { continue };
+                let key =
+                    (s.saturating_add(self.topo.soft_local(c, bucket.rep, false)), Reverse(node));
+                if best.is_none_or(|(k, _)| key > k) {
+                    best = Some((key, b));
+                }
             }
+            let Some(((_, Reverse(node)), b)) = best else { break };
+            buckets[b].heap.pop();
             self.place(c, node);
             stamp[node] += 1;
-            if self.can_take(c, node) {
-                let s = self.score(c, node);
-                heap.push((s, Reverse(node), stamp[node]));
+            if self.can_take_base(c, node) {
+                if self.topo.allows_local(c, node, true) {
+                    let s = self.node_score(c, node);
+                    buckets[b].heap.push((s, Reverse(node), stamp[node]));
+                } else {
+                    buckets[b].parked.push(node);
+                }
             }
         }
     }
@@ -621,7 +749,7 @@ impl State<'_, '_> {
                 continue;
             }
             if self.can_take(c, node) {
-                let key = (self.score(c, node), Reverse(node));
+                let key = (self.total_score(c, node), Reverse(node));
                 if best.is_none_or(|b| key > b) {
                     best = Some(key);
                 }
@@ -635,6 +763,9 @@ impl State<'_, '_> {
     /// room. Targets are tried by static score (highest first); the moved pod goes to its
     /// class's best other node by static score. Returns whether a pod of `c` was placed.
     fn relocate_one(&mut self, c: usize) -> bool {
+        if self.topo.has_hard_rules(c) {
+            return false;
+        }
         let n_nodes = self.problem.nodes;
         let n_classes = self.problem.classes.len();
         // The two best destinations of every class by static score, for the moved pod.
@@ -642,6 +773,8 @@ impl State<'_, '_> {
         for (c2, d) in dest.iter_mut().enumerate() {
             if c2 == c
                 || !self.touching[c2].is_empty()
+                || self.topo.has_hard_rules(c2)
+                || self.topo.counted_by_hard_rule(c2)
                 || !self.count[c2 * n_nodes..(c2 + 1) * n_nodes].iter().any(|&k| k > 0)
             {
                 continue;

@@ -5,11 +5,14 @@
 //!
 //! [`greedy`]: the priority-tiered greedy assignment (with conflicts and relocation);
 //! [`lp`]: the LP relaxation that guides it, and an exact MIP for small problems;
-//! [`preempt`]: the batch preemption pass for the pods still unplaced.
+//! [`preempt`]: the batch preemption pass for the pods still unplaced;
+//! [`topology`]: inter-pod counts per topology domain and the rules over them (spread, pod
+//! (anti-)affinity), which the greedy reads as pods land.
 
 pub mod greedy;
 pub mod lp;
 pub mod preempt;
+pub mod topology;
 
 pub use greedy::{
     Assignment, ClassOrder, ClassSpec, Conflict, GreedyOptions, NO_DOMAIN, Placed, Problem,
@@ -20,3 +23,4 @@ pub use preempt::{
     Eviction, PreemptError, PreemptPlacement, PreemptPlan, PreemptProblem, PreemptorSpec,
     VictimSpec, solve_preemption,
 };
+pub use topology::{Counter, InterPod, Rule, TopologyState};

@@ -8,15 +8,24 @@
 //! is the order in which they are valid one after the other.
 //!
 //! 1. **Classes.** The pending pods are grouped by [`classify`] (pods with the same scheduling
-//!    signature get the same filter verdicts and scores). A class goes to the *greedy* unless
-//!    it has required pod affinity or a `DoNotSchedule` spread constraint (explicit or
-//!    defaulted by the profile): those classes are *sequential*. Required anti-affinity and
+//!    signature get the same filter verdicts and scores). Every class goes to the *greedy*
+//!    (a class the matrices cannot evaluate goes to the exact path, below). Required
+//!    anti-affinity and
 //!    host ports stay in the greedy as *conflicts* between classes ([`add_conflicts`]): two
 //!    classes whose pods may not share a topology domain (either class's anti-affinity term
 //!    selects the other's pods, with the term's topology key; conflicting host ports, per
-//!    node). A greedy class is also *movable* when it has no conflicts and no other pending pod
-//!    has a required pod (anti-)affinity term or `DoNotSchedule` spread constraint whose
-//!    selector matches its labels: no sequential decision can depend on where its pods are.
+//!    node). PodTopologySpread becomes the solver's inter-pod rules ([`inter_pod`]):
+//!    `DoNotSchedule` constraints (explicit or defaulted by the profile) hard rules, checked
+//!    on counts kept exact as pods land (the class's matrix is evaluated without that filter),
+//!    and `ScheduleAnyway` constraints with the profile's system default constraints soft
+//!    terms updated per placement, which replace the tier-start PodTopologySpread score.
+//!    Required pod affinity is a hard rule too (the first pod of a self-affine group goes
+//!    anywhere); the rest of InterPodAffinity's filter for such a class is evaluated per node
+//!    against the bound pods. A
+//!    greedy class is also *movable* when it has no conflicts, no `DoNotSchedule` constraint
+//!    and no required pod affinity, and no other pending pod has a required pod (anti-)affinity term or
+//!    `DoNotSchedule` spread constraint whose selector matches its labels: no decision on
+//!    counts can depend on where its pods are.
 //!
 //! Then, one priority tier at a time (highest first, as the PrioritySort queue):
 //!
@@ -74,20 +83,24 @@
 //! `kplace plan` never places fewer pods than `kplace baseline`; a plan that places every pod
 //! without evictions cannot be outranked, and costs no sequential run.
 //!
-//! Why the plan is valid: a greedy pod's feasibility apart from capacity and conflicts cannot
-//! change during its tier's greedy (no inter-pod rule of its own other than anti-affinity;
-//! anti-affinity of every pod already on a node is in the Filter run at the greedy's start;
-//! anti-affinity between the greedy's own pods, either way, is a conflict the solver enforces),
-//! and the solver tracks capacity exactly. Capacity is judged on the final state, so moving a
+//! Why the plan is valid: a greedy pod's feasibility apart from capacity, conflicts and
+//! `DoNotSchedule` spread cannot change during its tier's greedy (no inter-pod rule of its own
+//! other than anti-affinity and spread; anti-affinity of every pod already on a node is in the
+//! Filter run at the greedy's start; anti-affinity between the greedy's own pods, either way,
+//! is a conflict the solver enforces; spread is a rule the solver checks on exact counts of
+//! bound and placed pods), and the solver tracks capacity exactly. Pods that a spread rule
+//! counts are never moved, and batch preemption skips classes with spread rules. Capacity is judged on the final state, so moving a
 //! pod keeps every earlier placement valid; moving a pod of an earlier tier is restricted to
 //! movable classes, whose position no later decision depended on. Sequential pods see every
 //! earlier placement. Preemption only evicts bound pods: pods placed earlier in the run have a
 //! priority at least as high as any later preemptor, and victims must have a strictly lower
 //! one.
 //!
-//! Not modelled yet: usage-dependent *soft* inter-pod scores (preferred pod affinity,
-//! `ScheduleAnyway` spread including the system default constraints) are evaluated once per
-//! tier, not after every placement. NodeResourcesFit's score comes from the matrix, in encoded
+//! Approximations: preferred pod (anti-)affinity toward the pods the solve places is counted
+//! per placement, toward bound pods scored once per tier (normalized), and the placed pods'
+//! own preferred terms toward later classes are not counted. The
+//! soft spread terms count pods without upstream's normalization over the feasible nodes
+//! ([`inter_pod`]). NodeResourcesFit's score comes from the matrix, in encoded
 //! units: where an amount is not a whole number of units (see [`crate::eval`]) it can differ by
 //! rounding from the framework's, which changes a preference, never feasibility (the solver
 //! tracks capacity in exact amounts).
@@ -96,8 +109,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
+mod inter_pod;
+
 use kplace_solver::{
-    ClassOrder, ClassSpec, Conflict, GreedyOptions, LpOptions, NO_DOMAIN, Placed, PreemptProblem,
+    ClassOrder, ClassSpec, Conflict, GreedyOptions, LpOptions, Placed, PreemptProblem,
     PreemptorSpec, Problem, Rescore, VictimSpec, lp_guide, solve_greedy, solve_preemption,
 };
 
@@ -220,9 +235,10 @@ pub enum BatchError {
 /// How a class is placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Route {
-    /// By the greedy solver (its required anti-affinity and host ports become conflicts).
+    /// By the greedy solver (its required anti-affinity and host ports become conflicts, its
+    /// spread constraints and required pod affinity inter-pod rules).
     Greedy,
-    /// By the exact sequential path.
+    /// By the exact sequential path (a class the matrices cannot evaluate).
     Sequential,
 }
 
@@ -238,6 +254,10 @@ struct Class {
     /// `DoNotSchedule` spread constraint whose selector matches the class's labels, so no
     /// sequential decision depended on where they are.
     movable: bool,
+    /// Whether the solver enforces `DoNotSchedule` spread constraints or required pod affinity
+    /// of the class (its pods are never moved, and batch preemption, which does not model
+    /// them, skips them).
+    hard_rules: bool,
 }
 
 /// The frameworks of one scheduler name: the full profile; the profile without preemption; and
@@ -248,6 +268,10 @@ struct Frameworks {
     full: Framework,
     no_preemption: Framework,
     no_fit: Framework,
+    /// `no_fit` without PodTopologySpread's filter (index bit 0) and without InterPodAffinity's
+    /// (bit 1): the matrices of classes whose `DoNotSchedule` constraints or required pod
+    /// affinity the solver enforces ([`inter_pod`]).
+    matrix: Vec<Framework>,
 }
 
 /// Whether a score plugin's score depends on the node's usage and is not normalized over nodes.
@@ -265,7 +289,33 @@ impl Frameworks {
         profile.plugins.filter.retain(|p| *p != PluginName::NodeResourcesFit);
         profile.plugins.pre_filter.retain(|p| *p != PluginName::NodeResourcesFit);
         let no_fit = Framework::new(&profile)?;
-        Ok(Frameworks { full, no_preemption, no_fit })
+        let mut matrix = Vec::with_capacity(4);
+        for variant in 0..4 {
+            let mut p = profile.clone();
+            for (bit, plugin) in
+                [(1, PluginName::PodTopologySpread), (2, PluginName::InterPodAffinity)]
+            {
+                if variant & bit != 0 {
+                    p.plugins.filter.retain(|x| *x != plugin);
+                    p.plugins.pre_filter.retain(|x| *x != plugin);
+                }
+            }
+            matrix.push(Framework::new(&p)?);
+        }
+        Ok(Frameworks { full, no_preemption, no_fit, matrix })
+    }
+
+    /// The framework of a class's matrix: without PodTopologySpread's filter when the solver
+    /// enforces the class's `DoNotSchedule` constraints, without InterPodAffinity's when it
+    /// enforces its required pod affinity ([`Frameworks::variant`]).
+    fn matrix_framework(&self, variant: usize) -> &Framework {
+        &self.matrix[variant]
+    }
+
+    /// Which of [`Frameworks::matrix`] evaluates `rep`'s class.
+    fn variant(&self, rep: &Pod) -> usize {
+        usize::from(inter_pod::has_hard_spread(rep, self))
+            | usize::from(inter_pod::has_required_affinity(rep, self)) << 1
     }
 }
 
@@ -437,9 +487,14 @@ fn plan_once(
         let mut members = class.members.clone();
         members.sort_by_key(|&m| position[m]);
         let rep = &pending[class.representative];
-        let fw = &frameworks[&rep.scheduler_name].full;
-        let route = route_of(rep, fw);
-        classes.push(Class { members, priority: rep.priority, route, movable: false });
+        let hard_rules = frameworks[&rep.scheduler_name].variant(rep) != 0;
+        classes.push(Class {
+            members,
+            priority: rep.priority,
+            route: Route::Greedy,
+            movable: false,
+            hard_rules,
+        });
     }
     mark_movable(&mut classes, &pod_classes, pending, &frameworks);
     // Classes in order of their first pod in the queue; tiers by priority, highest first.
@@ -706,18 +761,6 @@ pub fn plan_rank(plan: &Plan) -> (usize, Vec<(i32, usize)>, std::cmp::Reverse<us
     (plan.placements.len(), by_priority, std::cmp::Reverse(plan.evictions.len()))
 }
 
-/// Decides how a class, represented by `rep`, is placed (see the module documentation).
-fn route_of(rep: &Pod, fw: &Framework) -> Route {
-    let pts = PodTopologySpread::new(fw.profile().args.pod_topology_spread.clone());
-    if !rep.pod_affinity.required.is_empty()
-        || !pts.constraints(rep, UnsatisfiableAction::DoNotSchedule).is_empty()
-    {
-        Route::Sequential
-    } else {
-        Route::Greedy
-    }
-}
-
 /// Marks the greedy classes whose placed pods later tiers may move (see [`Class::movable`]).
 fn mark_movable(
     classes: &mut [Class],
@@ -745,6 +788,7 @@ fn mark_movable(
         if let Some(k) = classes.get_mut(c) {
             let rep = &pending[class.representative];
             k.movable = k.route == Route::Greedy
+                && !k.hard_rules
                 && rep.pod_anti_affinity.required.is_empty()
                 && rep.host_ports.is_empty()
                 && selectors.iter().all(|(owner, sel)| *owner == c || !sel.matches(labels));
@@ -885,8 +929,16 @@ impl Run {
             domains: Vec::new(),
             conflicts: Vec::new(),
             guide: None,
+            inter_pod: Default::default(),
         };
-        add_conflicts(&mut problem, cluster, &reps[..to_place.len()]);
+        let mut keys = inter_pod::Keys::new(cluster);
+        add_conflicts(&mut problem, &mut keys, cluster, &reps[..to_place.len()]);
+        let soft_spread =
+            inter_pod::add_spread(&mut problem, &mut keys, &reps, to_place.len(), frameworks);
+        let affinity_masks =
+            inter_pod::add_affinity(&mut problem, &mut keys, &reps, to_place.len(), frameworks);
+        inter_pod::add_preferred(&mut problem, &mut keys, &reps, to_place.len(), frameworks);
+        keys.fill(&mut problem);
         problem.free = free_capacity(cluster, &names);
         for (k, &c) in global.iter().enumerate() {
             let placing = k < to_place.len();
@@ -909,12 +961,13 @@ impl Run {
         // Feasibility apart from capacity (the solver tracks capacity) and scores: matrices on
         // the evaluator's backend, one per scheduler name and chunk of classes (a chunk's
         // planes are at most EVAL_CHUNK_CELLS cells; only what the solver keeps outlives it).
-        let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut by_name: BTreeMap<(&str, usize), Vec<usize>> = BTreeMap::new();
         for (k, rep) in reps.iter().enumerate() {
-            by_name.entry(rep.scheduler_name.as_str()).or_default().push(k);
+            let variant = frameworks[&rep.scheduler_name].variant(rep);
+            by_name.entry((rep.scheduler_name.as_str(), variant)).or_default().push(k);
         }
         let per_chunk = (EVAL_CHUNK_CELLS / n_nodes.max(1)).max(1);
-        let groups: Vec<(&str, Vec<usize>)> = by_name
+        let groups: Vec<((&str, usize), Vec<usize>)> = by_name
             .into_iter()
             .flat_map(|(name, ks)| {
                 ks.chunks(per_chunk).map(|chunk| (name, chunk.to_vec())).collect::<Vec<_>>()
@@ -941,8 +994,9 @@ impl Run {
             }
         }
         let mut prepared = Vec::with_capacity(groups.len());
-        for (((name, _), pods), enc) in groups.iter().zip(&group_pods).zip(&encs) {
-            match Prepared::new(frameworks[*name].no_fit.profile(), cluster, pods, enc) {
+        for ((((name, variant), _), pods), enc) in groups.iter().zip(&group_pods).zip(&encs) {
+            let fw = frameworks[*name].matrix_framework(*variant);
+            match Prepared::new(fw.profile(), cluster, pods, enc) {
                 Ok(p) => prepared.push(p),
                 Err(e) => return limit_or_fatal(e.into()),
             }
@@ -956,6 +1010,7 @@ impl Run {
                 Err(e) => return limit_or_fatal(e.into()),
             };
             let planes = ResourcePlanes::of(&m);
+            let spread_plane = m.scores.iter().find(|p| p.plugin == PluginName::PodTopologySpread);
             for (i, &k) in ks.iter().enumerate() {
                 let Some(&c) = encs[g].classes.pod_class.get(i) else { continue };
                 let c = c as usize;
@@ -968,13 +1023,28 @@ impl Run {
                         continue;
                     }
                     let (at, cell) = (k * n_nodes + n, m.cell(c, n));
-                    let total = i64::from(m.total[cell]);
+                    let mut total = i64::from(m.total[cell]);
+                    // The solver's soft spread terms replace the tier-start spread score.
+                    if soft_spread[k]
+                        && let Some(p) = spread_plane.filter(|p| !p.skipped[c])
+                    {
+                        total -= p.weight * i64::from(p.normalized[cell]);
+                    }
                     problem.feasible[at] = true;
                     problem.score[at] = total;
                     static_part[at] = total - planes.part(&m, c, |p| i64::from(p.normalized[cell]));
                 }
             }
             resource_planes.push(planes);
+        }
+        // Classes evaluated without InterPodAffinity's filter keep its anti-affinity part.
+        for (k, mask) in affinity_masks.iter().enumerate() {
+            let Some(mask) = mask else { continue };
+            for (n, &ok) in mask.iter().enumerate() {
+                if !ok {
+                    problem.feasible[k * n_nodes + n] = false;
+                }
+            }
         }
         self.evaluate_ms += eval_start.elapsed().as_secs_f64() * 1000.0;
 
@@ -1124,18 +1194,19 @@ impl Run {
     ) -> Result<Option<BatchError>, BatchError> {
         let cluster = &self.sched.cluster;
         let per_chunk = (EVAL_CHUNK_CELLS / cluster.nodes.len().max(1)).max(1);
-        let mut by_name: BTreeMap<&str, Vec<Pod>> = BTreeMap::new();
+        let mut by_name: BTreeMap<(&str, usize), Vec<Pod>> = BTreeMap::new();
         for &c in cs {
             let rep = &pending[classes[c].members[0]];
-            by_name.entry(rep.scheduler_name.as_str()).or_default().push(rep.clone());
+            let variant = frameworks[&rep.scheduler_name].variant(rep);
+            by_name.entry((rep.scheduler_name.as_str(), variant)).or_default().push(rep.clone());
         }
-        for (name, reps) in by_name {
+        for ((name, variant), reps) in by_name {
             for pods in reps.chunks(per_chunk) {
                 let result = crate::encode::encode(cluster, pods)
                     .map_err(BatchError::from)
                     .and_then(|enc| {
-                        let prepared =
-                            Prepared::new(frameworks[name].no_fit.profile(), cluster, pods, &enc)?;
+                        let fw = frameworks[name].matrix_framework(variant);
+                        let prepared = Prepared::new(fw.profile(), cluster, pods, &enc)?;
                         evaluator.evaluate_prepared(&prepared)?;
                         Ok(())
                     });
@@ -1169,6 +1240,7 @@ impl Run {
             let rep = &pending[classes[c].members[0]];
             let fws = &frameworks[&rep.scheduler_name];
             let eligible = classes[c].route == Route::Greedy
+                && !classes[c].hard_rules
                 && rep.pod_anti_affinity.required.is_empty()
                 && rep.host_ports.is_empty()
                 && fws.full.profile().plugins.post_filter.contains(&PluginName::DefaultPreemption);
@@ -1382,15 +1454,15 @@ impl Run {
     }
 }
 
-/// The topology of host-port conflicts: every node its own domain.
-const NODE_TOPOLOGY: &str = "";
-
 /// Adds the conflicts between the classes represented by `reps` (the classes the solve places,
 /// the first rows of `problem`): required anti-affinity in either direction, with the term's
-/// topology key, and conflicting host ports, per node. Topologies are numbered in the order
-/// they are first needed; a node's domain is its label value's index among the values seen.
-fn add_conflicts(problem: &mut Problem, cluster: &ClusterState, reps: &[&Pod]) {
-    let mut keys: Vec<String> = Vec::new();
+/// topology key, and conflicting host ports, per node ([`inter_pod::NODE_TOPOLOGY`]).
+fn add_conflicts(
+    problem: &mut Problem,
+    keys: &mut inter_pod::Keys<'_>,
+    cluster: &ClusterState,
+    reps: &[&Pod],
+) {
     let incoming: Vec<Vec<AffinityTerm>> = reps
         .iter()
         .map(|rep| {
@@ -1412,43 +1484,14 @@ fn add_conflicts(problem: &mut Problem, cluster: &ClusterState, reps: &[&Pod]) {
             let ns_b = cluster.namespace_labels(&rep_b.namespace);
             for (inc, ext) in incoming[a].iter().zip(&existing[a]) {
                 if inc.matches(rep_b, ns_b) || ext.matches(rep_b, ns_b) {
-                    keys.push(inc.topology_key.clone());
-                    problem.conflicts.push(Conflict { a, b, topology: usize::MAX });
+                    let topology = keys.index(&inc.topology_key);
+                    problem.conflicts.push(Conflict { a, b, topology });
                 }
             }
             if a <= b && !fits_ports(&rep_a.host_ports, &rep_b.host_ports) {
-                keys.push(NODE_TOPOLOGY.to_string());
-                problem.conflicts.push(Conflict { a, b, topology: usize::MAX });
+                let topology = keys.index(inter_pod::NODE_TOPOLOGY);
+                problem.conflicts.push(Conflict { a, b, topology });
             }
-        }
-    }
-    let mut topologies: Vec<&str> = Vec::new();
-    for (conflict, key) in problem.conflicts.iter_mut().zip(&keys) {
-        conflict.topology = match topologies.iter().position(|t| *t == key.as_str()) {
-            Some(i) => i,
-            None => {
-                topologies.push(key.as_str());
-                topologies.len() - 1
-            }
-        };
-    }
-    problem.topologies = topologies.len();
-    problem.domains = Vec::with_capacity(topologies.len() * cluster.nodes.len());
-    for key in &topologies {
-        if key.is_empty() {
-            problem.domains.extend((0..cluster.nodes.len()).map(|n| n as u32));
-            continue;
-        }
-        let mut values: BTreeMap<&str, u32> = BTreeMap::new();
-        for node in &cluster.nodes {
-            let domain = match node.labels.get(*key) {
-                Some(v) => {
-                    let next = values.len() as u32;
-                    *values.entry(v.as_str()).or_insert(next)
-                }
-                None => NO_DOMAIN,
-            };
-            problem.domains.push(domain);
         }
     }
 }

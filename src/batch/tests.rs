@@ -10,6 +10,7 @@ use crate::model::testing::{
     GI, MI, NodeBuilder, PodBuilder, affinity_term, cluster, spread_constraint,
 };
 use crate::model::{TaintEffect, TolerationOperator};
+use kplace_solver::NO_DOMAIN;
 use std::collections::BTreeSet;
 
 fn plan(state: &ClusterState, pending: &[Pod]) -> Plan {
@@ -32,58 +33,6 @@ fn demo() -> crate::snapshot::Cluster {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
     let snapshot = crate::snapshot::load(&[dir]).expect("demo loads");
     crate::snapshot::build(&snapshot, &Default::default()).expect("demo builds")
-}
-
-#[test]
-fn classes_are_routed_by_what_the_matrices_can_express() {
-    let fw = Framework::for_scheduler(&SchedulerConfig::default(), "default-scheduler")
-        .expect("default profile builds");
-    let web = || PodBuilder::new("d", "w").label("app", "web");
-    let cases: Vec<(&str, Pod, Route)> = vec![
-        ("a plain pod goes to the greedy", web().obj(), Route::Greedy),
-        (
-            "required anti-affinity becomes a conflict of the greedy",
-            web().pod_anti_affinity(affinity_term("zone", &[("app", "web")])).obj(),
-            Route::Greedy,
-        ),
-        (
-            "host ports become a conflict of the greedy",
-            web().host_port("", "TCP", 80).obj(),
-            Route::Greedy,
-        ),
-        (
-            "required pod affinity is sequential",
-            web().pod_affinity(affinity_term("zone", &[("app", "db")])).obj(),
-            Route::Sequential,
-        ),
-        (
-            "a DoNotSchedule spread constraint is sequential",
-            web()
-                .spread(spread_constraint(
-                    1,
-                    "zone",
-                    UnsatisfiableAction::DoNotSchedule,
-                    &[("app", "web")],
-                ))
-                .obj(),
-            Route::Sequential,
-        ),
-        (
-            "a ScheduleAnyway spread constraint only scores: greedy",
-            web()
-                .spread(spread_constraint(
-                    1,
-                    "zone",
-                    UnsatisfiableAction::ScheduleAnyway,
-                    &[("app", "web")],
-                ))
-                .obj(),
-            Route::Greedy,
-        ),
-    ];
-    for (name, pod, want) in cases {
-        assert_eq!(route_of(&pod, &fw), want, "{name}");
-    }
 }
 
 #[test]
@@ -140,7 +89,9 @@ fn anti_affinity_and_host_ports_become_conflicts_between_classes() {
     for (name, reps, want) in cases {
         let refs: Vec<&Pod> = reps.iter().collect();
         let mut problem = Problem { nodes: state.nodes.len(), ..Problem::default() };
-        add_conflicts(&mut problem, &state, &refs);
+        let mut keys = inter_pod::Keys::new(&state);
+        add_conflicts(&mut problem, &mut keys, &state, &refs);
+        keys.fill(&mut problem);
         let key_of = |t: usize| -> &'static str {
             // Recover the key from the domains: the node topology numbers nodes 0, 1, 2; the
             // zone topology leaves n3 without a domain; hostnames give 0, 1, 2 as well.
@@ -812,22 +763,20 @@ fn the_plan_says_which_strategy_made_it_and_how_many_pods_the_repair_placed() {
         (0..3).map(|i| PodBuilder::new("d", &format!("p{i}")).cpu(500).obj()).collect();
     let p = plan(&state, &plain);
     assert_eq!((p.summary.strategy.as_str(), p.summary.repaired), ("greedy-largest-first", 0));
-    // Only DoNotSchedule spread pods: no greedy class, every pod on the sequential path.
-    let spread: Vec<Pod> = (0..2)
+    // Pods with required pod affinity to each other: the greedy places them (the first one
+    // anywhere), nothing is repaired.
+    let affine: Vec<Pod> = (0..2)
         .map(|i| {
             PodBuilder::new("d", &format!("s{i}"))
                 .cpu(100)
                 .label("app", "s")
-                .spread(spread_constraint(
-                    1,
-                    "zone",
-                    UnsatisfiableAction::DoNotSchedule,
-                    &[("app", "s")],
-                ))
+                .pod_affinity(affinity_term("zone", &[("app", "s")]))
                 .obj()
         })
         .collect();
-    assert_eq!(plan(&state, &spread).summary.strategy, SEQUENTIAL_PATH_STRATEGY);
+    let p = plan(&state, &affine);
+    assert_eq!((p.placements.len(), p.summary.repaired), (2, 0), "{:?}", p.summary);
+    assert_ne!(p.summary.strategy, SEQUENTIAL_PATH_STRATEGY);
     // The sequential scheduler's plan says so.
     assert_eq!(baseline(&state, &plain, 0).summary.strategy, "sequential");
     // Without batch preemption, a pod that needs a victim is placed by the repair step.
@@ -851,4 +800,146 @@ fn strategy_names_join_the_distinct_kept_strategies_in_tier_order() {
         strategy_name(&["greedy-largest-first", "lp-guided", "greedy-largest-first"]),
         "greedy-largest-first+lp-guided"
     );
+}
+
+/// Pods of `plan` per value of `key` on their nodes.
+fn per_label(state: &ClusterState, plan: &Plan, key: &str) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for p in &plan.placements {
+        let node = state.nodes.iter().find(|n| n.name == p.node).expect("plan names a node");
+        *out.entry(node.labels.get(key).cloned().unwrap_or_default()).or_insert(0) += 1;
+    }
+    out
+}
+
+/// Nodes `n0..n{count}` in zones `a`, `b`, `c` (three per zone); zone `a`'s nodes are twice as
+/// large, so the resource scores alone would fill them first.
+fn zoned_nodes(count: usize) -> Vec<crate::model::Node> {
+    (0..count)
+        .map(|i| {
+            let zone = ["a", "b", "c"][(i / 3) % 3];
+            let k = if zone == "a" { 2 } else { 1 };
+            NodeBuilder::new(&format!("n{i}"))
+                .cpu(8000 * k)
+                .memory(16 * GI * k)
+                .label(crate::plugins::podtopologyspread::LABEL_TOPOLOGY_ZONE, zone)
+                .label(HOSTNAME_LABEL, &format!("n{i}"))
+                .obj()
+        })
+        .collect()
+}
+
+#[test]
+fn default_spreading_puts_a_deployments_replicas_evenly_over_zones_and_nodes() {
+    let state = cluster(zoned_nodes(9), vec![]);
+    let selector = crate::model::LabelSelector::from_match_labels([("app", "web")]);
+    let web = |i: usize| {
+        PodBuilder::new("d", &format!("web-{i}")).cpu(500).memory(512 * MI).label("app", "web")
+    };
+    let pending: Vec<Pod> =
+        (0..9).map(|i| web(i).default_spread_selector(selector.clone()).obj()).collect();
+    let p = plan(&state, &pending);
+    assert!(check(&state, &pending, &p).is_valid());
+    let zone = crate::plugins::podtopologyspread::LABEL_TOPOLOGY_ZONE;
+    assert_eq!(per_label(&state, &p, zone).into_values().collect::<Vec<_>>(), vec![3, 3, 3]);
+    assert!(per_label(&state, &p, HOSTNAME_LABEL).values().all(|&n| n == 1), "{p:?}");
+    // Without a default selector (no Service or owner selects them) nothing spreads them.
+    let loose: Vec<Pod> = (0..9).map(|i| web(i).obj()).collect();
+    let p = plan(&state, &loose);
+    assert!(per_label(&state, &p, zone).get("a").is_some_and(|&n| n > 3), "{p:?}");
+}
+
+#[test]
+fn default_spreading_counts_bound_replicas() {
+    // Two replicas already in zone a: the next four go to b and c first.
+    let bound = (0..2)
+        .map(|i| {
+            PodBuilder::new("d", &format!("old-{i}"))
+                .cpu(500)
+                .label("app", "web")
+                .node(&format!("n{i}"))
+                .obj()
+        })
+        .collect();
+    let state = cluster(zoned_nodes(9), bound);
+    let selector = crate::model::LabelSelector::from_match_labels([("app", "web")]);
+    let pending: Vec<Pod> = (0..4)
+        .map(|i| {
+            PodBuilder::new("d", &format!("web-{i}"))
+                .cpu(500)
+                .label("app", "web")
+                .default_spread_selector(selector.clone())
+                .obj()
+        })
+        .collect();
+    let p = plan(&state, &pending);
+    let zone = crate::plugins::podtopologyspread::LABEL_TOPOLOGY_ZONE;
+    let got = per_label(&state, &p, zone);
+    assert_eq!((got.get("a"), got.get("b"), got.get("c")), (None, Some(&2), Some(&2)), "{p:?}");
+}
+
+#[test]
+fn do_not_schedule_spread_is_enforced_by_the_greedy_as_pods_land() {
+    // Zone a has room for many pods, zone b's one node for two: with maxSkew 1 the greedy
+    // alternates and stops at 3 + 2, as kube-scheduler does.
+    let mut nodes = zoned_nodes(6);
+    nodes.retain(|n| n.name != "n4" && n.name != "n5");
+    nodes[3] = NodeBuilder::new("n3")
+        .cpu(1000)
+        .memory(16 * GI)
+        .label(crate::plugins::podtopologyspread::LABEL_TOPOLOGY_ZONE, "b")
+        .label(HOSTNAME_LABEL, "n3")
+        .obj();
+    let state = cluster(nodes, vec![]);
+    let zone = crate::plugins::podtopologyspread::LABEL_TOPOLOGY_ZONE;
+    let pending: Vec<Pod> = (0..6)
+        .map(|i| {
+            PodBuilder::new("d", &format!("s{i}"))
+                .cpu(500)
+                .label("app", "s")
+                .spread(spread_constraint(
+                    1,
+                    zone,
+                    UnsatisfiableAction::DoNotSchedule,
+                    &[("app", "s")],
+                ))
+                .obj()
+        })
+        .collect();
+    let p = plan(&state, &pending);
+    assert!(check(&state, &pending, &p).is_valid(), "{p:?}");
+    let got = per_label(&state, &p, zone);
+    assert_eq!((got.get("a"), got.get("b")), (Some(&3), Some(&2)), "{p:?}");
+    assert_eq!(p.unschedulable.len(), 1);
+    assert_eq!(p.placements.len(), baseline(&state, &pending, 0).placements.len());
+    // The greedy placed them; the repair only reported the one that fits nowhere.
+    assert_eq!(p.summary.repaired, 0);
+    assert_ne!(p.summary.strategy, SEQUENTIAL_PATH_STRATEGY);
+}
+
+#[test]
+fn required_pod_affinity_follows_the_first_pod_and_keeps_anti_affinity_to_bound_pods() {
+    // n0 (zone a) holds a pod whose anti-affinity repels app=s on its node; zone b is larger.
+    let guard = PodBuilder::new("d", "guard")
+        .label("app", "guard")
+        .pod_anti_affinity(affinity_term(HOSTNAME_LABEL, &[("app", "s")]))
+        .node("n0")
+        .obj();
+    let state = cluster(zoned_nodes(6), vec![guard]);
+    let zone = crate::plugins::podtopologyspread::LABEL_TOPOLOGY_ZONE;
+    let pending: Vec<Pod> = (0..5)
+        .map(|i| {
+            PodBuilder::new("d", &format!("s{i}"))
+                .cpu(500)
+                .label("app", "s")
+                .pod_affinity(affinity_term(zone, &[("app", "s")]))
+                .obj()
+        })
+        .collect();
+    let p = plan(&state, &pending);
+    assert!(check(&state, &pending, &p).is_valid(), "{p:?}");
+    assert_eq!(p.placements.len(), 5);
+    assert_eq!(per_label(&state, &p, zone).len(), 1, "all in one zone: {p:?}");
+    assert!(p.placements.iter().all(|pl| pl.node != "n0"), "{p:?}");
+    assert_eq!(p.summary.repaired, 0);
 }

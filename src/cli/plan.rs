@@ -16,8 +16,8 @@ use super::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Solver {
     /// Priority-tiered greedy over pod classes (largest first; smallest first when a tier does
-    /// not fit), with relocation and conflicts; other inter-pod constraints through the exact
-    /// sequential path.
+    /// not fit), with relocation, conflicts and inter-pod rules (topology spread, pod
+    /// affinity) kept on exact counts as pods land.
     Greedy,
     /// The greedy following the quotas of an LP over pod classes × node groups.
     Lp,

@@ -26,6 +26,7 @@ fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
         domains: Vec::new(),
         conflicts: Vec::new(),
         guide: None,
+        inter_pod: InterPod::default(),
     }
 }
 
@@ -423,6 +424,7 @@ fn random_problem() -> impl Strategy<Value = Problem> {
                             .map(|(a, b, topology)| Conflict { a, b, topology })
                             .collect(),
                         guide: None,
+                        inter_pod: InterPod::default(),
                     }
                 },
             )

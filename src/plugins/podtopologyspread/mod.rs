@@ -17,7 +17,7 @@
 //! and that a fresh PreFilter yields; PreFilter itself and RemovePod agree with upstream.
 
 mod common;
-pub(crate) use common::count_pods_match_selector;
+pub(crate) use common::{IncomingPod, count_pods_match_selector, match_node_inclusion_policies};
 mod count_cache;
 mod filtering;
 mod scoring;

@@ -1,0 +1,455 @@
+//! Inter-pod state of a solve: matching pods counted per topology domain, kept exact as pods
+//! land and move, and the hard rules and soft terms that read those counts.
+//!
+//! Input: [`InterPod`] — counters (a topology of [`crate::Problem::domains`], the classes whose
+//! pods count, the nodes whose pods count, the counts of pods already bound per domain) and
+//! rules of pod classes over them. Output: whether a pod of a class may go on a node
+//! ([`TopologyState::allows`]) and the soft part of its score there
+//! ([`TopologyState::soft`]), both read from the current counts in `O(rules of the class)`.
+//!
+//! Upstream counterparts (kube-scheduler v1.35, `pkg/scheduler/framework/plugins`):
+//! - [`Rule::Spread`]: `podtopologyspread/filtering.go` — a node lacking the key fails; the
+//!   skew of the node's domain is `count + selfMatch - min`, `min` over the *eligible* domains
+//!   (domains of the counter's eligible nodes: the caller applies nodeAffinityPolicy,
+//!   nodeTaintsPolicy and the required keys) and 0 when there are fewer than `minDomains`;
+//!   `selfMatch` is whether the rule's class is one of the counter's members. With no
+//!   eligible domain there is no limit (upstream's critical paths stay at `MaxInt32`).
+//! - [`Rule::Affinity`]: `interpodaffinity/filtering.go` `satisfyPodAffinity` — the node has
+//!   every term's key and a matching pod in each term's domain; or no pod matches anywhere and
+//!   the class matches its own terms (the first pod of a self-affine group).
+//! - [`Rule::AntiAffinity`]: the incoming pod's required anti-affinity term, or existing pods'
+//!   terms that select the incoming pod (the caller's counter counts those pods): a node whose
+//!   domain holds a counted pod fails; a node without the key passes.
+//! - [`Rule::Soft`]: `weight × count` in the node's domain (preferred affinity with a positive
+//!   weight, preferred anti-affinity and `ScheduleAnyway` spread with a negative one). Upstream
+//!   normalizes these over the feasible nodes; the solver keeps the unnormalized sum so that a
+//!   placement changes only the scores of its own domains (see the crate's users for the
+//!   weights they choose).
+
+use std::collections::BTreeMap;
+
+use crate::greedy::{NO_DOMAIN, SolverError};
+
+/// Pods of some classes counted per domain of one topology.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Counter {
+    /// The topology (row of [`crate::Problem::domains`]).
+    pub topology: usize,
+    /// The classes whose pods count (sorted or not; duplicates are ignored).
+    pub members: Vec<usize>,
+    /// The nodes whose pods count, one entry per node; empty: every node with the key.
+    pub eligible: Vec<bool>,
+    /// Pods already on the nodes (not placed by the solve) per domain id; missing entries are 0.
+    pub initial: Vec<u32>,
+}
+
+/// A rule of one pod class over counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    /// `DoNotSchedule` topology spread (hard).
+    Spread {
+        /// The class the rule constrains.
+        class: usize,
+        /// Its counter (members: the pods the constraint's selector matches).
+        counter: usize,
+        /// `maxSkew` (at least 1).
+        max_skew: u32,
+        /// `minDomains` (1 when unset).
+        min_domains: u32,
+    },
+    /// Required pod affinity (hard): every counter is one term, counting the pods that match
+    /// all terms.
+    Affinity {
+        /// The class the rule constrains.
+        class: usize,
+        /// One counter per term.
+        counters: Vec<usize>,
+        /// Whether the class's pods match all its own terms (upstream's first-pod rule).
+        self_match: bool,
+    },
+    /// No counted pod in the node's domain (hard).
+    AntiAffinity {
+        /// The class the rule constrains.
+        class: usize,
+        /// The pods it may not share a domain with.
+        counter: usize,
+    },
+    /// `weight × count` in the node's domain added to the class's score on the node.
+    Soft {
+        /// The class the term scores.
+        class: usize,
+        /// The pods it counts.
+        counter: usize,
+        /// Score per counted pod (negative: the class avoids them).
+        weight: i64,
+    },
+}
+
+impl Rule {
+    /// The class the rule applies to.
+    pub fn class(&self) -> usize {
+        match self {
+            Rule::Spread { class, .. }
+            | Rule::Affinity { class, .. }
+            | Rule::AntiAffinity { class, .. }
+            | Rule::Soft { class, .. } => *class,
+        }
+    }
+
+    /// The counters the rule reads.
+    pub fn counters(&self) -> &[usize] {
+        match self {
+            Rule::Spread { counter, .. }
+            | Rule::AntiAffinity { counter, .. }
+            | Rule::Soft { counter, .. } => std::slice::from_ref(counter),
+            Rule::Affinity { counters, .. } => counters,
+        }
+    }
+
+    /// Whether the rule restricts where the class may go (all but [`Rule::Soft`]).
+    pub fn is_hard(&self) -> bool {
+        !matches!(self, Rule::Soft { .. })
+    }
+}
+
+/// The inter-pod part of a [`crate::Problem`]: counters and the rules that read them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InterPod {
+    /// The counters.
+    pub counters: Vec<Counter>,
+    /// The rules, in any order.
+    pub rules: Vec<Rule>,
+}
+
+impl InterPod {
+    /// Whether there is nothing to track.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Checks indices and lengths against the problem's dimensions.
+    pub(crate) fn validate(
+        &self,
+        classes: usize,
+        nodes: usize,
+        topologies: usize,
+    ) -> Result<(), SolverError> {
+        for (i, c) in self.counters.iter().enumerate() {
+            let bad = c.topology >= topologies
+                || c.members.iter().any(|&m| m >= classes)
+                || (!c.eligible.is_empty() && c.eligible.len() != nodes)
+                || c.initial.len() > nodes;
+            if bad {
+                return Err(SolverError::InterPod { what: "counter", index: i });
+            }
+        }
+        for (i, r) in self.rules.iter().enumerate() {
+            let bad = r.class() >= classes
+                || r.counters().iter().any(|&k| k >= self.counters.len())
+                || matches!(r, Rule::Spread { max_skew: 0, .. });
+            if bad {
+                return Err(SolverError::InterPod { what: "rule", index: i });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The counts of a solve and the rules over them. Domain ids must be below the number of
+/// nodes (or [`NO_DOMAIN`]); [`crate::Problem::validate`] checks it.
+#[derive(Debug, Clone)]
+pub struct TopologyState {
+    nodes: usize,
+    /// `topologies × nodes`, as in the problem.
+    domains: Vec<u32>,
+    counters: Vec<Counter>,
+    rules: Vec<Rule>,
+    /// Per counter, per domain id: counted pods.
+    counts: Vec<Vec<u32>>,
+    /// Per counter: counted pods in all domains.
+    totals: Vec<u64>,
+    /// Per class: the counters its pods count in.
+    member_of: Vec<Vec<usize>>,
+    /// Per class: its rules (indices).
+    rules_of: Vec<Vec<usize>>,
+    /// Per class: whether its pods count in a counter a hard rule reads.
+    counted_hard: Vec<bool>,
+    /// Per counter read by a spread rule: its eligible domains and how many eligible domains
+    /// hold each count (for the minimum).
+    spread: BTreeMap<usize, SpreadDomains>,
+    /// Per topology: whether every node is its own domain (a placement changes only its node).
+    local: Vec<bool>,
+    /// Bumped whenever the minimum of a spread counter changes.
+    generation: u64,
+}
+
+/// The eligible domains of a spread counter and their counts' histogram.
+#[derive(Debug, Clone)]
+struct SpreadDomains {
+    eligible: Vec<bool>,
+    number: u32,
+    histogram: BTreeMap<u32, u32>,
+}
+
+impl TopologyState {
+    /// The state before any placement of the solve: the counters' initial counts.
+    pub fn new(
+        inter: &InterPod,
+        classes: usize,
+        nodes: usize,
+        topologies: usize,
+        domains: &[u32],
+    ) -> TopologyState {
+        let counts: Vec<Vec<u32>> = inter
+            .counters
+            .iter()
+            .map(|c| {
+                let mut v = vec![0u32; nodes];
+                for (d, &k) in c.initial.iter().enumerate().take(nodes) {
+                    v[d] = k;
+                }
+                v
+            })
+            .collect();
+        let totals = counts.iter().map(|v| v.iter().map(|&k| u64::from(k)).sum()).collect();
+        let mut member_of = vec![Vec::new(); classes];
+        for (i, c) in inter.counters.iter().enumerate() {
+            for &m in &c.members {
+                if let Some(list) = member_of.get_mut(m)
+                    && list.last() != Some(&i)
+                {
+                    list.push(i);
+                }
+            }
+        }
+        let mut rules_of = vec![Vec::new(); classes];
+        for (i, r) in inter.rules.iter().enumerate() {
+            if let Some(list) = rules_of.get_mut(r.class()) {
+                list.push(i);
+            }
+        }
+        let local = (0..topologies)
+            .map(|t| {
+                let mut seen = vec![false; nodes];
+                domains[t * nodes..(t + 1) * nodes].iter().all(|&d| {
+                    d == NO_DOMAIN
+                        || seen.get_mut(d as usize).is_some_and(|s| !std::mem::replace(s, true))
+                })
+            })
+            .collect();
+        let mut hard_counters = vec![false; inter.counters.len()];
+        for r in inter.rules.iter().filter(|r| r.is_hard()) {
+            for &k in r.counters() {
+                if let Some(h) = hard_counters.get_mut(k) {
+                    *h = true;
+                }
+            }
+        }
+        let counted_hard =
+            member_of.iter().map(|ks| ks.iter().any(|&k| hard_counters[k])).collect();
+        let mut state = TopologyState {
+            nodes,
+            domains: domains.to_vec(),
+            counters: inter.counters.clone(),
+            rules: inter.rules.clone(),
+            counts,
+            totals,
+            member_of,
+            rules_of,
+            counted_hard,
+            spread: BTreeMap::new(),
+            local,
+            generation: 0,
+        };
+        for r in &inter.rules {
+            if let Rule::Spread { counter, .. } = *r {
+                if state.spread.contains_key(&counter) {
+                    continue;
+                }
+                let mut eligible = vec![false; nodes];
+                for n in 0..nodes {
+                    let d = state.domain(inter.counters[counter].topology, n);
+                    if d != NO_DOMAIN && state.counts_on(counter, n) {
+                        eligible[d as usize] = true;
+                    }
+                }
+                let mut histogram = BTreeMap::new();
+                for (d, _) in eligible.iter().enumerate().filter(|(_, e)| **e) {
+                    *histogram.entry(state.counts[counter][d]).or_insert(0) += 1;
+                }
+                let number = eligible.iter().filter(|&&e| e).count() as u32;
+                state.spread.insert(counter, SpreadDomains { eligible, number, histogram });
+            }
+        }
+        state
+    }
+
+    /// The domain of `node` in topology `t`.
+    fn domain(&self, t: usize, node: usize) -> u32 {
+        self.domains[t * self.nodes + node]
+    }
+
+    /// Whether pods on `node` count in `counter` (eligible and with the key).
+    fn counts_on(&self, counter: usize, node: usize) -> bool {
+        let c = &self.counters[counter];
+        c.eligible.get(node).copied().unwrap_or(c.eligible.is_empty())
+            && self.domain(c.topology, node) != NO_DOMAIN
+    }
+
+    /// Whether class `c` has any inter-pod rule.
+    pub fn has_rules(&self, c: usize) -> bool {
+        self.rules_of.get(c).is_some_and(|r| !r.is_empty())
+    }
+
+    /// Whether class `c` has a hard inter-pod rule.
+    pub fn has_hard_rules(&self, c: usize) -> bool {
+        self.rules_of.get(c).is_some_and(|r| r.iter().any(|&i| self.rules[i].is_hard()))
+    }
+
+    /// Whether pods of class `c` count in a counter that a hard rule reads (moving them could
+    /// break a decision made on those counts).
+    pub fn counted_by_hard_rule(&self, c: usize) -> bool {
+        self.counted_hard.get(c).copied().unwrap_or(false)
+    }
+
+    /// Counts a pod of class `c` on `node` (or takes it away, with `add` false).
+    pub fn update(&mut self, c: usize, node: usize, add: bool) {
+        for i in 0..self.member_of.get(c).map_or(0, Vec::len) {
+            let k = self.member_of[c][i];
+            if !self.counts_on(k, node) {
+                continue;
+            }
+            let d = self.domain(self.counters[k].topology, node) as usize;
+            let old = self.counts[k][d];
+            let new = if add { old.saturating_add(1) } else { old.saturating_sub(1) };
+            if old == new {
+                continue;
+            }
+            self.counts[k][d] = new;
+            self.totals[k] =
+                if add { self.totals[k] + 1 } else { self.totals[k].saturating_sub(1) };
+            if let Some(s) = self.spread.get_mut(&k)
+                && s.eligible[d]
+            {
+                let before = s.histogram.keys().next().copied();
+                if let Some(h) = s.histogram.get_mut(&old) {
+                    *h -= 1;
+                    if *h == 0 {
+                        s.histogram.remove(&old);
+                    }
+                }
+                *s.histogram.entry(new).or_insert(0) += 1;
+                if s.histogram.keys().next().copied() != before {
+                    self.generation += 1;
+                }
+            }
+        }
+    }
+
+    /// Changes whenever a spread rule's minimum changes (a node a spread rule refused may
+    /// now be allowed).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The count of `counter` in `node`'s domain (0 without the key).
+    pub fn count(&self, counter: usize, node: usize) -> u32 {
+        let d = self.domain(self.counters[counter].topology, node);
+        if d == NO_DOMAIN { 0 } else { self.counts[counter][d as usize] }
+    }
+
+    /// Whether rule `r` reads only topologies where every node is its own domain.
+    fn is_local(&self, r: usize) -> bool {
+        self.rules[r].counters().iter().all(|&k| self.local[self.counters[k].topology])
+    }
+
+    /// Whether every hard rule of class `c` allows a pod on `node` now.
+    pub fn allows(&self, c: usize, node: usize) -> bool {
+        self.allows_where(c, node, |_| true)
+    }
+
+    /// [`TopologyState::allows`] for the rules of class `c` whose locality is `local`
+    /// (node-local: every topology they read gives each node its own domain).
+    pub fn allows_local(&self, c: usize, node: usize, local: bool) -> bool {
+        self.allows_where(c, node, |r| self.is_local(r) == local)
+    }
+
+    fn allows_where(&self, c: usize, node: usize, which: impl Fn(usize) -> bool) -> bool {
+        let Some(rules) = self.rules_of.get(c) else { return true };
+        rules.iter().filter(|&&r| which(r)).all(|&r| self.rule_allows(r, c, node))
+    }
+
+    fn rule_allows(&self, r: usize, c: usize, node: usize) -> bool {
+        match &self.rules[r] {
+            Rule::Spread { counter, max_skew, min_domains, .. } => {
+                let k = *counter;
+                if self.domain(self.counters[k].topology, node) == NO_DOMAIN {
+                    return false;
+                }
+                let Some(s) = self.spread.get(&k) else { return true };
+                let Some(&min) = s.histogram.keys().next() else { return true };
+                let min = if s.number < *min_domains { 0 } else { min };
+                let self_match = u64::from(self.member_of[c].contains(&k));
+                u64::from(self.count(k, node)) + self_match <= u64::from(min) + u64::from(*max_skew)
+            }
+            Rule::Affinity { counters, self_match, .. } => {
+                if counters
+                    .iter()
+                    .any(|&k| self.domain(self.counters[k].topology, node) == NO_DOMAIN)
+                {
+                    return false;
+                }
+                counters.iter().all(|&k| self.count(k, node) > 0)
+                    || (*self_match && counters.iter().all(|&k| self.totals[k] == 0))
+            }
+            Rule::AntiAffinity { counter, .. } => self.count(*counter, node) == 0,
+            Rule::Soft { .. } => true,
+        }
+    }
+
+    /// The soft part of class `c`'s score on `node`: `Σ weight × count` over its soft terms.
+    pub fn soft(&self, c: usize, node: usize) -> i64 {
+        self.soft_where(c, node, |_| true)
+    }
+
+    /// [`TopologyState::soft`] over the terms whose locality is `local`.
+    pub fn soft_local(&self, c: usize, node: usize, local: bool) -> i64 {
+        self.soft_where(c, node, |r| self.is_local(r) == local)
+    }
+
+    fn soft_where(&self, c: usize, node: usize, which: impl Fn(usize) -> bool) -> i64 {
+        let Some(rules) = self.rules_of.get(c) else { return 0 };
+        let mut sum = 0i64;
+        for &r in rules.iter().filter(|&&r| which(r)) {
+            if let Rule::Soft { counter, weight, .. } = self.rules[r] {
+                sum =
+                    sum.saturating_add(weight.saturating_mul(i64::from(self.count(counter, node))));
+            }
+        }
+        sum
+    }
+
+    /// The topologies of class `c`'s rules that are not node-local, sorted: two nodes with the
+    /// same domains in all of them get the same verdicts and soft scores from those rules.
+    pub fn shared_topologies(&self, c: usize) -> Vec<usize> {
+        let mut ts: Vec<usize> = self
+            .rules_of
+            .get(c)
+            .into_iter()
+            .flatten()
+            .filter(|&&r| !self.is_local(r))
+            .flat_map(|&r| self.rules[r].counters().iter().map(|&k| self.counters[k].topology))
+            .collect();
+        ts.sort_unstable();
+        ts.dedup();
+        ts
+    }
+
+    /// The domain of `node` in topology `t` (public for the greedy's buckets).
+    pub fn domain_of(&self, t: usize, node: usize) -> u32 {
+        self.domain(t, node)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,435 @@
+//! Tests of the inter-pod state and of the greedy with inter-pod rules: hand-made cases, and
+//! properties over random problems checked against a recount from scratch.
+
+use proptest::prelude::*;
+
+use crate::greedy::{
+    Assignment, ClassSpec, GreedyOptions, NO_DOMAIN, Placed, Problem, solve_greedy, solve_with,
+};
+
+use super::*;
+
+/// `classes` (count, requests of one resource) on `nodes` nodes with `capacity` each; topology 0
+/// is `zones` zones (node `n` in zone `n % zones`), topology 1 the node itself.
+fn problem(classes: &[(u32, i64)], nodes: usize, capacity: i64, zones: u32) -> Problem {
+    let cells = classes.len() * nodes;
+    let mut domains: Vec<u32> = (0..nodes as u32).map(|n| n % zones).collect();
+    domains.extend(0..nodes as u32);
+    Problem {
+        resources: 1,
+        nodes,
+        classes: classes
+            .iter()
+            .map(|&(count, req)| ClassSpec {
+                count,
+                priority: 0,
+                requests: vec![req],
+                max_per_node: None,
+            })
+            .collect(),
+        free: vec![capacity; nodes],
+        feasible: vec![true; cells],
+        score: vec![0; cells],
+        topologies: 2,
+        domains,
+        ..Problem::default()
+    }
+}
+
+fn counter(topology: usize, members: &[usize]) -> Counter {
+    Counter { topology, members: members.to_vec(), ..Counter::default() }
+}
+
+/// Pods of `class` per domain of topology `t`.
+fn per_domain(p: &Problem, a: &Assignment, class: usize, t: usize, domains: usize) -> Vec<u32> {
+    let mut v = vec![0; domains];
+    for pl in a.placements.iter().filter(|pl| pl.class == class) {
+        v[p.domains[t * p.nodes + pl.node] as usize] += 1;
+    }
+    v
+}
+
+#[test]
+fn hard_zone_spread_with_max_skew_one_fills_zones_evenly_even_when_scores_prefer_one_zone() {
+    let mut p = problem(&[(7, 1)], 6, 10, 3);
+    p.score = vec![100, 0, 0, 100, 0, 0]; // Zone 0 scores best.
+    p.inter_pod = InterPod {
+        counters: vec![counter(0, &[0])],
+        rules: vec![Rule::Spread { class: 0, counter: 0, max_skew: 1, min_domains: 1 }],
+    };
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    assert_eq!(per_domain(&p, &a, 0, 0, 3), vec![3, 2, 2]);
+}
+
+#[test]
+fn min_domains_above_the_eligible_domains_caps_every_domain_at_max_skew() {
+    // Two zones, minDomains 3: the minimum counts as 0, so at most maxSkew (2) per zone.
+    let mut p = problem(&[(6, 1)], 4, 10, 2);
+    p.inter_pod = InterPod {
+        counters: vec![counter(0, &[0])],
+        rules: vec![Rule::Spread { class: 0, counter: 0, max_skew: 2, min_domains: 3 }],
+    };
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    assert_eq!(per_domain(&p, &a, 0, 0, 2), vec![2, 2]);
+    assert_eq!(a.unplaced, vec![2]);
+}
+
+#[test]
+fn a_spread_rule_counts_bound_pods_and_refuses_nodes_without_the_key() {
+    let mut p = problem(&[(2, 1)], 3, 10, 3);
+    p.domains[2] = NO_DOMAIN; // Node 2 has no zone label.
+    p.inter_pod = InterPod {
+        counters: vec![Counter { initial: vec![1, 0], ..counter(0, &[0]) }],
+        rules: vec![Rule::Spread { class: 0, counter: 0, max_skew: 1, min_domains: 1 }],
+    };
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    // Zone 0 already holds one: the first pod must go to zone 1, then zone 0 and 1 tie.
+    assert_eq!(a.placements[0], Placed { class: 0, node: 1 });
+    assert!(a.placements.iter().all(|pl| pl.node != 2));
+    assert_eq!(a.unplaced, vec![0]);
+}
+
+#[test]
+fn ineligible_nodes_neither_count_nor_make_their_domain_a_minimum() {
+    // Zone 2's only node is ineligible (say, outside the pod's node affinity): with it the
+    // minimum would stay 0 and allow only one pod per zone.
+    let mut p = problem(&[(4, 1)], 3, 10, 3);
+    p.inter_pod = InterPod {
+        counters: vec![Counter { eligible: vec![true, true, false], ..counter(0, &[0]) }],
+        rules: vec![Rule::Spread { class: 0, counter: 0, max_skew: 1, min_domains: 1 }],
+    };
+    p.feasible = vec![true, true, false];
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    assert_eq!(per_domain(&p, &a, 0, 0, 3), vec![2, 2, 0]);
+}
+
+#[test]
+fn the_first_pod_of_a_self_affine_group_goes_anywhere_and_the_rest_follow_it() {
+    let mut p = problem(&[(3, 1)], 4, 10, 2);
+    p.score = vec![0, 5, 0, 0];
+    p.inter_pod = InterPod {
+        counters: vec![counter(0, &[0])],
+        rules: vec![Rule::Affinity { class: 0, counters: vec![0], self_match: true }],
+    };
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    assert_eq!(per_domain(&p, &a, 0, 0, 2), vec![0, 3]);
+}
+
+#[test]
+fn required_affinity_without_a_matching_pod_and_without_self_match_places_nothing() {
+    let mut p = problem(&[(2, 1), (1, 1)], 4, 10, 2);
+    p.inter_pod = InterPod {
+        counters: vec![counter(0, &[1])],
+        rules: vec![Rule::Affinity { class: 0, counters: vec![0], self_match: false }],
+    };
+    // Class 0 (placed first: same size, lower index) has no pod of class 1 to join yet.
+    let options = GreedyOptions { relocate: false, ..GreedyOptions::default() };
+    let a = solve_greedy(&p, &options, None).expect("valid");
+    assert_eq!(a.unplaced, vec![2, 0]);
+}
+
+#[test]
+fn required_anti_affinity_on_the_hostname_puts_one_pod_per_node() {
+    let mut p = problem(&[(5, 1)], 3, 10, 3);
+    p.inter_pod = InterPod {
+        counters: vec![counter(1, &[0])],
+        rules: vec![Rule::AntiAffinity { class: 0, counter: 0 }],
+    };
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    assert_eq!(per_domain(&p, &a, 0, 1, 3), vec![1, 1, 1]);
+    assert_eq!(a.unplaced, vec![2]);
+}
+
+#[test]
+fn soft_zone_spread_alternates_zones_against_a_smaller_score_preference() {
+    let mut p = problem(&[(6, 1)], 6, 10, 3);
+    p.score = vec![50, 40, 30, 50, 40, 30];
+    p.inter_pod = InterPod {
+        counters: vec![counter(0, &[0])],
+        rules: vec![Rule::Soft { class: 0, counter: 0, weight: -100 }],
+    };
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    assert_eq!(per_domain(&p, &a, 0, 0, 3), vec![2, 2, 2]);
+    // Without the term every pod goes to zone 0's nodes.
+    p.inter_pod = InterPod::default();
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    assert_eq!(per_domain(&p, &a, 0, 0, 3), vec![6, 0, 0]);
+}
+
+#[test]
+fn preferred_affinity_pulls_a_class_to_the_zone_of_the_pods_it_likes() {
+    let mut p = problem(&[(2, 1), (2, 1)], 4, 10, 2);
+    p.classes[0].requests = vec![2]; // Placed first (largest first).
+    p.score = vec![0, 9, 0, 9, 0, 1, 0, 1];
+    p.inter_pod = InterPod {
+        counters: vec![counter(0, &[0])],
+        rules: vec![Rule::Soft { class: 1, counter: 0, weight: 10 }],
+    };
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    assert_eq!(per_domain(&p, &a, 0, 0, 2), vec![0, 2]);
+    assert_eq!(per_domain(&p, &a, 1, 0, 2), vec![0, 2]);
+}
+
+#[test]
+fn rules_naming_what_does_not_exist_are_rejected() {
+    let p = problem(&[(1, 1)], 2, 10, 2);
+    let cases: Vec<(&str, InterPod, SolverError)> = vec![
+        (
+            "a counter on a missing topology",
+            InterPod {
+                counters: vec![counter(5, &[0])],
+                rules: vec![Rule::Soft { class: 0, counter: 0, weight: 1 }],
+            },
+            SolverError::InterPod { what: "counter", index: 0 },
+        ),
+        (
+            "a rule on a missing counter",
+            InterPod { counters: vec![], rules: vec![Rule::AntiAffinity { class: 0, counter: 0 }] },
+            SolverError::InterPod { what: "rule", index: 0 },
+        ),
+        (
+            "a spread rule with maxSkew 0",
+            InterPod {
+                counters: vec![counter(0, &[0])],
+                rules: vec![Rule::Spread { class: 0, counter: 0, max_skew: 0, min_domains: 1 }],
+            },
+            SolverError::InterPod { what: "rule", index: 0 },
+        ),
+        (
+            "an eligibility mask of the wrong length",
+            InterPod {
+                counters: vec![Counter { eligible: vec![true], ..counter(0, &[0]) }],
+                rules: vec![Rule::Soft { class: 0, counter: 0, weight: 1 }],
+            },
+            SolverError::InterPod { what: "counter", index: 0 },
+        ),
+    ];
+    for (name, inter_pod, want) in cases {
+        let q = Problem { inter_pod, ..p.clone() };
+        assert_eq!(solve_greedy(&q, &GreedyOptions::default(), None), Err(want), "{name}");
+    }
+}
+
+// ---- Properties against a recount from scratch ----
+
+/// Counts of `counter` per domain, recounted from the initial counts and `pods`.
+fn recount(p: &Problem, k: usize, pods: &[Placed]) -> Vec<u32> {
+    let c = &p.inter_pod.counters[k];
+    let mut v = vec![0u32; p.nodes];
+    for (d, &n) in c.initial.iter().enumerate() {
+        v[d] = n;
+    }
+    for pl in pods {
+        let d = p.domains[c.topology * p.nodes + pl.node];
+        let eligible = c.eligible.is_empty() || c.eligible[pl.node];
+        if c.members.contains(&pl.class) && eligible && d != NO_DOMAIN {
+            v[d as usize] += 1;
+        }
+    }
+    v
+}
+
+/// The hard rules of class `c` on `node` given `pods` placed, written from the rules'
+/// definitions without the incremental state.
+fn fresh_allows(p: &Problem, pods: &[Placed], c: usize, node: usize) -> bool {
+    let dom = |k: usize, n: usize| p.domains[p.inter_pod.counters[k].topology * p.nodes + n];
+    p.inter_pod.rules.iter().filter(|r| r.class() == c).all(|r| match r {
+        Rule::Spread { counter: k, max_skew, min_domains, .. } => {
+            let k = *k;
+            if dom(k, node) == NO_DOMAIN {
+                return false;
+            }
+            let counts = recount(p, k, pods);
+            let ctr = &p.inter_pod.counters[k];
+            let mut eligible: Vec<u32> = (0..p.nodes)
+                .filter(|&n| (ctr.eligible.is_empty() || ctr.eligible[n]) && dom(k, n) != NO_DOMAIN)
+                .map(|n| dom(k, n))
+                .collect();
+            eligible.sort_unstable();
+            eligible.dedup();
+            let Some(min) = eligible.iter().map(|&d| counts[d as usize]).min() else {
+                return true;
+            };
+            let min = if (eligible.len() as u32) < *min_domains { 0 } else { min };
+            let me = u32::from(ctr.members.contains(&c));
+            counts[dom(k, node) as usize] + me <= min + max_skew
+        }
+        Rule::Affinity { counters, self_match, .. } => {
+            if counters.iter().any(|&k| dom(k, node) == NO_DOMAIN) {
+                return false;
+            }
+            let all = counters.iter().all(|&k| recount(p, k, pods)[dom(k, node) as usize] > 0);
+            let none = counters.iter().all(|&k| recount(p, k, pods).iter().all(|&n| n == 0));
+            all || (*self_match && none)
+        }
+        Rule::AntiAffinity { counter: k, .. } => {
+            dom(*k, node) == NO_DOMAIN || recount(p, *k, pods)[dom(*k, node) as usize] == 0
+        }
+        Rule::Soft { .. } => true,
+    })
+}
+
+/// The soft score of class `c` on `node` given `pods` placed, recounted.
+fn fresh_soft(p: &Problem, pods: &[Placed], c: usize, node: usize) -> i64 {
+    p.inter_pod
+        .rules
+        .iter()
+        .filter(|r| r.class() == c)
+        .map(|r| match r {
+            Rule::Soft { counter: k, weight, .. } => {
+                let d = p.domains[p.inter_pod.counters[*k].topology * p.nodes + node];
+                if d == NO_DOMAIN {
+                    0
+                } else {
+                    weight * i64::from(recount(p, *k, pods)[d as usize])
+                }
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
+/// A random problem with inter-pod rules: up to 5 classes, up to 9 nodes; topology 0 has up to
+/// 3 domains (3: no label), topology 1 is the node itself (or no label).
+fn random_problem() -> impl Strategy<Value = Problem> {
+    (1usize..6, 1usize..10).prop_flat_map(|(n_classes, n_nodes)| {
+        let class = (0u32..7, 0i32..2, 1i64..4).prop_map(|(count, priority, req)| ClassSpec {
+            count,
+            priority,
+            requests: vec![req],
+            max_per_node: None,
+        });
+        let ctr = (
+            0usize..2,
+            prop::collection::vec(0..n_classes, 1..3),
+            prop::option::of(prop::collection::vec(prop::bool::weighted(0.8), n_nodes)),
+            prop::collection::vec(0u32..3, 0..3),
+        )
+            .prop_map(|(topology, members, eligible, initial)| Counter {
+                topology,
+                members,
+                eligible: eligible.unwrap_or_default(),
+                initial,
+            });
+        let rule =
+            (0usize..4, 0..n_classes, 0usize..4, 1u32..3, 1u32..5, -30i64..30, any::<bool>())
+                .prop_map(|(kind, class, counter, max_skew, min_domains, weight, self_match)| {
+                    match kind {
+                        0 => Rule::Spread { class, counter, max_skew, min_domains },
+                        1 => Rule::Affinity { class, counters: vec![counter], self_match },
+                        2 => Rule::AntiAffinity { class, counter },
+                        _ => Rule::Soft { class, counter, weight },
+                    }
+                });
+        (
+            prop::collection::vec(class, n_classes),
+            prop::collection::vec(2i64..12, n_nodes),
+            prop::collection::vec(prop::bool::weighted(0.85), n_classes * n_nodes),
+            prop::collection::vec(0i64..20, n_classes * n_nodes),
+            prop::collection::vec(0u32..4, n_nodes),
+            prop::collection::vec(prop::bool::weighted(0.9), n_nodes),
+            prop::collection::vec(ctr, 4),
+            prop::collection::vec(rule, 0..6),
+        )
+            .prop_map(
+                move |(classes, free, feasible, score, zones, hosts, counters, rules)| {
+                    // Domain ids stay below the number of nodes, as the solver requires.
+                    let mut domains: Vec<u32> = zones
+                        .iter()
+                        .map(|&z| if z == 3 { NO_DOMAIN } else { z % n_nodes as u32 })
+                        .collect();
+                    let mut counters: Vec<Counter> = counters;
+                    for c in &mut counters {
+                        c.initial.truncate(n_nodes);
+                    }
+                    domains.extend(
+                        hosts
+                            .iter()
+                            .enumerate()
+                            .map(|(n, &h)| if h { n as u32 } else { NO_DOMAIN }),
+                    );
+                    Problem {
+                        resources: 1,
+                        nodes: n_nodes,
+                        classes,
+                        free,
+                        feasible,
+                        score,
+                        topologies: 2,
+                        domains,
+                        inter_pod: InterPod { counters, rules },
+                        ..Problem::default()
+                    }
+                },
+            )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Without relocation the placements are in decision order: each one obeys its class's
+    /// hard rules on the pods placed before it, recounted from scratch.
+    #[test]
+    fn every_hard_rule_holds_at_every_placement(p in random_problem()) {
+        let options = GreedyOptions { relocate: false, ..GreedyOptions::default() };
+        let a = solve_greedy(&p, &options, None).expect("valid");
+        for (i, pl) in a.placements.iter().enumerate() {
+            prop_assert!(
+                fresh_allows(&p, &a.placements[..i], pl.class, pl.node),
+                "placement {i} {pl:?} breaks a rule: {:?}", a.placements
+            );
+        }
+    }
+
+    /// With relocation, pods are only ever moved if no hard rule reads them: the final
+    /// placements, in decision order with the moved pods at their final nodes, still obey
+    /// every rule.
+    #[test]
+    fn relocation_keeps_every_hard_rule(p in random_problem()) {
+        let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+        let state = TopologyState::new(&p.inter_pod, p.classes.len(), p.nodes, 2, &p.domains);
+        for (i, pl) in a.placements.iter().enumerate() {
+            if state.has_hard_rules(pl.class) {
+                prop_assert!(fresh_allows(&p, &a.placements[..i], pl.class, pl.node));
+            }
+        }
+    }
+
+    /// The per-bucket heaps choose exactly what a scan of every node per pod chooses.
+    #[test]
+    fn buckets_choose_what_a_full_scan_chooses(p in random_problem(), relocate in any::<bool>()) {
+        let options = GreedyOptions { relocate, ..GreedyOptions::default() };
+        let heaps = solve_with(&p, &options, None, 0).expect("valid");
+        let scan = solve_with(&p, &options, None, u32::MAX).expect("valid");
+        prop_assert_eq!(heaps, scan);
+    }
+
+    /// Counts updated as pods land and leave, in any order, give the verdicts and soft scores
+    /// of a recount from scratch on every class and node.
+    #[test]
+    fn incremental_state_equals_a_fresh_recount(
+        p in random_problem(),
+        steps in prop::collection::vec((0usize..5, 0usize..9, prop::bool::weighted(0.7)), 0..25),
+    ) {
+        let n_classes = p.classes.len();
+        let mut state = TopologyState::new(&p.inter_pod, n_classes, p.nodes, 2, &p.domains);
+        let mut pods: Vec<Placed> = Vec::new();
+        for (c, n, add) in steps {
+            let (c, n) = (c % n_classes, n % p.nodes);
+            if add {
+                pods.push(Placed { class: c, node: n });
+                state.update(c, n, true);
+            } else if let Some(i) = pods.iter().position(|q| *q == Placed { class: c, node: n }) {
+                pods.remove(i);
+                state.update(c, n, false);
+            }
+            for c in 0..n_classes {
+                for n in 0..p.nodes {
+                    prop_assert_eq!(state.allows(c, n), fresh_allows(&p, &pods, c, n));
+                    prop_assert_eq!(state.soft(c, n), fresh_soft(&p, &pods, c, n));
+                }
+            }
+        }
+    }
+}
