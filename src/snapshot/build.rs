@@ -6,7 +6,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as k8s;
 
 use super::convert::{self, ConvertError, PodContext};
-use super::{ObjectRef, PodGroup, Snapshot, SnapshotError, Source, Sourced, Warning};
+use super::{BatchFilter, ObjectRef, PodGroup, Snapshot, SnapshotError, Source, Sourced, Warning};
 use crate::model::gang::{
     COSCHEDULING_POD_GROUP_LABEL, VOLCANO_CONTROLLER_GROUP_NAME_ANNOTATION,
     VOLCANO_GROUP_NAME_ANNOTATION, gang_membership,
@@ -29,12 +29,15 @@ const SYSTEM_PRIORITY_CLASSES: &[(&str, i32)] =
 pub struct BuildOptions {
     /// Pending pods whose `spec.schedulerName` is one of these are placed by kplace.
     pub scheduler_names: Vec<String>,
+    /// Which pending pods form the batch (`-n`/`-l`); the others are not placed in this run.
+    pub batch: BatchFilter,
 }
 
 impl Default for BuildOptions {
     fn default() -> Self {
         BuildOptions {
             scheduler_names: DEFAULT_SCHEDULER_NAMES.iter().map(|s| (*s).to_string()).collect(),
+            batch: BatchFilter::default(),
         }
     }
 }
@@ -52,6 +55,13 @@ pub struct IgnoredPods {
     pub gated: usize,
     /// Pods bound to a node that is not in the snapshot.
     pub unknown_node: usize,
+    /// Pending pods outside the batch that `-n`/`-l` chose (not placed in this run).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub outside_batch: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A snapshot in the scheduling model.
@@ -191,6 +201,10 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
         }
         let node_name = spec.and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty());
         if node_name.is_none() {
+            if !options.batch.admits_pod(k8s_pod) {
+                ignored.outside_batch += 1;
+                continue;
+            }
             let scheduler = spec
                 .and_then(|s| s.scheduler_name.as_deref())
                 .filter(|s| !s.is_empty())
