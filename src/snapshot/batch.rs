@@ -415,6 +415,60 @@ mod tests {
         assert!(BatchFilter::new(None, Some(" ")).expect("valid").is_everything());
     }
 
+    const CLUSTER: &str = "\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: bound, namespace: web, labels: {team: a}}
+spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: '1'}}}]}
+status: {phase: Running}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: ml, labels: {team: a}}
+spec: {containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b, namespace: ml, labels: {team: b}}
+spec: {containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: c, namespace: web}
+spec: {containers: [{name: c}]}
+";
+
+    #[test]
+    fn the_batch_holds_the_chosen_pending_pods_and_bound_pods_still_count() {
+        let mut snapshot = super::super::Snapshot::new();
+        snapshot.add_yaml(std::path::Path::new("t.yaml"), CLUSTER).expect("loads");
+        // (case, -n, -l, pending pods of the batch)
+        let cases: &[(&str, Option<&str>, Option<&str>, &[&str])] = &[
+            ("no filter keeps every pending pod", None, None, &["ml/a", "ml/b", "web/c"]),
+            ("-n keeps one namespace", Some("ml"), None, &["ml/a", "ml/b"]),
+            ("-l keeps the matching pods", None, Some("team=a"), &["ml/a"]),
+            ("-l with != keeps pods without the label", None, Some("team!=a"), &["ml/b", "web/c"]),
+            ("-n and -l together", Some("web"), Some("team"), &[]),
+        ];
+        for (name, ns, sel, want) in cases {
+            let options = super::super::BuildOptions {
+                batch: BatchFilter::new(*ns, *sel).expect("valid"),
+                ..Default::default()
+            };
+            let cluster = super::super::build(&snapshot, &options).expect("builds");
+            let pending: Vec<String> = cluster.pending.iter().map(|p| p.key()).collect();
+            assert_eq!(pending, *want, "{name}");
+            assert_eq!(cluster.ignored.outside_batch, 3 - want.len(), "{name}");
+            let n1 = &cluster.state.nodes[0];
+            assert_eq!(n1.pods.len(), 1, "{name}: the bound pod of web holds its room");
+        }
+    }
+
     #[test]
     fn a_selector_prints_back_in_the_syntax_it_was_read_in() {
         for text in ["app=web", "app!=web", "app in (db,web)", "!tier", "team", "tier>2"] {

@@ -115,7 +115,7 @@ fn batch_of(plan: &Value) -> Vec<String> {
     pods
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn plan_of_the_live_cluster_equals_plan_of_its_snapshot_file() {
     let server = serve("demo").await;
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -161,7 +161,7 @@ async fn plan_of_the_live_cluster_equals_plan_of_its_snapshot_file() {
     assert_eq!(piped, direct, "plan - < s.json");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn namespace_and_selector_narrow_the_batch_alike_on_files_live_and_every_command() {
     let server = serve("demo").await;
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -227,7 +227,7 @@ async fn namespace_and_selector_narrow_the_batch_alike_on_files_live_and_every_c
     assert!(err.contains("outside the batch") && err.contains(&format!("-n {ns}")), "{err}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn refusals_and_an_unreachable_server_are_errors_naming_the_server() {
     let server = serve("demo").await;
     let dir = tempfile::tempdir().expect("a temporary directory");
