@@ -746,7 +746,8 @@ preemptionPolicy: Never
                 terminal: 1,
                 terminating: 1,
                 gated: 1,
-                unknown_node: 1
+                unknown_node: 1,
+                outside_batch: 0,
             }
         );
         assert!(c.warnings.iter().any(|w| w.message.contains("not in the snapshot")));
