@@ -399,7 +399,9 @@ mod tests {
     #[test]
     fn a_filter_admits_pods_by_namespace_and_labels() {
         let web = labels(&[("app", "web")]);
-        let cases: &[(&str, Option<&str>, Option<&str>, &str, bool)] = &[
+        /// (case, -n, -l, the pod's namespace, admitted)
+        type Case<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a str, bool);
+        let cases: &[Case<'_>] = &[
             ("no filter admits every pod", None, None, "ml", true),
             ("-n admits its namespace", Some("ml"), None, "ml", true),
             ("-n refuses other namespaces", Some("ml"), None, "web", false),
@@ -447,8 +449,9 @@ spec: {containers: [{name: c}]}
     fn the_batch_holds_the_chosen_pending_pods_and_bound_pods_still_count() {
         let mut snapshot = super::super::Snapshot::new();
         snapshot.add_yaml(std::path::Path::new("t.yaml"), CLUSTER).expect("loads");
-        // (case, -n, -l, pending pods of the batch)
-        let cases: &[(&str, Option<&str>, Option<&str>, &[&str])] = &[
+        /// (case, -n, -l, pending pods of the batch)
+        type Case<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [&'a str]);
+        let cases: &[Case<'_>] = &[
             ("no filter keeps every pending pod", None, None, &["ml/a", "ml/b", "web/c"]),
             ("-n keeps one namespace", Some("ml"), None, &["ml/a", "ml/b"]),
             ("-l keeps the matching pods", None, Some("team=a"), &["ml/a"]),
@@ -466,6 +469,42 @@ spec: {containers: [{name: c}]}
             assert_eq!(cluster.ignored.outside_batch, 3 - want.len(), "{name}");
             let n1 = &cluster.state.nodes[0];
             assert_eq!(n1.pods.len(), 1, "{name}: the bound pod of web holds its room");
+        }
+    }
+
+    #[test]
+    fn a_gang_split_by_the_batch_is_named_in_a_warning() {
+        let gang = |name: &str, team: &str| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ml, labels: \
+                 {{team: {team}, scheduling.x-k8s.io/pod-group: g}}}}\nspec: {{containers: \
+                 [{{name: c}}]}}\n---\n"
+            )
+        };
+        let yaml = format!("{CLUSTER}---\n{}{}", gang("w0", "a"), gang("w1", "b"));
+        let mut snapshot = super::super::Snapshot::new();
+        snapshot.add_yaml(std::path::Path::new("t.yaml"), &yaml).expect("loads");
+        // (case, -l, whether the split is warned about)
+        let cases = [
+            ("a selector taking part of the gang warns", "team=a", true),
+            ("a selector taking none of the gang does not", "team=c", false),
+            (
+                "a selector taking all of the gang does not",
+                "scheduling.x-k8s.io/pod-group=g",
+                false,
+            ),
+        ];
+        for (name, sel, warned) in cases {
+            let options = super::super::BuildOptions {
+                batch: BatchFilter::new(None, Some(sel)).expect("valid"),
+                ..Default::default()
+            };
+            let cluster = super::super::build(&snapshot, &options).expect("builds");
+            let split = cluster.warnings.iter().find(|w| w.message.contains("outside the batch"));
+            assert_eq!(split.is_some(), warned, "{name}: {:?}", cluster.warnings);
+            if let Some(w) = split {
+                assert!(w.to_string().contains("ml/g: 1 pending pod of the group is"), "{w}");
+            }
         }
     }
 

@@ -185,6 +185,8 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
     let mut pending = Vec::new();
     let mut ignored = IgnoredPods::default();
     let mut gangs = GangBuilder::default();
+    // Pending gang members outside the batch, per gang.
+    let mut outside_gangs: BTreeMap<GangKey, usize> = BTreeMap::new();
     for p in pods {
         let k8s_pod = &p.object;
         let object = ObjectRef {
@@ -203,6 +205,15 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
         if node_name.is_none() {
             if !options.batch.admits_pod(k8s_pod) {
                 ignored.outside_batch += 1;
+                let empty = Labels::new();
+                let meta = &k8s_pod.metadata;
+                let labels = meta.labels.as_ref().unwrap_or(&empty);
+                let annotations = meta.annotations.as_ref().unwrap_or(&empty);
+                if let Some((convention, name)) = gang_membership(labels, annotations) {
+                    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
+                    let key = GangKey { convention, namespace, name: name.to_string() };
+                    *outside_gangs.entry(key).or_insert(0usize) += 1;
+                }
                 continue;
             }
             let scheduler = spec
@@ -290,6 +301,31 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
     }
     state.pdbs.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
 
+    for (key, outside) in &outside_gangs {
+        let Some(members) = gangs.members.get(key) else { continue };
+        warnings.push(Warning {
+            source: None,
+            object: Some(ObjectRef {
+                kind: key.convention.pod_group_kind(),
+                namespace: Some(key.namespace.clone()),
+                name: key.name.clone(),
+            }),
+            message: format!(
+                "{} outside the batch (-n/-l) and not placed in this run; only the group's {} \
+                 in the batch or bound count towards its minMember",
+                if *outside == 1 {
+                    "1 pending pod of the group is".to_string()
+                } else {
+                    format!("{outside} pending pods of the group are")
+                },
+                if members.len() == 1 {
+                    "1 pod".to_string()
+                } else {
+                    format!("{} pods", members.len())
+                }
+            ),
+        });
+    }
     let gangs = gangs.finish(snapshot, &mut state, &mut pending, &mut warnings);
     Ok(Cluster { state, pending, ignored, warnings, gangs })
 }
