@@ -225,6 +225,12 @@ async fn namespace_and_selector_narrow_the_batch_alike_on_files_live_and_every_c
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("outside the batch") && err.contains(&format!("-n {ns}")), "{err}");
+
+    // A malformed selector is an error saying where, before anything is read.
+    let out = kplace(args(&["plan", "-l", "app in (web", "--kubeconfig", &kc]), None).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("label selector \"app in (web\": at position 11"), "{err}");
 }
 
 #[tokio::test]
