@@ -22,6 +22,7 @@ pub mod framework;
 pub mod r#gen;
 pub mod inspect;
 pub mod json;
+pub mod live;
 pub mod model;
 pub mod plan;
 pub mod plugins;

@@ -75,7 +75,7 @@ pub use kubeconfig::load_config;
 pub use limit::RateLimiter;
 pub use moves::MoveResult;
 pub use plan_file::{parse_plan, read_plan, validate};
-pub use preflight::preflight;
+pub use preflight::{contact, preflight};
 pub use retry::{Fail, RetryPolicy};
 
 /// Errors that stop the binder before it sends anything.

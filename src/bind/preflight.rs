@@ -30,21 +30,48 @@ pub async fn preflight(
         .chain(plan.evictions.iter().map(|e| e.pod.as_str()))
         .chain(plan.moves.iter().map(|m| m.pod.as_str()))
         .find_map(PodKey::parse);
-    let deadline = Instant::now() + options.preflight_timeout;
+    let attempt = || {
+        let client = client.clone();
+        let first = first.clone();
+        async move {
+            match &first {
+                Some(key) => {
+                    Api::<Pod>::namespaced(client, &key.namespace).get(&key.name).await.map(|_| ())
+                }
+                None => client.apiserver_version().await.map(|_| ()),
+            }
+        }
+    };
+    contact(
+        server,
+        options.preflight_timeout,
+        "the binder needs get on pods, create on pods/binding and pods/eviction",
+        attempt,
+    )
+    .await
+}
+
+/// The first contact with `server`: runs `attempt` until it gets an answer. Any answer but 401
+/// and 403 means the server is there (a 404 or a 5xx included); a 401 or 403 is
+/// [`BindError::Denied`] (with `forbidden_hint`, what the credentials need, for a 403);
+/// connection failures are retried with backoff for `timeout`, then
+/// [`BindError::Unreachable`]. Shared by the binder and the commands that read a cluster.
+pub async fn contact<F, Fut>(
+    server: &str,
+    timeout: Duration,
+    forbidden_hint: &str,
+    mut attempt: F,
+) -> Result<(), BindError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), kube::Error>>,
+{
+    let deadline = Instant::now() + timeout;
     let mut wait = Duration::from_millis(100);
     loop {
         let remaining = deadline.saturating_duration_since(Instant::now());
-        let attempt = async {
-            match &first {
-                Some(key) => Api::<Pod>::namespaced(client.clone(), &key.namespace)
-                    .get(&key.name)
-                    .await
-                    .map(|_| ()),
-                None => client.apiserver_version().await.map(|_| ()),
-            }
-        };
         let error =
-            match tokio::time::timeout(remaining.max(Duration::from_millis(50)), attempt).await {
+            match tokio::time::timeout(remaining.max(Duration::from_millis(50)), attempt()).await {
                 Ok(Ok(())) => return Ok(()),
                 Ok(Err(kube::Error::Api(status))) => match status.code {
                     401 => {
@@ -61,18 +88,14 @@ pub async fn preflight(
                         return Err(BindError::Denied {
                             server: server.to_string(),
                             code: 403,
-                            message: format!(
-                                "{} (the binder needs get on pods, create on pods/binding and \
-                             pods/eviction)",
-                                status.message
-                            ),
+                            message: format!("{} ({forbidden_hint})", status.message),
                         });
                     }
                     // Any other answer (404 for a pod not there, a 5xx) shows the server is there.
                     _ => return Ok(()),
                 },
                 Ok(Err(e)) => retry::chain(&e),
-                Err(_) => format!("no reply within {} ms", options.preflight_timeout.as_millis()),
+                Err(_) => format!("no reply within {} ms", timeout.as_millis()),
             };
         if Instant::now() + wait >= deadline {
             return Err(BindError::Unreachable { server: server.to_string(), message: error });

@@ -122,6 +122,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
     let overall = progress.bar("bench: runs", runs);
     let build = BuildOptions {
         scheduler_names: config.served_scheduler_names().iter().map(|s| (*s).to_string()).collect(),
+        ..BuildOptions::default()
     };
     let mut cases = Vec::new();
     for &workload in &workloads {

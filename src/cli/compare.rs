@@ -136,7 +136,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     )?;
     let plan = run_plan(state.clone(), pending, &config, &settings, &progress, &mut evaluator)?;
     let snapshot = SnapshotInfo {
-        paths: args.snapshot.paths.iter().map(|p| p.display().to_string()).collect(),
+        paths: loaded.origin.clone(),
         load_ms: loaded.load_ms,
         build_ms: loaded.build_ms,
         ..Default::default()

@@ -91,7 +91,8 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<ExitCode> {
         if let Some(e) = explain_bound(&cluster.state, &config, &args.pod, args.node.as_deref())? {
             return print_placed(&e, args.output);
         }
-        bail!("{}", not_schedulable(&args.pod, &snapshot, &cluster.state, &config));
+        let batch = args.snapshot.batch()?;
+        bail!("{}", not_schedulable(&args.pod, &snapshot, &cluster.state, &config, &batch));
     }
     let options = ExplainOptions {
         node: args.node.clone(),
@@ -130,6 +131,7 @@ fn not_schedulable(
     snapshot: &kplace::snapshot::Snapshot,
     state: &kplace::model::ClusterState,
     config: &kplace::framework::config::SchedulerConfig,
+    batch: &kplace::snapshot::BatchFilter,
 ) -> String {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     if !key.contains('/') {
@@ -166,6 +168,14 @@ fn not_schedulable(
         return format!(
             "pod {key} is bound to node {node}, which is not in the snapshot; add the node to \
              explain it"
+        );
+    }
+    if spec.and_then(|s| s.node_name.as_deref()).is_none_or(str::is_empty) && !batch.admits_pod(pod)
+    {
+        return format!(
+            "pod {key} is pending but outside the batch this run places ({}); run without \
+             -n/-l, or with a namespace and selector that include it, to explain it",
+            batch.describe()
         );
     }
     if pod.metadata.deletion_timestamp.is_some() {

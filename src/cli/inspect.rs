@@ -59,7 +59,7 @@ fn render(r: &InspectReport) -> String {
         out.push_str(&t.render());
     }
     out.push_str(&format!(
-        "\nPods: {} bound, {} pending in {} (not scheduled by kplace: {} for other schedulers, {} terminal, {} terminating, {} gated, {} on unknown nodes)\n",
+        "\nPods: {} bound, {} pending in {} (not scheduled by kplace: {} for other schedulers, {} terminal, {} terminating, {} gated, {} on unknown nodes{})\n",
         r.pods.bound,
         r.pods.pending,
         count(r.pods.pending_classes, "class"),
@@ -68,6 +68,10 @@ fn render(r: &InspectReport) -> String {
         r.pods.ignored.terminating,
         r.pods.ignored.gated,
         r.pods.ignored.unknown_node,
+        match r.pods.ignored.outside_batch {
+            0 => String::new(),
+            n => format!(", {n} pending outside the batch of -n/-l"),
+        },
     ));
     let mut t = Table::new(&["PRIORITY", "PENDING"]);
     for (p, n) in r.pods.pending_by_priority.iter().rev() {

@@ -23,11 +23,13 @@ mod plan;
 mod rebalance;
 pub mod runtime_dir;
 mod schedule;
+mod snapshot;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::OnceLock;
 
+use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
@@ -82,6 +84,10 @@ pub enum Command {
     /// Plan which running pods to move where (pack, balance or fix), in waves that
     /// PodDisruptionBudgets allow.
     Rebalance(rebalance::RebalanceArgs),
+    /// Write the cluster (read from its API server, or from SNAPSHOT paths) as one file kplace
+    /// reads again: a YAML or JSON `List` without managedFields and the fields kplace never
+    /// reads, for offline what-if runs and bug reports.
+    Snapshot(snapshot::SnapshotCommandArgs),
     /// Print a shell completion script: `source <(kplace completion bash)`, or for zsh
     /// `kplace completion zsh > "${fpath[1]}/_kplace"`, for fish
     /// `kplace completion fish > ~/.config/fish/completions/kplace.fish`.
@@ -139,14 +145,83 @@ pub enum ListFormat {
 /// Where the cluster comes from, shared by every command that reads a snapshot.
 #[derive(Debug, Clone, Args)]
 pub struct SnapshotArgs {
-    /// Files or directories of Kubernetes manifests (YAML, multi-document, `kind: List`, JSON).
-    #[arg(required = true, value_name = "SNAPSHOT")]
+    /// Files or directories of Kubernetes manifests (YAML, multi-document, `kind: List`, JSON);
+    /// `-` reads standard input (JSON when it starts with `{` or `[`, else YAML). Without any,
+    /// the cluster is read from its API server (see --kubeconfig).
+    #[arg(value_name = "SNAPSHOT")]
     pub paths: Vec<PathBuf>,
+    /// Read the cluster of this kubeconfig instead of files. Without SNAPSHOT paths and without
+    /// this flag, kubectl's resolution: the files in KUBECONFIG, else ~/.kube/config, else the
+    /// in-cluster service account. Read-only: nodes, pods, PodDisruptionBudgets,
+    /// PriorityClasses, namespaces, Services, ReplicationControllers, ReplicaSets,
+    /// StatefulSets and PodGroups are listed.
+    #[arg(long, value_name = "FILE", conflicts_with = "paths")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to read (default: its current context).
+    #[arg(long, value_name = "NAME", conflicts_with = "paths")]
+    pub context: Option<String>,
+    /// Objects per page when listing from the API server (`limit`; the rest follows with
+    /// `continue` tokens).
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "paths")]
+    pub page_size: u32,
+    /// Only pending pods of this namespace form the batch; every other pod still counts as it
+    /// is (bound pods hold their room, other pending pods are not placed in this run).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Only pending pods whose labels match this selector form the batch (kubectl's syntax:
+    /// `app=web,tier!=db,team in (a,b),!canary`).
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
     /// Scheduler names whose pending pods kplace places (repeatable). Default: the profiles of
     /// `--config` (plus `kplace`, served by the `default-scheduler` profile unless a profile is
     /// named so); without a config, `default-scheduler` and `kplace`.
     #[arg(long = "scheduler-name", value_name = "NAME")]
     pub scheduler_names: Vec<String>,
+}
+
+impl SnapshotArgs {
+    /// The batch `-n`/`-l` choose.
+    pub fn batch(&self) -> anyhow::Result<kplace::snapshot::BatchFilter> {
+        Ok(kplace::snapshot::BatchFilter::new(self.namespace.as_deref(), self.selector.as_deref())?)
+    }
+
+    /// Whether the cluster is read from an API server (no SNAPSHOT paths).
+    pub fn is_live(&self) -> bool {
+        self.paths.is_empty()
+    }
+}
+
+/// Reads the objects: the SNAPSHOT paths (`-` from standard input), or the cluster of the
+/// kubeconfig. Returns them with what they came from (the paths, or the server's URL).
+pub fn read_snapshot(
+    args: &SnapshotArgs,
+) -> anyhow::Result<(kplace::snapshot::Snapshot, Vec<String>)> {
+    if !args.is_live() {
+        let snapshot = kplace::snapshot::dump::load_paths(&args.paths, || {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)?;
+            Ok(text)
+        })?;
+        let origin = args.paths.iter().map(|p| p.display().to_string()).collect();
+        return Ok((snapshot, origin));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let live = runtime.block_on(kplace::live::read(
+        args.kubeconfig.as_deref(),
+        args.context.as_deref(),
+        &kplace::live::ReadOptions { page_size: args.page_size, ..Default::default() },
+    ))?;
+    tracing::info!(
+        nodes = live.snapshot.nodes.len(),
+        pods = live.snapshot.pods.len(),
+        "read the cluster at {} ({})",
+        live.server,
+        live.source
+    );
+    Ok((live.snapshot, vec![live.server]))
 }
 
 /// `kplace inspect`.
@@ -167,6 +242,8 @@ pub struct Loaded {
     pub load_ms: f64,
     /// Milliseconds spent building the model.
     pub build_ms: f64,
+    /// What the snapshot came from: the paths given, or the API server's URL.
+    pub origin: Vec<String>,
 }
 
 /// Reads the snapshot named on the command line and builds the model; logs warnings.
@@ -184,12 +261,13 @@ pub fn load_cluster_and_snapshot(
 ) -> anyhow::Result<(Loaded, kplace::snapshot::Snapshot)> {
     let start = std::time::Instant::now();
     let task = progress().spinner("loading the snapshot");
-    let snapshot = kplace::snapshot::load(&args.paths)?;
+    let batch = args.batch()?;
+    let (snapshot, origin) = read_snapshot(args)?;
     task.finish();
     let load_ms = start.elapsed().as_secs_f64() * 1000.0;
     let start = std::time::Instant::now();
     let task = progress().spinner("building the model");
-    let mut options = kplace::snapshot::BuildOptions::default();
+    let mut options = kplace::snapshot::BuildOptions { batch, ..Default::default() };
     if let Some(config) = config {
         check_scheduler_names(&args.scheduler_names, config)?;
     }
@@ -210,7 +288,14 @@ pub fn load_cluster_and_snapshot(
         pending = cluster.pending.len(),
         "loaded snapshot in {load_ms:.1} ms"
     );
-    Ok((Loaded { cluster, load_ms, build_ms }, snapshot))
+    if cluster.ignored.outside_batch > 0 {
+        tracing::info!(
+            "{} outside the batch ({}) not placed in this run",
+            output::count(cluster.ignored.outside_batch, "pending pod"),
+            options.batch.describe()
+        );
+    }
+    Ok((Loaded { cluster, load_ms, build_ms, origin }, snapshot))
 }
 
 /// An error naming each `--scheduler-name` that no profile of `config` serves, and the names
@@ -472,6 +557,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(args) => bench::run(&args),
         Command::Schedule(args) => schedule::run(&args),
         Command::Rebalance(args) => rebalance::run(&args),
+        Command::Snapshot(args) => snapshot::run(&args),
         Command::Completion(args) => completion(&args),
     }
 }

@@ -209,7 +209,8 @@ pub fn build_cluster(
     assumed: &BTreeMap<String, Assumed>,
     scheduler_names: &[String],
 ) -> Result<Built, SnapshotError> {
-    let options = BuildOptions { scheduler_names: scheduler_names.to_vec() };
+    let options =
+        BuildOptions { scheduler_names: scheduler_names.to_vec(), ..BuildOptions::default() };
     let mut excluded: BTreeSet<ObjectRef> = BTreeSet::new();
     let mut reasons: Vec<(ObjectRef, String)> = Vec::new();
     loop {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1 as k8s;
 
 use super::convert::{self, ConvertError, PodContext};
-use super::{ObjectRef, PodGroup, Snapshot, SnapshotError, Source, Sourced, Warning};
+use super::{BatchFilter, ObjectRef, PodGroup, Snapshot, SnapshotError, Source, Sourced, Warning};
 use crate::model::gang::{
     COSCHEDULING_POD_GROUP_LABEL, VOLCANO_CONTROLLER_GROUP_NAME_ANNOTATION,
     VOLCANO_GROUP_NAME_ANNOTATION, gang_membership,
@@ -29,12 +29,15 @@ const SYSTEM_PRIORITY_CLASSES: &[(&str, i32)] =
 pub struct BuildOptions {
     /// Pending pods whose `spec.schedulerName` is one of these are placed by kplace.
     pub scheduler_names: Vec<String>,
+    /// Which pending pods form the batch (`-n`/`-l`); the others are not placed in this run.
+    pub batch: BatchFilter,
 }
 
 impl Default for BuildOptions {
     fn default() -> Self {
         BuildOptions {
             scheduler_names: DEFAULT_SCHEDULER_NAMES.iter().map(|s| (*s).to_string()).collect(),
+            batch: BatchFilter::default(),
         }
     }
 }
@@ -52,6 +55,13 @@ pub struct IgnoredPods {
     pub gated: usize,
     /// Pods bound to a node that is not in the snapshot.
     pub unknown_node: usize,
+    /// Pending pods outside the batch that `-n`/`-l` chose (not placed in this run).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub outside_batch: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A snapshot in the scheduling model.
@@ -175,6 +185,8 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
     let mut pending = Vec::new();
     let mut ignored = IgnoredPods::default();
     let mut gangs = GangBuilder::default();
+    // Pending gang members outside the batch, per gang.
+    let mut outside_gangs: BTreeMap<GangKey, usize> = BTreeMap::new();
     for p in pods {
         let k8s_pod = &p.object;
         let object = ObjectRef {
@@ -191,6 +203,19 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
         }
         let node_name = spec.and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty());
         if node_name.is_none() {
+            if !options.batch.admits_pod(k8s_pod) {
+                ignored.outside_batch += 1;
+                let empty = Labels::new();
+                let meta = &k8s_pod.metadata;
+                let labels = meta.labels.as_ref().unwrap_or(&empty);
+                let annotations = meta.annotations.as_ref().unwrap_or(&empty);
+                if let Some((convention, name)) = gang_membership(labels, annotations) {
+                    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
+                    let key = GangKey { convention, namespace, name: name.to_string() };
+                    *outside_gangs.entry(key).or_insert(0usize) += 1;
+                }
+                continue;
+            }
             let scheduler = spec
                 .and_then(|s| s.scheduler_name.as_deref())
                 .filter(|s| !s.is_empty())
@@ -276,6 +301,31 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
     }
     state.pdbs.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
 
+    for (key, outside) in &outside_gangs {
+        let Some(members) = gangs.members.get(key) else { continue };
+        warnings.push(Warning {
+            source: None,
+            object: Some(ObjectRef {
+                kind: key.convention.pod_group_kind(),
+                namespace: Some(key.namespace.clone()),
+                name: key.name.clone(),
+            }),
+            message: format!(
+                "{} outside the batch (-n/-l) and not placed in this run; only the group's {} \
+                 in the batch or bound count towards its minMember",
+                if *outside == 1 {
+                    "1 pending pod of the group is".to_string()
+                } else {
+                    format!("{outside} pending pods of the group are")
+                },
+                if members.len() == 1 {
+                    "1 pod".to_string()
+                } else {
+                    format!("{} pods", members.len())
+                }
+            ),
+        });
+    }
     let gangs = gangs.finish(snapshot, &mut state, &mut pending, &mut warnings);
     Ok(Cluster { state, pending, ignored, warnings, gangs })
 }
@@ -732,7 +782,8 @@ preemptionPolicy: Never
                 terminal: 1,
                 terminating: 1,
                 gated: 1,
-                unknown_node: 1
+                unknown_node: 1,
+                outside_batch: 0,
             }
         );
         assert!(c.warnings.iter().any(|w| w.message.contains("not in the snapshot")));

@@ -84,7 +84,11 @@ pub fn is_valid_label_value(value: &str) -> bool {
 }
 
 /// Upstream `labels.NewRequirement` validation for a label requirement.
-fn validate_requirement(key: &str, op: MatchOp, values: &[String]) -> Result<(), ConvertError> {
+pub(crate) fn validate_requirement(
+    key: &str,
+    op: MatchOp,
+    values: &[String],
+) -> Result<(), ConvertError> {
     if !is_qualified_name(key) {
         return Err(ConvertError::new("key", format!("invalid label key {key:?}")));
     }

@@ -26,8 +26,10 @@
 //! `pkg/scheduler/framework/plugins/helper/spread.go` (`DefaultSelector`), and the API server's
 //! defaulting (`pkg/apis/core/v1/defaults.go`).
 
+pub mod batch;
 mod build;
 pub mod convert;
+pub mod dump;
 mod load;
 pub mod pod_group;
 
@@ -41,6 +43,7 @@ use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::api::scheduling::v1 as scheduling;
 
+pub use batch::{BatchFilter, SelectorError, parse_selector};
 pub use build::{BuildOptions, Cluster, DEFAULT_SCHEDULER_NAMES, IgnoredPods, build};
 pub use load::load;
 pub use pod_group::PodGroup;

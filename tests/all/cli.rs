@@ -213,6 +213,7 @@ fn an_unknown_pod_for_explain_exits_1_and_usage_errors_exit_2() {
     let out = kplace(&["explain", "fixtures/demo", "--pod", "nope/nothing"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8(out.stderr).unwrap().contains("nope/nothing"));
-    let out = kplace(&["inspect"]);
+    // Without SNAPSHOT paths the cluster is read; with paths, --kubeconfig is a usage error.
+    let out = kplace(&["inspect", "fixtures/demo", "--kubeconfig", "k"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -97,7 +97,8 @@ fn every_manifest_parses_and_each_kind_is_there_once() {
         ("ConfigMap", m.config_maps.len()),
     ];
     for (kind, n) in counts {
-        assert_eq!(n, 1, "one {kind}");
+        let want = if kind == "ClusterRole" { 2 } else { 1 };
+        assert_eq!(n, want, "{want} {kind}");
     }
 }
 
@@ -126,7 +127,7 @@ fn grants(rules: &[PolicyRule]) -> BTreeSet<(String, String, String, String)> {
 #[test]
 fn the_cluster_role_grants_exactly_what_kplace_uses() {
     let m = manifests();
-    let granted = grants(m.cluster_roles[0].rules.as_deref().unwrap_or_default());
+    let granted = grants(cluster_role(&m, "kplace").rules.as_deref().unwrap_or_default());
     let read = ["get", "list", "watch"];
     let mut want: BTreeSet<(String, String, String, String)> = BTreeSet::new();
     let mut add = |group: &str, resource: &str, verbs: &[&str], names: &str| {
@@ -145,6 +146,9 @@ fn the_cluster_role_grants_exactly_what_kplace_uses() {
     add("", "replicationcontrollers", &["list", "watch"], "");
     add("apps", "replicasets", &["list", "watch"], "");
     add("apps", "statefulsets", &["list", "watch"], "");
+    // Reading a live cluster: PodGroups besides the kinds above.
+    add("scheduling.x-k8s.io", "podgroups", &["list"], "");
+    add("scheduling.volcano.sh", "podgroups", &["list"], "");
     // `bind`.
     add("", "pods/binding", &["create"], "");
     add("", "pods/eviction", &["create"], "");
@@ -152,6 +156,30 @@ fn the_cluster_role_grants_exactly_what_kplace_uses() {
     add("events.k8s.io", "events", &["create", "patch"], "");
     add("", "pods/status", &["patch"], "");
     assert_eq!(granted, want);
+}
+
+/// The ClusterRole called `name`.
+fn cluster_role<'a>(m: &'a Manifests, name: &str) -> &'a ClusterRole {
+    m.cluster_roles
+        .iter()
+        .find(|r| r.metadata.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("a ClusterRole {name}"))
+}
+
+#[test]
+fn the_reader_role_grants_list_on_exactly_what_a_live_read_lists() {
+    let m = manifests();
+    let granted = grants(cluster_role(&m, "kplace-reader").rules.as_deref().unwrap_or_default());
+    let want: BTreeSet<(String, String, String, String)> = kplace::live::LISTED
+        .iter()
+        .map(|(g, r)| ((*g).to_string(), (*r).to_string(), "list".to_string(), String::new()))
+        .collect();
+    assert_eq!(granted, want);
+    // The scheduler's role can read a live cluster too (a CronJob running `kplace plan`).
+    let scheduler = grants(cluster_role(&m, "kplace").rules.as_deref().unwrap_or_default());
+    for grant in &want {
+        assert!(scheduler.contains(grant), "deploy/rbac.yaml grants {grant:?}");
+    }
 }
 
 /// The leader-election settings the Deployment runs with: the ConfigMap's
@@ -222,7 +250,8 @@ fn the_manifests_refer_to_each_other() {
     let sa_ns = sa.metadata.namespace.as_deref().unwrap();
     let binding = &m.bindings[0];
     assert_eq!(binding.role_ref.kind, "ClusterRole");
-    assert_eq!(Some(binding.role_ref.name.as_str()), m.cluster_roles[0].metadata.name.as_deref());
+    assert_eq!(binding.role_ref.name, "kplace");
+    cluster_role(&m, "kplace");
     let subjects = binding.subjects.as_deref().unwrap();
     assert_eq!(subjects.len(), 1);
     assert_eq!(

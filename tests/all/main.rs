@@ -23,6 +23,7 @@ mod deploy;
 mod eval_framework;
 mod gangs;
 mod gpu_parity;
+mod live;
 mod out_of_range_cli;
 mod plan_check_cli;
 mod rebalance_cli;

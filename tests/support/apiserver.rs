@@ -28,8 +28,10 @@
 //! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/{get,watch,create,update,patch}.go`):
 //!
 //! - list and watch of pods, nodes, namespaces, services, replicationcontrollers, replicasets,
-//!   statefulsets, poddisruptionbudgets and priorityclasses: a list carries the current
-//!   `resourceVersion`; `watch=true` streams newline-delimited JSON events (`ADDED`,
+//!   statefulsets, poddisruptionbudgets, priorityclasses and coscheduling's podgroups (Volcano's
+//!   are not installed: 404): a list carries the current `resourceVersion`, and with `limit`
+//!   comes in pages (`metadata.continue`, the offset of the next page; the fault
+//!   [`Fault::ContinueExpired`] answers a continued list with 410 `Expired`); `watch=true` streams newline-delimited JSON events (`ADDED`,
 //!   `MODIFIED`, `DELETED`) after the given `resourceVersion` (all current objects first when it
 //!   is empty or `0`), ends after `timeoutSeconds`, and every change of the store (a binding, an
 //!   eviction, a status patch, an object the test creates or deletes) bumps one global
@@ -369,6 +371,10 @@ pub enum Fault {
     /// `Retry-After` header and `details.retryAfterSeconds`, as API priority and fairness
     /// answers), without doing anything.
     TooManyRequests(u32),
+    /// For a list that carries a `continue` token: answer 410 `Expired`, as the API server
+    /// answers a token older than etcd's compaction. Lists without a token are not affected
+    /// (and do not use up the rule).
+    ContinueExpired,
 }
 
 /// Fault `fault` on the next `times` requests of `verb` for `pod`.
@@ -579,6 +585,11 @@ impl ApiServer {
         self.state().chaos = None;
     }
 
+    /// Drops every injected fault rule that has not run out yet.
+    pub fn clear_faults(&self) {
+        self.state().rules.clear();
+    }
+
     /// Evicted pods stay visible, being deleted, for this many reads.
     pub fn set_grace_reads(&self, reads: u32) {
         self.state().grace_reads = reads;
@@ -740,6 +751,8 @@ const COLLECTIONS: &[(&str, &str, &str)] = &[
     ("/apis/apps/v1", "statefulsets", "StatefulSetList"),
     ("/apis/policy/v1", "poddisruptionbudgets", "PodDisruptionBudgetList"),
     ("/apis/scheduling.k8s.io/v1", "priorityclasses", "PriorityClassList"),
+    // The coscheduling PodGroup CRD is installed; Volcano's is not (its lists answer 404).
+    ("/apis/scheduling.x-k8s.io/v1alpha1", "podgroups", "PodGroupList"),
 ];
 
 fn object_key(value: &Value) -> String {
@@ -842,6 +855,10 @@ impl State {
             "pods" => self.pods.values().map(FakePod::to_json).collect(),
             "poddisruptionbudgets" => {
                 let mut v: Vec<Value> = self.pdbs.iter().map(FakePdb::to_json).collect();
+                // Budgets a test stored whole, with `put_object`.
+                v.extend(
+                    self.objects.iter().filter(|((r, _), _)| r == resource).map(|(_, v)| v.clone()),
+                );
                 v.sort_by_key(object_key);
                 v
             }
@@ -1046,12 +1063,15 @@ async fn serve_more(
             client: client.to_string(),
         });
     };
+    let continued = query_param(query, "continue").is_some_and(|t| !t.is_empty());
     let fault = {
         let mut s = lock();
-        let rule = s
-            .rules
-            .iter_mut()
-            .find(|r| r.verb == verb && (r.pod == key || r.pod == "*") && r.times > 0);
+        let rule = s.rules.iter_mut().find(|r| {
+            r.verb == verb
+                && (r.pod == key || r.pod == "*")
+                && r.times > 0
+                && (r.fault != Fault::ContinueExpired || continued)
+        });
         rule.map(|r| {
             r.times -= 1;
             r.fault.clone()
@@ -1070,6 +1090,16 @@ async fn serve_more(
         Some(Fault::DropBeforeApply) => {
             record(0);
             return Some(Err(Dropped));
+        }
+        Some(Fault::ContinueExpired) => {
+            let (code, body) = failure(
+                410,
+                "Expired",
+                "The provided continue parameter is too old to display a consistent list result.",
+                Value::Null,
+            );
+            record(code);
+            return Some(Ok(reply(code, &body)));
         }
         _ => {}
     }
@@ -1091,11 +1121,26 @@ async fn serve_more(
         let mut s = lock();
         match (&route, verb) {
             (Route2::Collection { resource, kind, api_version }, _) => {
-                let items = s.items(resource);
+                let mut items = s.items(resource);
+                // Pages of `limit`; the continue token is the offset of the next page.
+                let limit = query_param(query, "limit").and_then(|v| v.parse::<usize>().ok());
+                let start = query_param(query, "continue")
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .unwrap_or(0)
+                    .min(items.len());
+                let mut metadata = json!({"resourceVersion": s.rv.to_string()});
+                if let Some(limit) = limit.filter(|l| *l > 0) {
+                    let end = start.saturating_add(limit).min(items.len());
+                    if end < items.len() {
+                        metadata["continue"] = json!(end.to_string());
+                        metadata["remainingItemCount"] = json!(items.len() - end);
+                    }
+                    items = items[start..end].to_vec();
+                }
                 (
                     200,
                     json!({"kind": kind, "apiVersion": api_version,
-                           "metadata": {"resourceVersion": s.rv.to_string()}, "items": items}),
+                           "metadata": metadata, "items": items}),
                 )
             }
             (Route2::PodStatus { name, .. }, _) => s.patch_pod_status(&key, name, body),
