@@ -31,6 +31,8 @@ pub struct UpstreamCommand {
     pub program: PathBuf,
     /// Its leading arguments.
     pub args: Vec<String>,
+    /// Arguments after `schedule SNAPSHOT -o PLAN` (e.g. kso's `--timeout=30m`).
+    pub trailing: Vec<String>,
 }
 
 impl UpstreamCommand {
@@ -38,7 +40,11 @@ impl UpstreamCommand {
     pub fn parse(cmd: &str) -> Option<UpstreamCommand> {
         let mut words = cmd.split_whitespace();
         let program = PathBuf::from(words.next()?);
-        Some(UpstreamCommand { program, args: words.map(str::to_string).collect() })
+        Some(UpstreamCommand {
+            program,
+            args: words.map(str::to_string).collect(),
+            trailing: Vec::new(),
+        })
     }
 
     /// The command as written (for reports).
@@ -50,13 +56,23 @@ impl UpstreamCommand {
         }
         s
     }
+
+    /// The whole invocation, with `SNAPSHOT` and `PLAN` for the files (for reports).
+    pub fn invocation(&self) -> String {
+        let mut s = format!("{} schedule SNAPSHOT -o PLAN", self.display());
+        for a in &self.trailing {
+            s.push(' ');
+            s.push_str(a);
+        }
+        s
+    }
 }
 
 /// One or more runs of the external scheduler on one case.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct UpstreamRun {
-    /// The command as given to `--upstream`.
+    /// The invocation (`CMD schedule SNAPSHOT -o PLAN …`).
     pub command: String,
     /// `summary.wall_ms` of each run.
     pub wall_ms: Vec<f64>,
@@ -126,7 +142,7 @@ pub enum UpstreamError {
     },
 }
 
-/// Runs `cmd schedule SNAPSHOT -o PLAN [--config CONFIG]` and reads the plan it wrote to
+/// Runs `cmd schedule SNAPSHOT -o PLAN [--config CONFIG] [trailing…]` and reads the plan it wrote to
 /// `plan`.
 pub fn run_upstream(
     cmd: &UpstreamCommand,
@@ -140,6 +156,7 @@ pub fn run_upstream(
     if let Some(config) = config {
         c.arg("--config").arg(config);
     }
+    c.args(&cmd.trailing);
     let start = Instant::now();
     let out =
         c.output().map_err(|source| UpstreamError::Spawn { command: command.clone(), source })?;
@@ -149,11 +166,11 @@ pub fn run_upstream(
         let stderr = String::from_utf8_lossy(&out.stderr);
         let trimmed = stderr.trim_end();
         let cut = trimmed.len().saturating_sub(STDERR_TAIL);
-        let start = (cut..=trimmed.len()).find(|&i| trimmed.is_char_boundary(i)).unwrap_or(0);
+        let from = (cut..=trimmed.len()).find(|&i| trimmed.is_char_boundary(i)).unwrap_or(0);
         return Err(UpstreamError::Failed {
             command,
             status: out.status.to_string(),
-            stderr: trimmed[start..].to_string(),
+            stderr: trimmed[from..].to_string(),
         });
     }
     let plan_err = |message: String| UpstreamError::Plan {
@@ -206,7 +223,9 @@ mod tests {
 
     #[test]
     fn a_command_is_a_program_and_its_leading_arguments() {
-        let cases: [(&str, Option<(&str, Vec<&str>)>); 4] = [
+        /// (text, the program and its leading arguments)
+        type Case<'a> = (&'a str, Option<(&'a str, Vec<&'a str>)>);
+        let cases: [Case; 4] = [
             ("../shared/upstream/kso", Some(("../shared/upstream/kso", vec![]))),
             ("kso  --x 1", Some(("kso", vec!["--x", "1"]))),
             ("", None),
@@ -217,6 +236,7 @@ mod tests {
             let want = want.map(|(p, a)| UpstreamCommand {
                 program: PathBuf::from(p),
                 args: a.into_iter().map(str::to_string).collect(),
+                trailing: Vec::new(),
             });
             assert_eq!(got, want, "{text:?}");
         }
