@@ -1,6 +1,8 @@
 //! `kplace bench` end to end at tiny sizes: the JSON document has its documented fields, one
 //! case per workload and node count in the order given, and its numbers are consistent (placed
-//! ≤ pending, medians of the repeats, positive times and rates, ratios that match).
+//! ≤ pending, medians of the repeats, positive times and rates, ratios that match); with
+//! `--upstream`, a fake external scheduler (and the real kso when present) is timed on a file
+//! holding the case's every pod, and its failures are reported without stopping the bench.
 
 use std::process::{Command, Output};
 

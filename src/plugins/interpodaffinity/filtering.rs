@@ -198,8 +198,8 @@ impl PreFilterState {
     }
 
     /// Whether placing the pod on a node with these labels breaks no existing pod's required
-    /// anti-affinity (upstream `satisfyExistingPodsAntiAffinity`): every label of the node is
-    /// looked up as a topology pair.
+    /// anti-affinity (upstream `satisfyExistingPodsAntiAffinity`): none of the node's labels is
+    /// a topology pair with a count.
     fn satisfies_existing_pods_anti_affinity(&self, node_labels: &Labels) -> bool {
         // Upstream looks every label of the node up in the counts; looking the (few) keys with
         // counts up among the node's labels gives the same answer.
