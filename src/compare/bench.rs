@@ -380,6 +380,8 @@ mod tests {
         assert_eq!(pod_counts(Workload::SchedulingBasic, 500, None, None), (1100, 100));
         // Fragmentation mix: 12 per node, 2 bound.
         assert_eq!(pod_counts(Workload::FragmentationMix, 500, None, None), (6000, 1000));
+        // SchedulingPodAffinity: scheduler_perf's 5,000 bound and 5,000 measured at 5,000 nodes.
+        assert_eq!(pod_counts(Workload::SchedulingPodAffinity, 5000, None, None), (10000, 5000));
         // --pods overrides and keeps the bound fraction.
         assert_eq!(pod_counts(Workload::SchedulingBasic, 500, Some(9.0), Some(220)), (220, 20));
         // --pods-per-node scales with the node count.
