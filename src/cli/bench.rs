@@ -2,17 +2,20 @@
 //! (via `compare::run_baseline` and `compare::run_plan`), repeated; medians, ratios, quality
 //! differences, machine and adapter.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Args;
 use kplace::compare::bench::{
     BenchCase, BenchReport, BenchRun, DEFAULT_NODES, DEFAULT_WORKLOADS, MachineInfo, QualityDelta,
     SCHEMA_VERSION, generate_cluster, median, pod_counts, ratio,
 };
+use kplace::compare::upstream::{UpstreamCommand, UpstreamRun, run_upstream};
 use kplace::compare::{Decided, pods_per_second};
 use kplace::eval::{Backend, Evaluator};
-use kplace::r#gen::{GenParams, Workload};
+use kplace::r#gen::{GenParams, Workload, write_yaml};
 use kplace::model::{ClusterState, Pod};
 use kplace::plan::Plan;
 use kplace::snapshot::BuildOptions;
@@ -64,6 +67,17 @@ pub struct BenchArgs {
     /// Also run `kplace check` on the first run's plans and report the violations.
     #[arg(long)]
     check: bool,
+    /// Also time an external scheduler on each case's snapshot, written to a file: `CMD
+    /// schedule SNAPSHOT -o PLAN [--config FILE]` must write a plan document with
+    /// `summary.wall_ms` (the protocol of `../shared/upstream/kso`, the real kube-scheduler).
+    /// CMD is a program and its leading arguments, separated by spaces; it runs `--repeat`
+    /// times per case.
+    #[arg(long, value_name = "CMD")]
+    upstream: Option<String>,
+    /// An argument for the external scheduler after `schedule SNAPSHOT -o PLAN` (repeatable;
+    /// e.g. `--upstream-arg=--timeout=30m` for kso).
+    #[arg(long, value_name = "ARG", requires = "upstream", allow_hyphen_values = true)]
+    upstream_arg: Vec<String>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
     output: OutputFormat,
@@ -115,9 +129,17 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         (Some(_), _) => None,
     };
     let mut cpu = Evaluator::Cpu;
+    let upstream = match args.upstream.as_deref() {
+        None => None,
+        Some(cmd) => Some(UpstreamCommand {
+            trailing: args.upstream_arg.clone(),
+            ..UpstreamCommand::parse(cmd)
+                .ok_or_else(|| anyhow::anyhow!("--upstream needs a command, got {cmd:?}"))?
+        }),
+    };
 
     let repeat = args.repeat as usize;
-    let commands = if gpu.is_some() { 4 } else { 2 };
+    let commands = if gpu.is_some() { 4 } else { 2 } + usize::from(upstream.is_some());
     let runs = (workloads.len() * sizes.len() * commands * repeat) as u64;
     let overall = progress.bar("bench: runs", runs);
     let build = BuildOptions {
@@ -205,6 +227,20 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
             }
             let baseline = summarize_runs("baseline", &baseline, state, pending, args.check);
             let plan_cpu = summarize_runs("plan", &plan, state, pending, args.check);
+            let (mut upstream_run, mut upstream_error) = (None, None);
+            if let Some(cmd) = &upstream {
+                match time_upstream(cmd, &params, args.config.as_deref(), repeat, pending.len()) {
+                    Ok(run) => upstream_run = Some(run),
+                    Err(e) => {
+                        let e = format!("{e:#}");
+                        notes.push(format!("{workload}, {nodes} nodes: upstream: {e}"));
+                        upstream_error = Some(e);
+                    }
+                }
+                overall.inc(repeat as u64);
+            }
+            let upstream_over_baseline =
+                upstream_run.as_ref().map(|u| ratio(u.wall_ms_median, baseline.decision_ms_median));
             cases.push(BenchCase {
                 workload: workload.to_string(),
                 nodes,
@@ -224,6 +260,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
                 plan_cpu,
                 plan_gpu,
                 gpu_note: gpu_note.clone(),
+                upstream_over_baseline,
+                upstream: upstream_run,
+                upstream_error,
             });
         }
     }
@@ -245,6 +284,31 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         other => print_document(&report, other)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the case's snapshot to a temporary file and runs the external scheduler on it
+/// `repeat` times.
+fn time_upstream(
+    cmd: &UpstreamCommand,
+    params: &GenParams,
+    config: Option<&Path>,
+    repeat: usize,
+    pending: usize,
+) -> anyhow::Result<UpstreamRun> {
+    let dir = tempfile::Builder::new().prefix("kplace-bench-").tempdir()?;
+    let snapshot = dir.path().join("snapshot.yaml");
+    let file = std::fs::File::create(&snapshot)
+        .with_context(|| format!("creating {}", snapshot.display()))?;
+    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+    write_yaml(params, &mut writer)?;
+    writer.flush().with_context(|| format!("writing {}", snapshot.display()))?;
+    drop(writer);
+    let mut outcomes = Vec::with_capacity(repeat);
+    for i in 0..repeat {
+        let plan = dir.path().join(format!("plan-{i}.json"));
+        outcomes.push(run_upstream(cmd, &snapshot, config, &plan)?);
+    }
+    Ok(UpstreamRun::summarize(&cmd.invocation(), &outcomes, pending))
 }
 
 /// What a plan decided, for comparing repeats.
@@ -310,7 +374,8 @@ fn render(r: &BenchReport) -> String {
         r.repeat,
         r.seed,
     );
-    let mut t = Table::new(&[
+    let with_upstream = r.cases.iter().any(|c| c.upstream.is_some() || c.upstream_error.is_some());
+    let mut headers = vec![
         "WORKLOAD",
         "NODES",
         "PENDING",
@@ -323,9 +388,13 @@ fn render(r: &BenchReport) -> String {
         "PLACED B/P",
         "NODES USED B/P",
         "GPU BASELINE/PLAN MS",
-    ]);
+    ];
+    if with_upstream {
+        headers.extend(["UPSTREAM MS", "UPSTREAM PODS/S", "UPSTREAM/BASELINE"]);
+    }
+    let mut t = Table::new(&headers);
     for c in &r.cases {
-        t.row(vec![
+        let mut row = vec![
             c.workload.clone(),
             c.nodes.to_string(),
             c.pending_pods.to_string(),
@@ -343,9 +412,26 @@ fn render(r: &BenchReport) -> String {
                 }
                 _ => "n/a".to_string(),
             },
-        ]);
+        ];
+        if with_upstream {
+            match (&c.upstream, c.upstream_over_baseline) {
+                (Some(u), Some(x)) => row.extend([
+                    format!("{:.1}{}", u.wall_ms_median, if u.partial { " (partial)" } else { "" }),
+                    format!("{:.0}", u.pods_per_second),
+                    format!("{x:.1}"),
+                ]),
+                _ => row.extend(["failed".to_string(), "n/a".to_string(), "n/a".to_string()]),
+            }
+        }
+        t.row(row);
     }
     out.push_str(&t.render());
+    if let Some(u) = r.cases.iter().find_map(|c| c.upstream.as_ref()) {
+        out.push_str(&format!(
+            "UPSTREAM: `{}`, its summary.wall_ms (median); UPSTREAM/BASELINE: that over BASELINE MS\n",
+            u.command
+        ));
+    }
     for c in &r.cases {
         if let (Some(a), Some(b)) = (c.baseline.violations, c.plan_cpu.violations) {
             out.push_str(&format!(

@@ -28,6 +28,8 @@ use crate::r#gen::{GenError, GenParams, Workload, generate};
 use crate::progress::Progress;
 use crate::snapshot::{self, BuildOptions, Cluster, Snapshot, SnapshotError};
 
+pub use super::upstream::UpstreamRun;
+
 /// Version of the [`BenchReport`] document; bumped when a field changes meaning or is removed.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -53,12 +55,13 @@ pub struct Density {
 
 /// The default density of a workload: scheduler_perf's ratios for its cases (SchedulingBasic
 /// 5,000 nodes: 1,000 init + 10,000 measured pods; SchedulingPodAntiAffinity: 1,000 + 1,000;
-/// TopologySpreading: 5,000 + 2,000), the fragmentation mix as BENCHMARKS.md ran it (2 bound
+/// TopologySpreading: 5,000 + 2,000; SchedulingPodAffinity: 5,000 + 5,000), the fragmentation mix as BENCHMARKS.md ran it (2 bound
 /// and 10 pending per node), and 0.2 + 2 per node otherwise.
 pub fn density(workload: Workload) -> Density {
     let (pods_per_node, init_per_node) = match workload {
         Workload::SchedulingPodAntiAffinity => (0.4, 0.2),
         Workload::TopologySpreading | Workload::PreferredTopologySpreading => (1.4, 1.0),
+        Workload::SchedulingPodAffinity => (2.0, 1.0),
         Workload::FragmentationMix => (12.0, 2.0),
         _ => (2.2, 0.2),
     };
@@ -316,6 +319,13 @@ pub struct BenchCase {
     pub ratio_gpu: Option<f64>,
     /// `plan_cpu − baseline` for the quality figures.
     pub quality_cpu: QualityDelta,
+    /// The external scheduler of `--upstream`, on the same snapshot (written to a file).
+    pub upstream: Option<UpstreamRun>,
+    /// Why the external scheduler gave no time, when it was asked for and failed.
+    pub upstream_error: Option<String>,
+    /// Its median `wall_ms` / `baseline`'s median decision time: how many times faster
+    /// `baseline` is (0 when baseline took 0).
+    pub upstream_over_baseline: Option<f64>,
 }
 
 /// The document `kplace bench -o json` prints.
@@ -370,6 +380,8 @@ mod tests {
         assert_eq!(pod_counts(Workload::SchedulingBasic, 500, None, None), (1100, 100));
         // Fragmentation mix: 12 per node, 2 bound.
         assert_eq!(pod_counts(Workload::FragmentationMix, 500, None, None), (6000, 1000));
+        // SchedulingPodAffinity: scheduler_perf's 5,000 bound and 5,000 measured at 5,000 nodes.
+        assert_eq!(pod_counts(Workload::SchedulingPodAffinity, 5000, None, None), (10000, 5000));
         // --pods overrides and keeps the bound fraction.
         assert_eq!(pod_counts(Workload::SchedulingBasic, 500, Some(9.0), Some(220)), (220, 20));
         // --pods-per-node scales with the node count.

@@ -47,6 +47,7 @@
 pub mod bench;
 pub mod report;
 pub mod soft;
+pub mod upstream;
 pub mod verdict;
 pub mod workloads;
 

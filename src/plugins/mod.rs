@@ -20,7 +20,10 @@
 
 pub mod image_locality;
 pub mod interpodaffinity;
+#[cfg(test)]
+mod memo_tests;
 pub mod node_affinity;
+mod node_memo;
 pub mod node_name;
 pub mod node_ports;
 pub mod node_unschedulable;

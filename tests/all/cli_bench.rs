@@ -1,6 +1,8 @@
 //! `kplace bench` end to end at tiny sizes: the JSON document has its documented fields, one
 //! case per workload and node count in the order given, and its numbers are consistent (placed
-//! ≤ pending, medians of the repeats, positive times and rates, ratios that match).
+//! ≤ pending, medians of the repeats, positive times and rates, ratios that match); with
+//! `--upstream`, a fake external scheduler (and the real kso when present) is timed on a file
+//! holding the case's every pod, and its failures are reported without stopping the bench.
 
 use std::process::{Command, Output};
 
@@ -134,4 +136,126 @@ fn bench_rejects_bad_arguments_with_usage_errors() {
         let out = kplace(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
+}
+
+/// A stand-in for kso in a temporary directory: `fake schedule SNAPSHOT -o PLAN` writes a
+/// plan whose `summary.wall_ms` is `wall_ms` and exits with `status`, after recording how many
+/// Pods the snapshot held in `seen` beside it.
+fn fake_upstream(dir: &std::path::Path, wall_ms: &str, status: i32) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-kso");
+    let script = format!(
+        r#"#!/bin/sh
+[ "$1" = schedule ] && [ "$3" = -o ] || {{ echo "usage: $0 schedule SNAPSHOT -o PLAN" >&2; exit 64; }}
+grep -c '^kind: Pod$' "$2" > "$(dirname "$0")/seen"
+printf '{{"placements": [{{"pod": "a/b", "node": "n"}}], "evictions": [], "unschedulable": [], "summary": {{"wall_ms": {wall_ms}}}}}' > "$4"
+[ {status} = 0 ] || echo "fake upstream failed on purpose" >&2
+exit {status}
+"#
+    );
+    std::fs::write(&path, script).expect("write the fake");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+fn bench_with_upstream(upstream: &str, output: &str) -> Output {
+    kplace(&[
+        "bench",
+        "--workload",
+        "SchedulingBasic",
+        "--nodes",
+        "5",
+        "--pods",
+        "12",
+        "--repeat",
+        "1",
+        "--backend",
+        "cpu",
+        "--upstream",
+        upstream,
+        "-o",
+        output,
+    ])
+}
+
+#[test]
+fn an_upstream_scheduler_is_timed_on_the_same_snapshot_and_compared_with_baseline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = fake_upstream(dir.path(), "250.5", 0);
+    let out = bench_with_upstream(fake.to_str().expect("utf-8 path"), "json");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: BenchReport = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let c = &r.cases[0];
+    let seen: usize = std::fs::read_to_string(dir.path().join("seen"))
+        .expect("the fake ran")
+        .trim()
+        .parse()
+        .expect("a count");
+    assert_eq!(seen, c.bound_pods + c.pending_pods, "the snapshot holds every pod of the case");
+    let u = c.upstream.as_ref().expect("an upstream run");
+    assert_eq!(u.wall_ms, vec![250.5]);
+    assert_eq!(u.wall_ms_median, 250.5);
+    assert_eq!((u.placed, u.unschedulable, u.partial), (1, 0, false));
+    let pods_per_s = c.pending_pods as f64 / 0.2505;
+    assert!((u.pods_per_second - pods_per_s).abs() <= 1e-6 * pods_per_s, "{}", u.pods_per_second);
+    let ratio = c.upstream_over_baseline.expect("a ratio");
+    let want = 250.5 / c.baseline.decision_ms_median;
+    assert!((ratio - want).abs() <= 1e-9 * want, "{ratio} vs {want}");
+    assert!(c.upstream_error.is_none());
+
+    let out = bench_with_upstream(fake.to_str().expect("utf-8 path"), "table");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in
+        ["UPSTREAM MS", "UPSTREAM PODS/S", "UPSTREAM/BASELINE", "250.5", "fake-kso schedule"]
+    {
+        assert!(text.contains(needle), "{needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn a_failing_or_timed_out_upstream_is_reported_without_stopping_the_bench() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let failing = fake_upstream(dir.path(), "1", 1);
+    let out = bench_with_upstream(failing.to_str().expect("utf-8 path"), "json");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: BenchReport = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let c = &r.cases[0];
+    assert!(c.upstream.is_none() && c.upstream_over_baseline.is_none());
+    let e = c.upstream_error.as_deref().expect("the failure is kept");
+    assert!(e.contains("fake upstream failed on purpose"), "{e}");
+    assert!(r.notes.iter().any(|n| n.contains("upstream")), "{:?}", r.notes);
+    assert!(c.baseline.placed > 0, "kplace's runs are still reported");
+
+    let partial = fake_upstream(dir.path(), "7", 3);
+    let out = bench_with_upstream(partial.to_str().expect("utf-8 path"), "json");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: BenchReport = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let u = r.cases[0].upstream.as_ref().expect("a partial run is kept");
+    assert!(u.partial && u.wall_ms_median == 7.0);
+
+    let out = bench_with_upstream(dir.path().join("absent").to_str().expect("utf-8"), "json");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: BenchReport = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert!(r.cases[0].upstream_error.as_deref().is_some_and(|e| e.contains("absent")));
+}
+
+/// The real kube-scheduler, when `../shared/upstream/kso` is beside the checkout.
+#[test]
+fn the_real_kube_scheduler_is_timed_when_kso_is_present() {
+    let kso = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/upstream/kso");
+    if !kso.exists() {
+        let msg = "kso (../shared/upstream/kso) is absent: bench --upstream was not run against it";
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{msg}");
+        eprintln!("{msg}");
+        return;
+    }
+    let out = bench_with_upstream(kso.to_str().expect("utf-8 path"), "json");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: BenchReport = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let c = &r.cases[0];
+    let u = c.upstream.as_ref().unwrap_or_else(|| panic!("kso ran: {:?}", c.upstream_error));
+    assert_eq!(u.placed, c.baseline.placed, "kube-scheduler places what baseline places");
+    assert_eq!(u.unschedulable, c.baseline.unschedulable);
+    assert!(u.wall_ms_median > 0.0 && !u.partial);
 }

@@ -5,6 +5,7 @@
 //! Upstream: `pkg/scheduler/framework/plugins/interpodaffinity/filtering.go` (v1.35).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{
     AffinityTerm, InterPodAffinity, NAME, existing_term_matches, incoming_terms,
@@ -27,7 +28,7 @@ pub const ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH: &str =
 /// `topologyToMatchedTermCount`. Entries that reach zero are removed, so two maps describing
 /// the same counts compare equal.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct TopologyCounts(BTreeMap<String, BTreeMap<String, i64>>);
+pub struct TopologyCounts(Arc<BTreeMap<String, BTreeMap<String, i64>>>);
 
 impl TopologyCounts {
     /// The count for `(key, value)` (0 when absent).
@@ -49,14 +50,37 @@ impl TopologyCounts {
     /// (upstream `topologyToMatchedTermCount.update`), dropping the entry at zero.
     fn update(&mut self, node_labels: &Labels, key: &str, delta: i64) {
         let Some(value) = node_labels.get(key) else { return };
-        let inner = self.0.entry(key.to_string()).or_default();
-        let count = inner.entry(value.clone()).or_insert(0);
+        self.add(key, value, delta);
+    }
+
+    /// Adds `delta` to the pair `(key, value)`, dropping the entry at zero (shared maps are
+    /// copied first: a clone handed to a cycle's state never changes under it).
+    fn add(&mut self, key: &str, value: &str, delta: i64) {
+        if delta == 0 {
+            return;
+        }
+        let map = Arc::make_mut(&mut self.0);
+        let inner = match map.get_mut(key) {
+            Some(inner) => inner,
+            None => map.entry(key.to_string()).or_default(),
+        };
+        let count = match inner.get_mut(value) {
+            Some(count) => count,
+            None => inner.entry(value.to_string()).or_insert(0),
+        };
         *count += delta;
         if *count == 0 {
             inner.remove(value);
             if inner.is_empty() {
-                self.0.remove(key);
+                map.remove(key);
             }
+        }
+    }
+
+    /// Adds `sign ×` every count of `other`.
+    fn add_all(&mut self, other: &TopologyCounts, sign: i64) {
+        for (k, v, c) in other.iter() {
+            self.add(k, v, sign * c);
         }
     }
 
@@ -174,13 +198,14 @@ impl PreFilterState {
     }
 
     /// Whether placing the pod on a node with these labels breaks no existing pod's required
-    /// anti-affinity (upstream `satisfyExistingPodsAntiAffinity`): every label of the node is
-    /// looked up as a topology pair.
+    /// anti-affinity (upstream `satisfyExistingPodsAntiAffinity`): none of the node's labels is
+    /// a topology pair with a count.
     fn satisfies_existing_pods_anti_affinity(&self, node_labels: &Labels) -> bool {
-        if self.existing_anti_affinity_counts.is_empty() {
-            return true;
-        }
-        !node_labels.iter().any(|(k, v)| self.existing_anti_affinity_counts.get(k, v) > 0)
+        // Upstream looks every label of the node up in the counts; looking the (few) keys with
+        // counts up among the node's labels gives the same answer.
+        !self.existing_anti_affinity_counts.0.iter().any(|(k, values)| {
+            node_labels.get(k).is_some_and(|v| values.get(v).is_some_and(|&c| c > 0))
+        })
     }
 
     /// Upstream `satisfyPodAntiAffinity`: no pod selected by a required anti-affinity term
@@ -215,12 +240,135 @@ impl PreFilterState {
     }
 }
 
+/// What PreFilter's counts depend on besides the cluster: the incoming pod's namespace, its
+/// labels and its namespace's labels (matched by existing pods' anti-affinity), and its
+/// processed required terms.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FilterKey {
+    namespace: String,
+    labels: Labels,
+    namespace_labels: Labels,
+    required_affinity_terms: Vec<AffinityTerm>,
+    required_anti_affinity_terms: Vec<AffinityTerm>,
+}
+
+/// PreFilter's three counts: one node's part, or their sums over the cluster.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FilterCounts {
+    existing_anti_affinity: TopologyCounts,
+    affinity: TopologyCounts,
+    anti_affinity: TopologyCounts,
+}
+
+impl super::super::node_memo::Totals<FilterCounts> for FilterCounts {
+    fn apply(&mut self, node: &FilterCounts, sign: i64) {
+        self.existing_anti_affinity.add_all(&node.existing_anti_affinity, sign);
+        self.affinity.add_all(&node.affinity, sign);
+        self.anti_affinity.add_all(&node.anti_affinity, sign);
+    }
+}
+
+/// The memo of PreFilter's counts ([`super::super::node_memo`]).
+pub(crate) type FilterMemo =
+    super::super::node_memo::NodeMemo<FilterKey, FilterCounts, FilterCounts>;
+
+impl FilterKey {
+    fn has_required_terms(&self) -> bool {
+        !self.required_affinity_terms.is_empty() || !self.required_anti_affinity_terms.is_empty()
+    }
+
+    /// One node's part of the counts (upstream's per-node step of `getExistingAntiAffinityCounts`
+    /// and `getIncomingAffinityAntiAffinityCounts`).
+    fn node_counts(&self, pod: &Pod, node: &Node) -> FilterCounts {
+        let mut counts = FilterCounts::default();
+        let has_required_terms = self.has_required_terms();
+        // Without required terms of its own, only existing pods with required anti-affinity
+        // can count (upstream walks `HavePodsWithRequiredAntiAffinityList`).
+        if !has_required_terms && node.pods_with_required_anti_affinity == 0 {
+            return counts;
+        }
+        for existing in &node.pods {
+            // getExistingAntiAffinityCounts (over the nodes with pods that have required
+            // anti-affinity).
+            counts.existing_anti_affinity.update_with_existing_anti_affinity(
+                existing,
+                pod,
+                &self.namespace_labels,
+                &node.labels,
+                1,
+            );
+            // getIncomingAffinityAntiAffinityCounts (over all nodes).
+            if has_required_terms {
+                counts.affinity.update_with_affinity_terms(
+                    &self.required_affinity_terms,
+                    existing,
+                    &node.labels,
+                    1,
+                );
+                counts.anti_affinity.update_with_anti_affinity_terms(
+                    &self.required_anti_affinity_terms,
+                    existing,
+                    &node.labels,
+                    1,
+                );
+            }
+        }
+        counts
+    }
+}
+
 impl InterPodAffinity {
     /// PreFilter: counts, over every node of the cluster, the existing pods relevant to the
     /// incoming pod's required terms and the existing pods whose required anti-affinity
     /// selects it. `Err(Skip)` when the pod has no required terms and no existing pod's
     /// anti-affinity selects it (every node then passes).
+    ///
+    /// The counts are sums of per-node parts kept across cycles ([`FilterMemo`]): only nodes
+    /// whose pods changed since the last pod with the same key are recounted.
     pub fn pre_filter(&self, pod: &Pod, cluster: &ClusterState) -> Result<PreFilterState, Status> {
+        let key = FilterKey {
+            namespace: pod.namespace.clone(),
+            labels: pod.labels.clone(),
+            namespace_labels: cluster.namespace_labels(&pod.namespace).clone(),
+            required_affinity_terms: incoming_terms(pod, &pod.pod_affinity.required, cluster),
+            required_anti_affinity_terms: incoming_terms(
+                pod,
+                &pod.pod_anti_affinity.required,
+                cluster,
+            ),
+        };
+        let counts = self.filter_memo.with(
+            &key,
+            cluster,
+            |node| key.node_counts(pod, node),
+            FilterCounts::clone,
+        );
+        let has_required_terms = key.has_required_terms();
+        if counts.existing_anti_affinity.is_empty() && !has_required_terms {
+            return Err(Status::skip().with_plugin(NAME));
+        }
+        let pod_matches_own_affinity_terms =
+            pod_matches_all_terms(&key.required_affinity_terms, pod);
+        Ok(PreFilterState {
+            existing_anti_affinity_counts: counts.existing_anti_affinity,
+            affinity_counts: counts.affinity,
+            anti_affinity_counts: counts.anti_affinity,
+            required_affinity_terms: key.required_affinity_terms,
+            required_anti_affinity_terms: key.required_anti_affinity_terms,
+            namespace_labels: key.namespace_labels,
+            pod_matches_own_affinity_terms,
+            incoming: pod.clone(),
+        })
+    }
+
+    /// [`InterPodAffinity::pre_filter`] computed afresh, walking every pod of the cluster (the
+    /// specification the memoized counts are tested against).
+    #[cfg(test)]
+    pub(crate) fn pre_filter_fresh(
+        &self,
+        pod: &Pod,
+        cluster: &ClusterState,
+    ) -> Result<PreFilterState, Status> {
         let required_affinity_terms = incoming_terms(pod, &pod.pod_affinity.required, cluster);
         let required_anti_affinity_terms =
             incoming_terms(pod, &pod.pod_anti_affinity.required, cluster);

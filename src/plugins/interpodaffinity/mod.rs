@@ -45,12 +45,16 @@ pub const NAME: &str = "InterPodAffinity";
 pub struct InterPodAffinity {
     /// `InterPodAffinityArgs` (hard pod affinity weight, ignoring existing pods' preferences).
     pub args: InterPodAffinityArgs,
+    /// PreFilter's counts, kept across cycles per node generation.
+    filter_memo: filtering::FilterMemo,
+    /// PreScore's summed weights, kept across cycles per node generation.
+    score_memo: scoring::ScoreMemo,
 }
 
 impl InterPodAffinity {
     /// A plugin with these arguments.
     pub fn new(args: InterPodAffinityArgs) -> Self {
-        InterPodAffinity { args }
+        InterPodAffinity { args, ..Default::default() }
     }
 }
 

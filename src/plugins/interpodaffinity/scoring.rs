@@ -28,26 +28,79 @@ pub struct PreScoreState {
     pub topology_score: BTreeMap<String, BTreeMap<String, i64>>,
 }
 
-impl PreScoreState {
+/// Summed weights per topology pair with how many term matches touched each pair (a pair
+/// exists while some match touched it, even at weight 0): one node's part of PreScore's sums,
+/// or the sums over the cluster.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ScoreCounts(BTreeMap<String, BTreeMap<String, (i64, i64)>>);
+
+impl ScoreCounts {
     /// Adds `weight * multiplier` (`int32` arithmetic, as upstream) to the node's pair for
     /// `key` if the node has the key (upstream `scoreMap.processTerm` after the match).
     fn add(&mut self, node_labels: &Labels, key: &str, weight: i32, multiplier: i32) -> bool {
         let Some(value) = node_labels.get(key) else { return false };
-        *self
-            .topology_score
-            .entry(key.to_string())
-            .or_default()
-            .entry(value.clone())
-            .or_insert(0) += i64::from(weight.wrapping_mul(multiplier));
+        let pair =
+            self.0.entry(key.to_string()).or_default().entry(value.clone()).or_insert((0, 0));
+        pair.0 = pair.0.wrapping_add(i64::from(weight.wrapping_mul(multiplier)));
+        pair.1 += 1;
         true
     }
+
+    /// The summed weights (upstream `topologyScore`).
+    fn topology_score(&self) -> BTreeMap<String, BTreeMap<String, i64>> {
+        self.0
+            .iter()
+            .map(|(k, values)| {
+                (k.clone(), values.iter().map(|(v, &(w, _))| (v.clone(), w)).collect())
+            })
+            .collect()
+    }
 }
+
+impl super::super::node_memo::Totals<ScoreCounts> for ScoreCounts {
+    fn apply(&mut self, node: &ScoreCounts, sign: i64) {
+        for (key, values) in &node.0 {
+            for (value, &(weight, touches)) in values {
+                let inner = match self.0.get_mut(key) {
+                    Some(inner) => inner,
+                    None => self.0.entry(key.clone()).or_default(),
+                };
+                let pair = match inner.get_mut(value) {
+                    Some(pair) => pair,
+                    None => inner.entry(value.clone()).or_insert((0, 0)),
+                };
+                pair.0 = pair.0.wrapping_add(weight.wrapping_mul(sign));
+                pair.1 += touches * sign;
+                if pair.1 == 0 {
+                    inner.remove(value);
+                    if inner.is_empty() {
+                        self.0.remove(key);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What PreScore's sums depend on besides the cluster and the plugin's arguments: the incoming
+/// pod's namespace, labels and namespace labels, and its processed preferred terms.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ScoreKey {
+    namespace: String,
+    labels: Labels,
+    namespace_labels: Labels,
+    preferred_affinity: Vec<WeightedAffinityTerm>,
+    preferred_anti_affinity: Vec<WeightedAffinityTerm>,
+}
+
+/// The memo of PreScore's sums ([`super::super::node_memo`]).
+pub(crate) type ScoreMemo = super::super::node_memo::NodeMemo<ScoreKey, ScoreCounts, ScoreCounts>;
 
 /// The incoming pod's processed preferred terms and namespace labels.
 struct Incoming<'a> {
     pod: &'a Pod,
-    preferred_affinity: Vec<WeightedAffinityTerm>,
-    preferred_anti_affinity: Vec<WeightedAffinityTerm>,
+    preferred_affinity: &'a [WeightedAffinityTerm],
+    preferred_anti_affinity: &'a [WeightedAffinityTerm],
     namespace_labels: &'a Labels,
 }
 
@@ -72,43 +125,103 @@ impl InterPodAffinity {
         if self.args.ignore_preferred_terms_of_existing_pods && !has_constraints {
             return Err(Status::skip().with_plugin(NAME));
         }
-        let incoming = Incoming {
-            pod,
+        let key = ScoreKey {
+            namespace: pod.namespace.clone(),
+            labels: pod.labels.clone(),
+            namespace_labels: cluster.namespace_labels(&pod.namespace).clone(),
             preferred_affinity: incoming_weighted_terms(pod, &pod.pod_affinity.preferred, cluster),
             preferred_anti_affinity: incoming_weighted_terms(
                 pod,
                 &pod.pod_anti_affinity.preferred,
                 cluster,
             ),
+        };
+        let incoming = Incoming {
+            pod,
+            preferred_affinity: &key.preferred_affinity,
+            preferred_anti_affinity: &key.preferred_anti_affinity,
+            namespace_labels: &key.namespace_labels,
+        };
+        // Sums of per-node parts kept across cycles: only nodes whose pods changed since the
+        // last pod with the same key are visited again.
+        let topology_score = self.score_memo.with(
+            &key,
+            cluster,
+            |node| self.node_scores(&incoming, has_constraints, node),
+            ScoreCounts::topology_score,
+        );
+        // Every pair in the sums was touched by some term: none means nothing matched.
+        if topology_score.is_empty() {
+            return Err(Status::skip().with_plugin(NAME));
+        }
+        Ok(PreScoreState { topology_score })
+    }
+
+    /// [`InterPodAffinity::pre_score`] computed afresh over every pod of the cluster (the
+    /// specification the memoized sums are tested against).
+    #[cfg(test)]
+    pub(crate) fn pre_score_fresh(
+        &self,
+        pod: &Pod,
+        cluster: &ClusterState,
+    ) -> Result<PreScoreState, Status> {
+        let has_constraints =
+            !pod.pod_affinity.preferred.is_empty() || !pod.pod_anti_affinity.preferred.is_empty();
+        if self.args.ignore_preferred_terms_of_existing_pods && !has_constraints {
+            return Err(Status::skip().with_plugin(NAME));
+        }
+        let preferred_affinity = incoming_weighted_terms(pod, &pod.pod_affinity.preferred, cluster);
+        let preferred_anti_affinity =
+            incoming_weighted_terms(pod, &pod.pod_anti_affinity.preferred, cluster);
+        let incoming = Incoming {
+            pod,
+            preferred_affinity: &preferred_affinity,
+            preferred_anti_affinity: &preferred_anti_affinity,
             namespace_labels: cluster.namespace_labels(&pod.namespace),
         };
-
-        let mut state = PreScoreState::default();
+        let mut counts = ScoreCounts::default();
         let mut any_pair = false;
         for node in &cluster.nodes {
-            // processExistingPod returns at once for a node without labels.
-            if node.labels.is_empty() || (!has_constraints && node.pods_with_affinity == 0) {
+            if node.labels.is_empty() {
                 continue;
             }
             for existing in &node.pods {
-                // Without preferred terms of its own, upstream only visits pods with affinity;
-                // the others could contribute nothing anyway.
-                if !has_constraints && !existing.has_pod_affinity_terms() {
-                    continue;
-                }
-                any_pair |= self.process_existing_pod(&mut state, &incoming, existing, node);
+                any_pair |= self.process_existing_pod(&mut counts, &incoming, existing, node);
             }
         }
         if !any_pair {
             return Err(Status::skip().with_plugin(NAME));
         }
-        Ok(state)
+        Ok(PreScoreState { topology_score: counts.topology_score() })
+    }
+
+    /// One node's part of PreScore's sums (upstream's per-node step of `PreScore`).
+    fn node_scores(
+        &self,
+        incoming: &Incoming<'_>,
+        has_constraints: bool,
+        node: &Node,
+    ) -> ScoreCounts {
+        let mut counts = ScoreCounts::default();
+        // processExistingPod returns at once for a node without labels.
+        if node.labels.is_empty() || (!has_constraints && node.pods_with_affinity == 0) {
+            return counts;
+        }
+        for existing in &node.pods {
+            // Without preferred terms of its own, upstream only visits pods with affinity;
+            // the others could contribute nothing anyway.
+            if !has_constraints && !existing.has_pod_affinity_terms() {
+                continue;
+            }
+            self.process_existing_pod(&mut counts, incoming, existing, node);
+        }
+        counts
     }
 
     /// Upstream `processExistingPod`; returns whether any pair was touched.
     fn process_existing_pod(
         &self,
-        state: &mut PreScoreState,
+        state: &mut ScoreCounts,
         incoming: &Incoming<'_>,
         existing: &Pod,
         node: &Node,
@@ -118,12 +231,12 @@ impl InterPodAffinity {
         let mut touched = false;
         // The incoming pod's preferred terms, matched by the existing pod (merged namespaces,
         // hence no namespace labels).
-        for t in &incoming.preferred_affinity {
+        for t in incoming.preferred_affinity {
             if t.term.matches(existing, &NO_LABELS) {
                 touched |= state.add(labels, &t.term.topology_key, t.weight, 1);
             }
         }
-        for t in &incoming.preferred_anti_affinity {
+        for t in incoming.preferred_anti_affinity {
             if t.term.matches(existing, &NO_LABELS) {
                 touched |= state.add(labels, &t.term.topology_key, t.weight, -1);
             }

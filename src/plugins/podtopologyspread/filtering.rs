@@ -92,11 +92,115 @@ impl PreFilterState {
     }
 }
 
+/// What PreFilter's counts depend on besides the cluster: the constraints and what the node
+/// inclusion policies read of the incoming pod (its namespace included).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FilterKey {
+    constraints: Vec<Constraint>,
+    incoming: IncomingPod,
+}
+
+/// Per constraint, the node's domain and its matching pods, when the node is eligible.
+pub(crate) type NodeDomains = Vec<Option<(String, i64)>>;
+
+/// Per constraint: eligible domain → (matching pods, eligible nodes in it).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DomainCounts(Vec<BTreeMap<String, (i64, i64)>>);
+
+impl super::super::node_memo::Totals<NodeDomains> for DomainCounts {
+    fn apply(&mut self, node: &NodeDomains, sign: i64) {
+        if self.0.len() < node.len() {
+            self.0.resize_with(node.len(), BTreeMap::new);
+        }
+        for (counts, part) in self.0.iter_mut().zip(node) {
+            let Some((value, count)) = part else { continue };
+            let entry = match counts.get_mut(value) {
+                Some(entry) => entry,
+                None => counts.entry(value.clone()).or_insert((0, 0)),
+            };
+            entry.0 += sign * count;
+            entry.1 += sign;
+            if entry.1 == 0 {
+                counts.remove(value);
+            }
+        }
+    }
+}
+
+/// The memo of PreFilter's counts ([`super::super::node_memo`]).
+pub(crate) type FilterMemo =
+    super::super::node_memo::NodeMemo<FilterKey, NodeDomains, DomainCounts>;
+
+impl FilterKey {
+    /// One node's part: per constraint its domain and matching pods, if the node has every
+    /// constraint's key and passes the constraint's inclusion policies.
+    fn node_domains(&self, node: &Node) -> NodeDomains {
+        if !node_labels_match_spread_constraints(&node.labels, &self.constraints) {
+            return Vec::new();
+        }
+        self.constraints
+            .iter()
+            .map(|c| {
+                if !match_node_inclusion_policies(c, &self.incoming, node) {
+                    return None;
+                }
+                let value = node.labels.get(&c.topology_key).cloned().unwrap_or_default();
+                let count =
+                    count_pods_match_selector(&node.pods, &c.selector, &self.incoming.namespace);
+                Some((value, count))
+            })
+            .collect()
+    }
+}
+
 impl PodTopologySpread {
     /// PreFilter: for each `DoNotSchedule` constraint, counts matching pods per domain over
     /// the eligible nodes — nodes with every constraint's key that pass the constraint's node
     /// inclusion policies. `Err(Skip)` when the pod has no such constraint.
+    ///
+    /// The counts are sums of per-node parts kept across cycles ([`FilterMemo`]): only nodes
+    /// whose pods changed since the last pod with the same constraints are recounted.
     pub fn pre_filter(&self, pod: &Pod, cluster: &ClusterState) -> Result<PreFilterState, Status> {
+        let constraints = self.constraints(pod, UnsatisfiableAction::DoNotSchedule);
+        if constraints.is_empty() {
+            return Err(Status::skip().with_plugin(NAME));
+        }
+        let key = FilterKey { constraints, incoming: IncomingPod::new(pod) };
+        let counts = self.filter_memo.with(
+            &key,
+            cluster,
+            |node| key.node_domains(node),
+            |totals| {
+                (0..key.constraints.len())
+                    .map(|i| {
+                        totals.0.get(i).map_or_else(BTreeMap::new, |m| {
+                            m.iter().map(|(v, &(count, _))| (v.clone(), count)).collect()
+                        })
+                    })
+                    .collect::<Vec<BTreeMap<String, i64>>>()
+            },
+        );
+        let FilterKey { constraints, incoming } = key;
+        let mut state = PreFilterState {
+            min_match_num: vec![NO_DOMAIN_MIN; constraints.len()],
+            constraints,
+            tp_value_to_match_num: counts,
+            incoming,
+        };
+        for i in 0..state.constraints.len() {
+            state.recompute_min(i);
+        }
+        Ok(state)
+    }
+
+    /// [`PodTopologySpread::pre_filter`] computed afresh over every node and pod (the
+    /// specification the memoized counts are tested against).
+    #[cfg(test)]
+    pub(crate) fn pre_filter_fresh(
+        &self,
+        pod: &Pod,
+        cluster: &ClusterState,
+    ) -> Result<PreFilterState, Status> {
         let constraints = self.constraints(pod, UnsatisfiableAction::DoNotSchedule);
         if constraints.is_empty() {
             return Err(Status::skip().with_plugin(NAME));

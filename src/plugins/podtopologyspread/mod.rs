@@ -45,12 +45,14 @@ pub struct PodTopologySpread {
     pub args: PodTopologySpreadArgs,
     /// PreScore's matching-pod counts, kept across cycles per node generation.
     counts: count_cache::CountCache,
+    /// PreFilter's matching-pod counts, kept across cycles per node generation.
+    filter_memo: filtering::FilterMemo,
 }
 
 impl PodTopologySpread {
     /// A plugin with these arguments.
     pub fn new(args: PodTopologySpreadArgs) -> Self {
-        PodTopologySpread { args, counts: Default::default() }
+        PodTopologySpread { args, ..Default::default() }
     }
 
     /// Whether the built-in default constraints are in use (upstream `systemDefaulted`).
