@@ -73,13 +73,16 @@ pub fn load(paths: &[PathBuf]) -> Result<Snapshot, SnapshotError> {
         }
     }
     // Every file at once; the results are added in order.
-    let parsed: Vec<Option<Result<Vec<Prepared>, SnapshotError>>> = steps
-        .par_iter()
-        .map(|step| match step {
-            Step::File(file, strictness) => Some(read_file(file, *strictness)),
-            _ => None,
-        })
-        .collect();
+    let read = |step: &Step| match step {
+        Step::File(file, strictness) => Some(read_file(file, *strictness)),
+        _ => None,
+    };
+    let files = steps.iter().filter(|s| matches!(s, Step::File(..))).count();
+    let parsed: Vec<Option<Result<Vec<Prepared>, SnapshotError>>> = if files > 1 {
+        steps.par_iter().map(read).collect()
+    } else {
+        steps.iter().map(read).collect()
+    };
     let mut snapshot = Snapshot::new();
     let mut directory_start = 0;
     for (step, parsed) in steps.into_iter().zip(parsed) {
@@ -390,35 +393,51 @@ fn prepare_yaml(
     strictness: Strictness,
 ) -> Result<Vec<Prepared>, SnapshotError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let doc_tasks = |docs: Vec<split_yaml::Doc>| {
-        let mut tasks: Vec<Task> = Vec::new();
-        if docs.is_empty() {
-            tasks.push(Err(no_documents(file)));
-        }
-        for (i, doc) in docs.into_iter().enumerate() {
-            let line = doc.line;
-            let source = Source {
-                file: file.to_path_buf(),
-                document: i,
-                item: None,
-                line: (line > 0).then_some(line),
-            };
-            object::document_tasks(doc.value, source, &doc.item_lines, strictness, &mut tasks);
-        }
-        object::prepare_all(tasks)
-    };
     // Cut into pieces parsed apart when that is sure to read the same; any error is worded by
     // the whole-file parse.
     if let Some(docs) = split_yaml::parse(text) {
-        let prepared = doc_tasks(docs);
+        let prepared = yaml_doc_prepared(file, docs, strictness);
         if !prepared.iter().any(Prepared::is_error) {
             return Ok(prepared);
         }
     }
+    prepare_yaml_whole(file, text, strictness)
+}
+
+/// The objects of YAML documents, prepared on all cores.
+fn yaml_doc_prepared(
+    file: &Path,
+    docs: Vec<split_yaml::Doc>,
+    strictness: Strictness,
+) -> Vec<Prepared> {
+    let mut tasks: Vec<Task> = Vec::new();
+    if docs.is_empty() {
+        tasks.push(Err(no_documents(file)));
+    }
+    for (i, doc) in docs.into_iter().enumerate() {
+        let line = doc.line;
+        let source = Source {
+            file: file.to_path_buf(),
+            document: i,
+            item: None,
+            line: (line > 0).then_some(line),
+        };
+        object::document_tasks(doc.value, source, &doc.item_lines, strictness, &mut tasks);
+    }
+    object::prepare_all(tasks)
+}
+
+/// [`prepare_yaml`] with the whole text parsed at once.
+fn prepare_yaml_whole(
+    file: &Path,
+    text: &str,
+    strictness: Strictness,
+) -> Result<Vec<Prepared>, SnapshotError> {
     let docs: Vec<serde_saphyr::Spanned<RawDoc>> =
         serde_saphyr::from_multiple_with_options(text, yaml_options(text.len()))
             .map_err(|e| yaml_error(file, &e))?;
-    Ok(doc_tasks(
+    Ok(yaml_doc_prepared(
+        file,
         docs.into_iter()
             .map(|d| split_yaml::Doc {
                 line: d.referenced.line(),
@@ -426,6 +445,7 @@ fn prepare_yaml(
                 value: d.value.value,
             })
             .collect(),
+        strictness,
     ))
 }
 
@@ -449,6 +469,16 @@ fn prepare_json(
     if let Some(prepared) = fast_json::prepare(file, text, strictness) {
         return Ok(prepared);
     }
+    prepare_json_general(file, text, strictness)
+}
+
+/// [`prepare_json`] through a `Value` per document, with errors naming the file, the object
+/// and the field.
+fn prepare_json_general(
+    file: &Path,
+    text: &str,
+    strictness: Strictness,
+) -> Result<Vec<Prepared>, SnapshotError> {
     // Duplicate keys are an error, as in YAML (serde_json alone would keep the last one).
     let mut stream =
         serde_json::Deserializer::from_str(text).into_iter::<crate::json::StrictValue>();
@@ -578,6 +608,50 @@ mod tests {
         let ok = r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"a": "1", "b": "1"}}}"#;
         add_json(&mut s, Path::new("snap.json"), ok, Strictness::Strict).unwrap();
         assert_eq!(s.nodes.len(), 1);
+    }
+
+    /// A snapshot from prepared results, compared whole (objects, sources, warnings).
+    fn committed(prepared: Vec<Prepared>) -> String {
+        let mut s = Snapshot::new();
+        object::commit(&mut s, prepared).unwrap();
+        format!("{s:?}")
+    }
+
+    #[test]
+    fn the_fast_readers_read_the_demo_as_the_general_reader_does() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+        for name in ["nodes.yaml", "pods.yaml", "workloads.yaml"] {
+            let path = dir.join(name);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let general = committed(prepare_yaml_whole(&path, &text, Strictness::Strict).unwrap());
+            if text.len() > 1_000_000 {
+                let docs = split_yaml::parse(&text).expect("a large List is cut");
+                let cut = yaml_doc_prepared(&path, docs, Strictness::Strict);
+                assert_eq!(committed(cut), general, "{name}: YAML cut in pieces");
+            }
+            // The same objects as kubectl's JSON, with managedFields (never read).
+            let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+            let mut items = Vec::new();
+            for mut doc in docs {
+                match doc.get_mut("items").map(Value::take) {
+                    Some(Value::Array(list)) => items.extend(list),
+                    _ => items.push(doc),
+                }
+            }
+            for item in &mut items {
+                item["metadata"]["managedFields"] = serde_json::json!([{
+                    "apiVersion": "v1", "fieldsType": "FieldsV1", "manager": "kubectl",
+                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}}, "operation": "Update"
+                }]);
+            }
+            let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+            let json = serde_json::to_string_pretty(&list).unwrap();
+            let json_path = path.with_extension("json");
+            let fast = fast_json::prepare(&json_path, &json, Strictness::Strict)
+                .unwrap_or_else(|| panic!("{name}: the fast JSON reader takes kubectl's JSON"));
+            let general_json = prepare_json_general(&json_path, &json, Strictness::Strict).unwrap();
+            assert_eq!(committed(fast), committed(general_json), "{name}: JSON typed directly");
+        }
     }
 
     #[test]

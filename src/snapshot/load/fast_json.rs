@@ -17,7 +17,6 @@ use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
-use rayon::prelude::*;
 use serde::Deserialize;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -58,36 +57,38 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     loop {
-        match *b.get(i)? {
+        i += memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
+        match b[i] {
             b'"' => return Some(i + 1),
-            b'\\' => i += 2,
-            _ => i += 1,
+            _ => i += 2,
         }
     }
 }
 
-/// The index after the value starting at `i` (brackets are only counted: the elements are
-/// parsed in full later, which finds any mismatch).
+/// The index after the value starting at `i`. Of a container, only its own kind of bracket
+/// is counted (in valid JSON the two kinds nest, and each element is parsed in full later,
+/// which finds any mismatch).
 fn skip_value(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' => skip_string(b, i),
-        b'{' | b'[' => {
+        open @ (b'{' | b'[') => {
+            let close = if open == b'{' { b'}' } else { b']' };
             let mut depth = 0usize;
             let mut j = i;
             loop {
-                match *b.get(j)? {
+                j += memchr::memchr3(b'"', open, close, b.get(j..)?)?;
+                match b[j] {
                     b'"' => {
                         j = skip_string(b, j)?;
                         continue;
                     }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
+                    c if c == open => depth += 1,
+                    _ => {
                         depth -= 1;
                         if depth == 0 {
                             return Some(j + 1);
                         }
                     }
-                    _ => {}
                 }
                 j += 1;
             }
@@ -228,9 +229,9 @@ pub(super) fn prepare(file: &Path, text: &str, strictness: Strictness) -> Option
             _ => units.push(Unit { text: text.get(doc.start..doc.end)?, source, list: None }),
         }
     }
-    let prepared: Option<Vec<Vec<Prepared>>> =
-        units.into_par_iter().with_min_len(32).map(|u| prepare_unit(u, strictness)).collect();
-    let prepared: Vec<Prepared> = prepared?.into_iter().flatten().collect();
+    let prepared = object::map_in_order(units, |u| prepare_unit(u, strictness));
+    let prepared: Vec<Prepared> =
+        prepared.into_iter().collect::<Option<Vec<_>>>()?.into_iter().flatten().collect();
     if prepared.iter().any(Prepared::is_error) {
         return None;
     }

@@ -240,17 +240,30 @@ pub(super) fn list_item_task(
     Ok((item, at))
 }
 
+/// Below this many pieces of work, a file is read on the calling thread: handing work to the
+/// thread pool costs more than it saves (`Snapshot::add_json` is called once per object by
+/// `kplace bench`).
+pub(super) const PARALLEL_MIN: usize = 64;
+
+/// `f` over `items` in order, on all cores when there are many.
+pub(super) fn map_in_order<T: Send, U: Send>(
+    items: Vec<T>,
+    f: impl Fn(T) -> U + Sync + Send,
+) -> Vec<U> {
+    use rayon::prelude::*;
+    if items.len() < PARALLEL_MIN {
+        items.into_iter().map(f).collect()
+    } else {
+        items.into_par_iter().with_min_len(16).map(f).collect()
+    }
+}
+
 /// Prepares the tasks of a file, on all cores.
 pub(super) fn prepare_all(tasks: Vec<Task>) -> Vec<Prepared> {
-    use rayon::prelude::*;
-    tasks
-        .into_par_iter()
-        .with_min_len(64)
-        .map(|t| match t {
-            Ok((value, source)) => prepare_object(value, source),
-            Err(p) => p,
-        })
-        .collect()
+    map_in_order(tasks, |t| match t {
+        Ok((value, source)) => prepare_object(value, source),
+        Err(p) => p,
+    })
 }
 
 /// `apiVersion` and `kind`, both required strings.
@@ -364,6 +377,10 @@ pub(super) fn prepare_object(mut value: Value, source: Source) -> Prepared {
         .is_some_and(|n| !n.is_empty());
     if !name_ok {
         return Prepared::Error(field_error("metadata.name", "a name is required".to_string()));
+    }
+    // Never read (the YAML reader and the fast JSON reader skip it too).
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
     }
     // Namespaced objects without a namespace land in `default`, as `kubectl apply` puts them.
     if namespaced
