@@ -412,7 +412,7 @@ fn yaml_doc_prepared(
 ) -> Vec<Prepared> {
     let mut tasks: Vec<Task> = Vec::new();
     if docs.is_empty() {
-        tasks.push(Err(no_documents(file)));
+        tasks.push(Err(Box::new(no_documents(file))));
     }
     for (i, doc) in docs.into_iter().enumerate() {
         let line = doc.line;
@@ -514,7 +514,7 @@ fn prepare_json_general(
         count += 1;
     }
     if count == 0 {
-        tasks.push(Err(no_documents(file)));
+        tasks.push(Err(Box::new(no_documents(file))));
     }
     Ok(object::prepare_all(tasks))
 }

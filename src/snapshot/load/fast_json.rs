@@ -264,7 +264,7 @@ fn prepare_unit(unit: Unit<'_>, strictness: Strictness) -> Option<Vec<Prepared>>
                 .into_iter()
                 .map(|t| match t {
                     Ok((value, source)) => object::prepare_object(value, source),
-                    Err(p) => p,
+                    Err(p) => *p,
                 })
                 .collect()
         }
@@ -272,8 +272,8 @@ fn prepare_unit(unit: Unit<'_>, strictness: Strictness) -> Option<Vec<Prepared>>
 }
 
 /// An object typed directly: its identity, the name check, `default` for a missing namespace.
-fn prepare_typed(mut typed: Typed, kind: &str, namespaced: bool, source: Source) -> Prepared {
-    let meta = match &mut typed {
+fn prepare_typed(mut typed: Box<Typed>, kind: &str, namespaced: bool, source: Source) -> Prepared {
+    let meta = match &mut *typed {
         Typed::Node(o) => &mut o.metadata,
         Typed::Pod(o) => &mut o.metadata,
         Typed::Namespace(o) => &mut o.metadata,
@@ -313,7 +313,7 @@ fn prepare_typed(mut typed: Typed, kind: &str, namespaced: bool, source: Source)
 /// What the fast reader made of one object.
 enum Parsed {
     /// Typed, with its kind and whether it is namespaced.
-    Typed(Typed, &'static str, bool),
+    Typed(Box<Typed>, &'static str, bool),
     /// A kind kplace does not read (not a `List`, not a PodGroup), left unread.
     Skipped(String),
     /// Anything else, for the general checks.
@@ -429,7 +429,7 @@ impl<'de> Visitor<'de> for ItemSeed<'_> {
             {
                 let seen = read.iter().map(|(k, _)| Cow::Owned(k.clone())).collect();
                 let rest = Resume { pending, inner: SlimMap::new(map, seen) };
-                return typed_rest(k, rest).map(|t| Parsed::Typed(t, k, namespaced));
+                return typed_rest(k, rest).map(|t| Parsed::Typed(Box::new(t), k, namespaced));
             }
             if !kind.is_empty()
                 && !api_version.is_empty()

@@ -46,7 +46,7 @@ pub(in crate::snapshot) enum Prepared {
     Object {
         object: ObjectRef,
         source: Source,
-        typed: Result<(Typed, Vec<Warning>), SnapshotError>,
+        typed: Result<(Box<Typed>, Vec<Warning>), SnapshotError>,
     },
 }
 
@@ -81,7 +81,7 @@ pub(super) fn commit(
                 let (typed, warnings) = typed?;
                 snapshot.warnings.extend(warnings);
                 let s = source.clone();
-                match typed {
+                match *typed {
                     Typed::Node(o) => snapshot.nodes.push(Sourced { object: o, source: s }),
                     Typed::Pod(o) => snapshot.pods.push(Sourced { object: o, source: s }),
                     Typed::Namespace(o) => {
@@ -113,7 +113,7 @@ pub(super) fn commit(
 }
 
 /// One object of a document, to be prepared: the value, or what stops or skips it already.
-pub(super) type Task = Result<(Value, Source), Prepared>;
+pub(super) type Task = Result<(Value, Source), Box<Prepared>>;
 
 fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
@@ -154,23 +154,23 @@ pub(super) fn document_tasks(
         })
     };
     if strictness == Strictness::SkipNonObjects && not_object(&value) {
-        out.push(Err(Prepared::Warning(Warning {
+        out.push(Err(Box::new(Prepared::Warning(Warning {
             source: Some(source),
             object: None,
             message: "not a Kubernetes object (no apiVersion or kind); skipped".to_string(),
-        })));
+        }))));
         return;
     }
     let Value::Object(mut obj) = value else {
-        out.push(Err(Prepared::Error(SnapshotError::NotAnObject {
+        out.push(Err(Box::new(Prepared::Error(SnapshotError::NotAnObject {
             at: Box::new(source),
             problem: "document is not a mapping, so not a Kubernetes object".to_string(),
-        })));
+        }))));
         return;
     };
     let (api_version, kind) = match type_meta(&obj, &source) {
         Ok((a, k)) => (a.to_string(), k.to_string()),
-        Err(e) => return out.push(Err(Prepared::Error(e))),
+        Err(e) => return out.push(Err(Box::new(Prepared::Error(e)))),
     };
     if !is_list(&kind, obj.get("items").is_some_and(Value::is_array)) {
         return out.push(Ok((Value::Object(obj), source)));
@@ -179,10 +179,10 @@ pub(super) fn document_tasks(
         None | Some(Value::Null) => return,
         Some(Value::Array(items)) => items,
         Some(_) => {
-            return out.push(Err(Prepared::Error(SnapshotError::NotAnObject {
+            return out.push(Err(Box::new(Prepared::Error(SnapshotError::NotAnObject {
                 at: Box::new(source),
                 problem: "items of a List must be a sequence".to_string(),
-            })));
+            }))));
         }
     };
     list_item_tasks(&kind, &api_version, items, &source, |i| item_lines.get(i).copied(), out);
@@ -222,20 +222,20 @@ pub(super) fn list_item_task(
         map.entry("apiVersion").or_insert_with(|| Value::String(api_version.to_string()));
     }
     let Some(map) = item.as_object() else {
-        return Err(Prepared::Error(SnapshotError::NotAnObject {
+        return Err(Box::new(Prepared::Error(SnapshotError::NotAnObject {
             at: Box::new(at),
             problem: "a List item is not a mapping, so not a Kubernetes object".to_string(),
-        }));
+        })));
     };
     let k = match type_meta(map, &at) {
         Ok((_, k)) => k,
-        Err(e) => return Err(Prepared::Error(e)),
+        Err(e) => return Err(Box::new(Prepared::Error(e))),
     };
     if k == "List" || (k.ends_with("List") && map.get("items").is_some()) {
-        return Err(Prepared::Error(SnapshotError::NotAnObject {
+        return Err(Box::new(Prepared::Error(SnapshotError::NotAnObject {
             problem: format!("a {k} inside a List is not supported"),
             at: Box::new(at),
-        }));
+        })));
     }
     Ok((item, at))
 }
@@ -262,7 +262,7 @@ pub(super) fn map_in_order<T: Send, U: Send>(
 pub(super) fn prepare_all(tasks: Vec<Task>) -> Vec<Prepared> {
     map_in_order(tasks, |t| match t {
         Ok((value, source)) => prepare_object(value, source),
-        Err(p) => p,
+        Err(p) => *p,
     })
 }
 
@@ -402,11 +402,11 @@ pub(super) fn prepare_object(mut value: Value, source: Source) -> Prepared {
             });
         }
         pod_group::parse(convention, value)
-            .map(|g| (Typed::PodGroup(g), warnings))
+            .map(|g| (Box::new(Typed::PodGroup(g)), warnings))
             .map_err(|e| field_error(&e.field, e.message))
     } else {
         typed_from_value(&kind, value)
-            .map(|t| (t, Vec::new()))
+            .map(|t| (Box::new(t), Vec::new()))
             .map_err(|(field, message)| field_error(&field, message))
     };
     Prepared::Object { object, source, typed }

@@ -273,14 +273,14 @@ impl<'de, A: MapAccess<'de>> SlimMap<'de, A> {
     }
 
     /// Records a key; `false` when it was there already.
-    fn insert(&mut self, key: &Cow<'de, str>) -> bool {
+    fn insert(&mut self, key: Cow<'de, str>) -> bool {
         if let Some(set) = &mut self.many {
-            return set.insert(key.clone());
+            return set.insert(key);
         }
-        if self.seen.iter().any(|k| k == key) {
+        if self.seen.contains(&key) {
             return false;
         }
-        self.seen.push(key.clone());
+        self.seen.push(key);
         if self.seen.len() > LINEAR_KEYS {
             self.many = Some(std::mem::take(&mut self.seen).into_iter().collect());
         }
@@ -297,7 +297,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for SlimMap<'de, A> {
     ) -> Result<Option<K::Value>, A::Error> {
         loop {
             let Some(key) = self.inner.next_key_seed(KeySeed)? else { return Ok(None) };
-            if !self.insert(&key) {
+            if !self.insert(key.clone()) {
                 return Err(de::Error::custom(format_args!("duplicate key {key:?}")));
             }
             if SKIPPED_KEYS.contains(&key.as_ref()) {

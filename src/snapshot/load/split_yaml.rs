@@ -51,10 +51,11 @@ fn cuttable(text: &str) -> bool {
     for (i, &c) in b.iter().enumerate() {
         let line_start = i == 0 || b[i - 1] == b'\n';
         match c {
-            b'&' | b'*' => {
-                if i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',') {
-                    return false;
-                }
+            b'&' | b'*'
+                if i == 0
+                    || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',') =>
+            {
+                return false;
             }
             b'%' | b'\t' if line_start => return false,
             b'.' if line_start && b[i..].starts_with(b"...") => return false,
