@@ -1,18 +1,44 @@
 //! Reading files into a [`Snapshot`]: directory walking, YAML/JSON parsing, `List` expansion,
 //! kind dispatch and typed deserialization.
+//!
+//! Files are read and parsed on all cores, and so are the documents and `List` items of a
+//! large file ([`fast_json`], [`split_yaml`]); what each object becomes is worked out apart
+//! ([`object`]) and added to the snapshot in file order, so that duplicates, warnings and the
+//! first error are those a one-by-one read meets. The fast readers give way to the general
+//! one (a `serde_json::Value` per document, then the typed object through
+//! `serde_path_to_error`) whenever a file holds anything they do not take in full, so errors
+//! are worded by one reader only.
+
+mod fast_json;
+mod object;
+mod slim;
+mod split_yaml;
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use rayon::prelude::*;
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::{ObjectRef, Snapshot, SnapshotError, Source, Sourced, Warning, pod_group};
-use crate::model::GangConvention;
+use super::{Snapshot, SnapshotError, Source, Warning};
+use object::{Prepared, Task};
 
 /// File extensions read when walking a directory.
 const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+/// What [`load`] does, in order.
+enum Step {
+    /// Read a file.
+    File(PathBuf, Strictness),
+    /// A directory's files follow.
+    DirectoryStart,
+    /// A directory's files are all read: warn if they held no object.
+    DirectoryEnd(PathBuf),
+    /// Stop with this error (a path that cannot be read).
+    Fail(SnapshotError),
+}
 
 /// Reads every file or directory in `paths` (directories recursively, `.yaml`/`.yml`/`.json`
 /// files sorted by path; a file named explicitly is read whatever its extension: `.json` as
@@ -22,28 +48,64 @@ const EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
 /// objects, and no Kubernetes object at all. Empty files and directories without manifests
 /// are warnings when other paths hold objects.
 pub fn load(paths: &[PathBuf]) -> Result<Snapshot, SnapshotError> {
-    let mut snapshot = Snapshot::new();
+    let mut steps = Vec::new();
     for path in paths {
-        let meta = std::fs::metadata(path)
-            .map_err(|source| SnapshotError::Io { path: path.clone(), source })?;
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(source) => {
+                steps.push(Step::Fail(SnapshotError::Io { path: path.clone(), source }));
+                break;
+            }
+        };
         if meta.is_dir() {
             let mut files = Vec::new();
             let mut visited = BTreeSet::new();
-            walk(path, &mut files, &mut visited)?;
+            if let Err(e) = walk(path, &mut files, &mut visited) {
+                steps.push(Step::Fail(e));
+                break;
+            }
             files.sort();
-            let before = snapshot.object_count();
-            for file in &files {
-                read_file(&mut snapshot, file, Strictness::SkipNonObjects)?;
-            }
-            if snapshot.object_count() == before {
-                snapshot.warnings.push(Warning {
-                    source: None,
-                    object: None,
-                    message: format!("{}: no Kubernetes objects in this directory", path.display()),
-                });
-            }
+            steps.push(Step::DirectoryStart);
+            steps.extend(files.into_iter().map(|f| Step::File(f, Strictness::SkipNonObjects)));
+            steps.push(Step::DirectoryEnd(path.clone()));
         } else {
-            read_file(&mut snapshot, path, Strictness::Strict)?;
+            steps.push(Step::File(path.clone(), Strictness::Strict));
+        }
+    }
+    // Every file at once; the results are added in order.
+    let read = |step: &Step| match step {
+        Step::File(file, strictness) => Some(read_file(file, *strictness)),
+        _ => None,
+    };
+    let files = steps.iter().filter(|s| matches!(s, Step::File(..))).count();
+    let parsed: Vec<Option<Result<Vec<Prepared>, SnapshotError>>> = if files > 1 {
+        steps.par_iter().map(read).collect()
+    } else {
+        steps.iter().map(read).collect()
+    };
+    let mut snapshot = Snapshot::new();
+    let mut directory_start = 0;
+    for (step, parsed) in steps.into_iter().zip(parsed) {
+        match (step, parsed) {
+            (Step::File(file, _), Some(prepared)) => {
+                snapshot.files.push(file);
+                object::commit(&mut snapshot, prepared?)?;
+            }
+            (Step::DirectoryStart, _) => directory_start = snapshot.object_count(),
+            (Step::DirectoryEnd(path), _) => {
+                if snapshot.object_count() == directory_start {
+                    snapshot.warnings.push(Warning {
+                        source: None,
+                        object: None,
+                        message: format!(
+                            "{}: no Kubernetes objects in this directory",
+                            path.display()
+                        ),
+                    });
+                }
+            }
+            (Step::Fail(e), _) => return Err(e),
+            (Step::File(..), None) => {}
         }
     }
     if snapshot.object_count() == 0 {
@@ -91,28 +153,23 @@ pub(super) enum Strictness {
     SkipNonObjects,
 }
 
-fn read_file(
-    snapshot: &mut Snapshot,
-    file: &Path,
-    strictness: Strictness,
-) -> Result<(), SnapshotError> {
+fn read_file(file: &Path, strictness: Strictness) -> Result<Vec<Prepared>, SnapshotError> {
     let text = std::fs::read_to_string(file)
         .map_err(|source| SnapshotError::Io { path: file.to_path_buf(), source })?;
-    snapshot.files.push(file.to_path_buf());
     let is_json =
         file.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("json"));
     if is_json {
-        add_json(snapshot, file, &text, strictness)
+        prepare_json(file, &text, strictness)
     } else {
-        add_yaml(snapshot, file, &text, strictness)
+        prepare_yaml(file, &text, strictness)
     }
 }
 
 /// A document's top-level mapping, with the line of each element of `items` when it is a
 /// sequence (the lines of `List` items).
-struct RawDoc {
-    value: Value,
-    item_lines: Vec<u64>,
+pub(super) struct RawDoc {
+    pub(super) value: Value,
+    pub(super) item_lines: Vec<u64>,
 }
 
 impl<'de> Deserialize<'de> for RawDoc {
@@ -164,12 +221,14 @@ impl<'de> Visitor<'de> for RawDocVisitor {
         let mut obj = Map::new();
         let mut item_lines = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
-            if key == "items" {
+            if SKIPPED_KEYS.contains(&key.as_str()) {
+                map.next_value::<IgnoredAny>()?;
+            } else if key == "items" {
                 let items: Items = map.next_value()?;
                 item_lines = items.lines;
                 obj.insert(key, items.value);
             } else {
-                let v: Value = map.next_value()?;
+                let v = map.next_value::<SlimValue>()?.0;
                 obj.insert(key, v);
             }
         }
@@ -185,9 +244,9 @@ impl<'de> Visitor<'de> for RawDocVisitor {
 }
 
 /// The `items` of a document: a sequence records each element's line.
-struct Items {
-    value: Value,
-    lines: Vec<u64>,
+pub(super) struct Items {
+    pub(super) value: Value,
+    pub(super) lines: Vec<u64>,
 }
 
 impl<'de> Deserialize<'de> for Items {
@@ -208,9 +267,9 @@ impl<'de> Visitor<'de> for ItemsVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
         let mut values = Vec::new();
         let mut lines = Vec::new();
-        while let Some(el) = seq.next_element::<serde_saphyr::Spanned<Value>>()? {
+        while let Some(el) = seq.next_element::<serde_saphyr::Spanned<SlimValue>>()? {
             lines.push(el.referenced.line());
-            values.push(el.value);
+            values.push(el.value.0);
         }
         Ok(Items { value: Value::Array(values), lines })
     }
@@ -223,18 +282,171 @@ impl<'de> Visitor<'de> for ItemsVisitor {
     forward_to_value!(|value| Items { value, lines: Vec::new() });
 }
 
-fn yaml_options() -> serde_saphyr::Options {
-    serde_saphyr::options! {
+/// Keys whose values are never read, skipped unbuilt (`managedFields`, the bulk of what the
+/// API server returns).
+const SKIPPED_KEYS: &[&str] = &["managedFields"];
+
+/// A `Value` without the [`SKIPPED_KEYS`] of any mapping in it.
+struct SlimValue(Value);
+
+impl<'de> Deserialize<'de> for SlimValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SlimValueVisitor)
+    }
+}
+
+struct SlimValueVisitor;
+
+impl<'de> Visitor<'de> for SlimValueVisitor {
+    type Value = SlimValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SlimValue, A::Error> {
+        let mut obj = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if SKIPPED_KEYS.contains(&key.as_str()) {
+                map.next_value::<IgnoredAny>()?;
+            } else {
+                obj.insert(key, map.next_value::<SlimValue>()?.0);
+            }
+        }
+        Ok(SlimValue(Value::Object(obj)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<SlimValue, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(v) = seq.next_element::<SlimValue>()? {
+            items.push(v.0);
+        }
+        Ok(SlimValue(Value::Array(items)))
+    }
+
+    forward_to_value!(SlimValue);
+}
+
+/// serde-saphyr's options for a text of `len` bytes. Alias expansion is bounded by what it
+/// adds, not by how many aliases there are: replaying anchored nodes may add at most a
+/// million events or one per byte of text, whichever is more (a "billion laughs" text of a
+/// few hundred bytes asks for a billion), while YAML that shares objects through anchors,
+/// however many aliases it has, loads.
+pub(super) fn yaml_options(len: usize) -> serde_saphyr::Options {
+    let expansion = len.max(1_000_000);
+    let mut options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_events: 1_000_000_000,
             max_nodes: 500_000_000,
             max_documents: 10_000_000,
             max_total_scalar_bytes: 16 * 1024 * 1024 * 1024,
+            max_aliases: expansion,
+            max_anchors: expansion,
+            max_recorded_anchor_events: expansion,
+            enforce_alias_anchor_ratio: false,
         },
         with_snippet: false,
         leading_zero_numbers_as_strings: true,
         underscored_numbers_as_strings: true,
+    };
+    options.alias_limits.max_total_replayed_events = expansion;
+    options
+}
+
+fn yaml_error(file: &Path, e: &serde_saphyr::Error) -> SnapshotError {
+    let location = e.location();
+    let line = location.map(|l| l.line()).filter(|l| *l > 0);
+    let column = location.map(|l| l.column()).filter(|c| *c > 0);
+    let mut message = e.to_string().lines().next().unwrap_or_default().to_string();
+    // The location goes in front of the message; drop the parser's copy of it.
+    if let (Some(l), Some(c)) = (line, column) {
+        let suffix = format!(" at line {l}, column {c}");
+        if let Some(stripped) = message.strip_suffix(&suffix) {
+            message = stripped.to_string();
+        }
     }
+    // Alias expansion past its bound (see `yaml_options`).
+    if message.contains("budget breached")
+        && (message.contains("Alias") || message.contains("Anchor"))
+        || message.contains("replay")
+    {
+        message = format!(
+            "anchors and aliases expand past the limit for a file of this size (an alias \
+             bomb?): {message}"
+        );
+    }
+    SnapshotError::Yaml { file: file.to_path_buf(), line, column, message }
+}
+
+fn no_documents(file: &Path) -> Prepared {
+    Prepared::Warning(Warning {
+        source: None,
+        object: None,
+        message: format!("{}: file has no documents", file.display()),
+    })
+}
+
+/// The objects of a YAML stream (one or more documents), prepared on all cores.
+fn prepare_yaml(
+    file: &Path,
+    text: &str,
+    strictness: Strictness,
+) -> Result<Vec<Prepared>, SnapshotError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // Cut into pieces parsed apart when that is sure to read the same; any error is worded by
+    // the whole-file parse.
+    if let Some(docs) = split_yaml::parse(text) {
+        let prepared = yaml_doc_prepared(file, docs, strictness);
+        if !prepared.iter().any(Prepared::is_error) {
+            return Ok(prepared);
+        }
+    }
+    prepare_yaml_whole(file, text, strictness)
+}
+
+/// The objects of YAML documents, prepared on all cores.
+fn yaml_doc_prepared(
+    file: &Path,
+    docs: Vec<split_yaml::Doc>,
+    strictness: Strictness,
+) -> Vec<Prepared> {
+    let mut tasks: Vec<Task> = Vec::new();
+    if docs.is_empty() {
+        tasks.push(Err(Box::new(no_documents(file))));
+    }
+    for (i, doc) in docs.into_iter().enumerate() {
+        let line = doc.line;
+        let source = Source {
+            file: file.to_path_buf(),
+            document: i,
+            item: None,
+            line: (line > 0).then_some(line),
+        };
+        object::document_tasks(doc.value, source, &doc.item_lines, strictness, &mut tasks);
+    }
+    object::prepare_all(tasks)
+}
+
+/// [`prepare_yaml`] with the whole text parsed at once.
+fn prepare_yaml_whole(
+    file: &Path,
+    text: &str,
+    strictness: Strictness,
+) -> Result<Vec<Prepared>, SnapshotError> {
+    let docs: Vec<serde_saphyr::Spanned<RawDoc>> =
+        serde_saphyr::from_multiple_with_options(text, yaml_options(text.len()))
+            .map_err(|e| yaml_error(file, &e))?;
+    Ok(yaml_doc_prepared(
+        file,
+        docs.into_iter()
+            .map(|d| split_yaml::Doc {
+                line: d.referenced.line(),
+                item_lines: d.value.item_lines,
+                value: d.value.value,
+            })
+            .collect(),
+        strictness,
+    ))
 }
 
 /// Adds the documents of a YAML stream.
@@ -244,53 +456,33 @@ pub(super) fn add_yaml(
     text: &str,
     strictness: Strictness,
 ) -> Result<(), SnapshotError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let docs: Vec<serde_saphyr::Spanned<RawDoc>> =
-        serde_saphyr::from_multiple_with_options(text, yaml_options()).map_err(|e| {
-            let location = e.location();
-            let line = location.map(|l| l.line()).filter(|l| *l > 0);
-            let column = location.map(|l| l.column()).filter(|c| *c > 0);
-            let mut message = e.to_string().lines().next().unwrap_or_default().to_string();
-            // The location goes in front of the message; drop the parser's copy of it.
-            if let (Some(l), Some(c)) = (line, column) {
-                let suffix = format!(" at line {l}, column {c}");
-                if let Some(stripped) = message.strip_suffix(&suffix) {
-                    message = stripped.to_string();
-                }
-            }
-            SnapshotError::Yaml { file: file.to_path_buf(), line, column, message }
-        })?;
-    if docs.is_empty() {
-        snapshot.warnings.push(Warning {
-            source: None,
-            object: None,
-            message: format!("{}: file has no documents", file.display()),
-        });
-    }
-    for (i, doc) in docs.into_iter().enumerate() {
-        let line = doc.referenced.line();
-        let source = Source {
-            file: file.to_path_buf(),
-            document: i,
-            item: None,
-            line: (line > 0).then_some(line),
-        };
-        add_document(snapshot, doc.value.value, source, &doc.value.item_lines, strictness)?;
-    }
-    Ok(())
+    object::commit(snapshot, prepare_yaml(file, text, strictness)?)
 }
 
-/// Adds the values of a JSON text (one value or several concatenated).
-pub(super) fn add_json(
-    snapshot: &mut Snapshot,
+/// The objects of a JSON text (one value or several concatenated), prepared on all cores.
+fn prepare_json(
     file: &Path,
     text: &str,
     strictness: Strictness,
-) -> Result<(), SnapshotError> {
+) -> Result<Vec<Prepared>, SnapshotError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some(prepared) = fast_json::prepare(file, text, strictness) {
+        return Ok(prepared);
+    }
+    prepare_json_general(file, text, strictness)
+}
+
+/// [`prepare_json`] through a `Value` per document, with errors naming the file, the object
+/// and the field.
+fn prepare_json_general(
+    file: &Path,
+    text: &str,
+    strictness: Strictness,
+) -> Result<Vec<Prepared>, SnapshotError> {
     // Duplicate keys are an error, as in YAML (serde_json alone would keep the last one).
     let mut stream =
         serde_json::Deserializer::from_str(text).into_iter::<crate::json::StrictValue>();
+    let mut tasks = Vec::new();
     let mut count = 0;
     loop {
         let offset = stream.byte_offset();
@@ -318,21 +510,25 @@ pub(super) fn add_json(
             item: None,
             line: Some(line as u64),
         };
-        add_document(snapshot, value, source, &[], strictness)?;
+        object::document_tasks(value, source, &[], strictness, &mut tasks);
         count += 1;
     }
     if count == 0 {
-        snapshot.warnings.push(Warning {
-            source: None,
-            object: None,
-            message: format!("{}: file has no documents", file.display()),
-        });
+        tasks.push(Err(Box::new(no_documents(file))));
     }
-    Ok(())
+    Ok(object::prepare_all(tasks))
 }
 
-/// Words for a duplicate key: the object holding it (kind, namespace and name, read from the
-/// document again, which is done only on this error path), the field's path in it and the key.
+/// Adds the values of a JSON text (one value or several concatenated).
+pub(super) fn add_json(
+    snapshot: &mut Snapshot,
+    file: &Path,
+    text: &str,
+    strictness: Strictness,
+) -> Result<(), SnapshotError> {
+    object::commit(snapshot, prepare_json(file, text, strictness)?)
+}
+
 fn duplicate_message(document: &str, dup: &crate::json::Duplicate) -> String {
     // The document as serde_json reads it (last key wins), to name the object.
     let mut stream = serde_json::Deserializer::from_str(document).into_iter::<Value>();
@@ -365,273 +561,10 @@ fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// The identity of an object for messages (kind, namespace, name), whatever is available.
-fn object_ref(v: &Value, kind: &str, namespaced: bool) -> ObjectRef {
-    let meta = v.get("metadata");
-    let name = meta.and_then(|m| str_field(m, "name")).unwrap_or("<unnamed>").to_string();
-    let namespace = namespaced.then(|| {
-        meta.and_then(|m| str_field(m, "namespace"))
-            .filter(|n| !n.is_empty())
-            .unwrap_or("default")
-            .to_string()
-    });
-    ObjectRef { kind: kind.to_string(), namespace, name }
-}
-
-/// One document: a single object or a `List`. With [`Strictness::SkipNonObjects`], a document
-/// that is not a Kubernetes object is skipped with a warning.
-fn add_document(
-    snapshot: &mut Snapshot,
-    value: Value,
-    source: Source,
-    item_lines: &[u64],
-    strictness: Strictness,
-) -> Result<(), SnapshotError> {
-    let not_object = |v: &Value| {
-        v.as_object().is_none_or(|o| {
-            o.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty)
-                || o.get("kind").and_then(Value::as_str).is_none_or(str::is_empty)
-        })
-    };
-    if strictness == Strictness::SkipNonObjects && not_object(&value) {
-        snapshot.warnings.push(Warning {
-            source: Some(source),
-            object: None,
-            message: "not a Kubernetes object (no apiVersion or kind); skipped".to_string(),
-        });
-        return Ok(());
-    }
-    let Value::Object(mut obj) = value else {
-        return Err(SnapshotError::NotAnObject {
-            at: Box::new(source),
-            problem: "document is not a mapping, so not a Kubernetes object".to_string(),
-        });
-    };
-    let (api_version, kind) = {
-        let (a, k) = type_meta(&obj, &source)?;
-        (a.to_string(), k.to_string())
-    };
-    let is_list =
-        kind == "List" || (kind.ends_with("List") && obj.get("items").is_some_and(Value::is_array));
-    if !is_list {
-        return add_object(snapshot, Value::Object(obj), source);
-    }
-    let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty()).map(str::to_string);
-    let items = match obj.remove("items") {
-        None | Some(Value::Null) => return Ok(()),
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            return Err(SnapshotError::NotAnObject {
-                at: Box::new(source),
-                problem: "items of a List must be a sequence".to_string(),
-            });
-        }
-    };
-    for (i, mut item) in items.into_iter().enumerate() {
-        let at = Source {
-            item: Some(i),
-            line: item_lines.get(i).copied().filter(|l| *l > 0).or(source.line),
-            ..source.clone()
-        };
-        // Typed lists (`PodList` from the API) omit each item's apiVersion and kind.
-        if let (Some(map), Some(item_kind)) = (item.as_object_mut(), &item_kind) {
-            map.entry("kind").or_insert_with(|| Value::String(item_kind.clone()));
-            map.entry("apiVersion").or_insert_with(|| Value::String(api_version.clone()));
-        }
-        let Some(map) = item.as_object() else {
-            return Err(SnapshotError::NotAnObject {
-                at: Box::new(at),
-                problem: "a List item is not a mapping, so not a Kubernetes object".to_string(),
-            });
-        };
-        let (_, k) = type_meta(map, &at)?;
-        if k == "List" || (k.ends_with("List") && map.get("items").is_some()) {
-            return Err(SnapshotError::NotAnObject {
-                at: Box::new(at),
-                problem: format!("a {k} inside a List is not supported"),
-            });
-        }
-        add_object(snapshot, item, at)?;
-    }
-    Ok(())
-}
-
-/// `apiVersion` and `kind`, both required strings.
-fn type_meta<'a>(
-    obj: &'a Map<String, Value>,
-    source: &Source,
-) -> Result<(&'a str, &'a str), SnapshotError> {
-    let name = obj.get("metadata").and_then(|m| str_field(m, "name"));
-    let missing = |what: &str| SnapshotError::NotAnObject {
-        at: Box::new(source.clone()),
-        problem: match name {
-            Some(n) => format!(
-                "document (metadata.name {n:?}) has no {what}, so it is not a Kubernetes object"
-            ),
-            None => format!("document has no {what}, so it is not a Kubernetes object"),
-        },
-    };
-    let api_version = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| missing("apiVersion"))?;
-    let kind = obj
-        .get("kind")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| missing("kind"))?;
-    Ok((api_version, kind))
-}
-
-/// The kind of the gang objects, read in two API versions (see [`pod_group`]).
-const POD_GROUP_KIND: &str = "PodGroup";
-
-/// The kinds kplace reads: (kind, apiVersion, namespaced). PodGroups are read apart.
-const KINDS: &[(&str, &str, bool)] = &[
-    ("Node", "v1", false),
-    ("Pod", "v1", true),
-    ("Namespace", "v1", false),
-    ("Service", "v1", true),
-    ("ReplicationController", "v1", true),
-    ("PodDisruptionBudget", "policy/v1", true),
-    ("PriorityClass", "scheduling.k8s.io/v1", false),
-    ("ReplicaSet", "apps/v1", true),
-    ("StatefulSet", "apps/v1", true),
-];
-
-fn add_object(
-    snapshot: &mut Snapshot,
-    mut value: Value,
-    source: Source,
-) -> Result<(), SnapshotError> {
-    let (api_version, kind) = {
-        let Some(obj) = value.as_object() else {
-            return Err(SnapshotError::NotAnObject {
-                at: Box::new(source),
-                problem: "document is not a mapping, so not a Kubernetes object".to_string(),
-            });
-        };
-        let (a, k) = type_meta(obj, &source)?;
-        (a.to_string(), k.to_string())
-    };
-    // PodGroups come in several API groups; the two conventions kplace reads are told apart by
-    // their apiVersion, and their identity carries the group (`PodGroup.scheduling.x-k8s.io`).
-    let pod_group = if kind == POD_GROUP_KIND {
-        match pod_group::convention_of(&api_version) {
-            Some(c) => Some(c),
-            None => {
-                snapshot.warnings.push(Warning {
-                    object: Some(object_ref(&value, &kind, true)),
-                    source: Some(source),
-                    message: format!(
-                        "a PodGroup of apiVersion {api_version:?} is not read (kplace reads {:?} \
-                         and {:?}); skipped",
-                        GangConvention::Coscheduling.api_version(),
-                        GangConvention::Volcano.api_version(),
-                    ),
-                });
-                *snapshot.skipped.entry(kind).or_insert(0) += 1;
-                return Ok(());
-            }
-        }
-    } else {
-        None
-    };
-    let (namespaced, object) = if let Some(c) = pod_group {
-        (true, object_ref(&value, &c.pod_group_kind(), true))
-    } else {
-        let Some(&(_, expected, namespaced)) = KINDS.iter().find(|(k, _, _)| *k == kind) else {
-            tracing::debug!(kind = %kind, api_version = %api_version, at = %source, "skipping an object of a kind kplace does not read");
-            *snapshot.skipped.entry(kind).or_insert(0) += 1;
-            return Ok(());
-        };
-        let object = object_ref(&value, &kind, namespaced);
-        if api_version != expected {
-            return Err(SnapshotError::UnsupportedApiVersion {
-                at: Box::new(source),
-                object: Box::new(object),
-                found: api_version,
-                expected,
-            });
-        }
-        (namespaced, object)
-    };
-    let field_error = |field: &str, message: String| SnapshotError::Field {
-        at: Box::new(source.clone()),
-        object: Box::new(object.clone()),
-        field: field.to_string(),
-        message,
-    };
-    let name_ok = value
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .is_some_and(|n| !n.is_empty());
-    if !name_ok {
-        return Err(field_error("metadata.name", "a name is required".to_string()));
-    }
-    // Namespaced objects without a namespace land in `default`, as `kubectl apply` puts them.
-    if namespaced
-        && let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut)
-        && meta.get("namespace").and_then(Value::as_str).is_none_or(str::is_empty)
-    {
-        meta.insert("namespace".to_string(), Value::String("default".to_string()));
-    }
-    if let Some(first) = snapshot.seen.get(&object) {
-        return Err(SnapshotError::Duplicate {
-            object: Box::new(object),
-            first: Box::new(first.clone()),
-            second: Box::new(source),
-        });
-    }
-
-    macro_rules! typed {
-        ($list:ident) => {{
-            let object_value = serde_path_to_error::deserialize(value).map_err(|e| {
-                let path = e.path().to_string();
-                let field = if path == "." { "(document)".to_string() } else { path };
-                field_error(&field, e.into_inner().to_string())
-            })?;
-            snapshot.$list.push(Sourced { object: object_value, source: source.clone() });
-        }};
-    }
-    if let Some(convention) = pod_group {
-        if value.get("spec").and_then(|s| s.get("minAvailable")).is_some() {
-            snapshot.warnings.push(Warning {
-                source: Some(source.clone()),
-                object: Some(object.clone()),
-                message: "spec.minAvailable is not a PodGroup field (Volcano's Job has it and \
-                          copies it into its PodGroup's spec.minMember); ignored, \
-                          spec.minMember is read"
-                    .to_string(),
-            });
-        }
-        let group =
-            pod_group::parse(convention, value).map_err(|e| field_error(&e.field, e.message))?;
-        snapshot.pod_groups.push(Sourced { object: group, source: source.clone() });
-        snapshot.seen.insert(object, source);
-        return Ok(());
-    }
-    match kind.as_str() {
-        "Node" => typed!(nodes),
-        "Pod" => typed!(pods),
-        "Namespace" => typed!(namespaces),
-        "Service" => typed!(services),
-        "ReplicationController" => typed!(replication_controllers),
-        "PodDisruptionBudget" => typed!(pdbs),
-        "PriorityClass" => typed!(priority_classes),
-        "ReplicaSet" => typed!(replica_sets),
-        "StatefulSet" => typed!(stateful_sets),
-        _ => {}
-    }
-    snapshot.seen.insert(object, source);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::GangConvention;
 
     fn snap(yaml: &str) -> Result<Snapshot, SnapshotError> {
         let mut s = Snapshot::new();
@@ -675,6 +608,50 @@ mod tests {
         let ok = r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"a": "1", "b": "1"}}}"#;
         add_json(&mut s, Path::new("snap.json"), ok, Strictness::Strict).unwrap();
         assert_eq!(s.nodes.len(), 1);
+    }
+
+    /// A snapshot from prepared results, compared whole (objects, sources, warnings).
+    fn committed(prepared: Vec<Prepared>) -> String {
+        let mut s = Snapshot::new();
+        object::commit(&mut s, prepared).unwrap();
+        format!("{s:?}")
+    }
+
+    #[test]
+    fn the_fast_readers_read_the_demo_as_the_general_reader_does() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+        for name in ["nodes.yaml", "pods.yaml", "workloads.yaml"] {
+            let path = dir.join(name);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let general = committed(prepare_yaml_whole(&path, &text, Strictness::Strict).unwrap());
+            if text.len() > 1_000_000 {
+                let docs = split_yaml::parse(&text).expect("a large List is cut");
+                let cut = yaml_doc_prepared(&path, docs, Strictness::Strict);
+                assert_eq!(committed(cut), general, "{name}: YAML cut in pieces");
+            }
+            // The same objects as kubectl's JSON, with managedFields (never read).
+            let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+            let mut items = Vec::new();
+            for mut doc in docs {
+                match doc.get_mut("items").map(Value::take) {
+                    Some(Value::Array(list)) => items.extend(list),
+                    _ => items.push(doc),
+                }
+            }
+            for item in &mut items {
+                item["metadata"]["managedFields"] = serde_json::json!([{
+                    "apiVersion": "v1", "fieldsType": "FieldsV1", "manager": "kubectl",
+                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}}, "operation": "Update"
+                }]);
+            }
+            let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+            let json = serde_json::to_string_pretty(&list).unwrap();
+            let json_path = path.with_extension("json");
+            let fast = fast_json::prepare(&json_path, &json, Strictness::Strict)
+                .unwrap_or_else(|| panic!("{name}: the fast JSON reader takes kubectl's JSON"));
+            let general_json = prepare_json_general(&json_path, &json, Strictness::Strict).unwrap();
+            assert_eq!(committed(fast), committed(general_json), "{name}: JSON typed directly");
+        }
     }
 
     #[test]

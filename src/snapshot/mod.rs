@@ -5,9 +5,12 @@
 //!    path) holding YAML document streams, JSON, and `kind: List` / `*List` objects exactly as
 //!    `kubectl get nodes,pods,pdb,priorityclasses,namespaces -A -o yaml` prints them, into a
 //!    [`Snapshot`]: typed k8s-openapi objects (the newest API it supports, Kubernetes v1.37, so
-//!    that snapshots of current clusters parse), each with the [`Source`] it came from. YAML is
-//!    parsed with serde-saphyr into `serde_json::Value` and then into the typed object through
-//!    `serde_path_to_error`, so a field of the wrong type is reported with its path. PodGroups
+//!    that snapshots of current clusters parse), each with the [`Source`] it came from. Files,
+//!    documents and `List` items are read on all cores; JSON as kubectl writes it is typed
+//!    straight from the text (`managedFields` skipped unbuilt), large YAML is cut at top-level
+//!    boundaries and parsed in pieces with serde-saphyr; anything else, and every error, goes
+//!    through `serde_json::Value` and then the typed object through `serde_path_to_error`, so
+//!    a field of the wrong type is reported with its path. PodGroups
 //!    (coscheduling's `scheduling.x-k8s.io/v1alpha1` and Volcano's
 //!    `scheduling.volcano.sh/v1beta1`), which k8s-openapi does not know, are read with
 //!    kplace's own types ([`pod_group`]).

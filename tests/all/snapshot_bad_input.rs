@@ -230,3 +230,57 @@ fn a_yaml_document_with_duplicate_keys_is_rejected() {
         .unwrap_err();
     assert!(err.to_string().starts_with("dup.yaml:3"), "{err}");
 }
+
+#[test]
+fn yaml_sharing_objects_through_many_aliases_loads() {
+    // 20 anchored specs, each shared by 29 more pods through an alias: 580 aliases of 20
+    // anchors, as YAML libraries write shared objects.
+    let mut yaml = String::from("apiVersion: v1\nkind: List\nitems:\n");
+    let pad = "serving the catalogue, the basket and the checkout pages ".repeat(4);
+    for i in 0..600 {
+        let group = i % 20;
+        yaml.push_str(&format!(
+            "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: web-{i}\n    namespace: shop\n    \
+             labels: {{app: web, shard: s{group}, tier: frontend, team: storefront}}\n    \
+             annotations: {{owner: storefront-team, description: \"pod {i} of the storefront web tier, {pad}\"}}\n"
+        ));
+        if i < 20 {
+            yaml.push_str(&format!(
+                "  spec: &spec{group}\n    schedulerName: default-scheduler\n    containers:\n    \
+                 - name: web\n      image: registry.example/web:1.{group}\n      \
+                 resources: {{requests: {{cpu: {}m, memory: 256Mi}}, limits: {{memory: 512Mi}}}}\n      \
+                 ports: [{{containerPort: 8080, protocol: TCP}}]\n    \
+                 tolerations: [{{key: dedicated, operator: Equal, value: web, effect: NoSchedule}}]\n",
+                100 + group
+            ));
+        } else {
+            yaml.push_str(&format!("  spec: *spec{group}\n"));
+        }
+    }
+    assert_eq!(yaml.matches(": *spec").count(), 580);
+    assert!(yaml.len() > 250_000, "{} bytes", yaml.len());
+    let mut snap = Snapshot::new();
+    snap.add_yaml(Path::new("shared.yaml"), &yaml).unwrap();
+    assert_eq!(snap.pods.len(), 600);
+    let spec = |i: usize| snap.pods[i].object.spec.clone().unwrap();
+    assert_eq!(spec(599), spec(19), "an alias reads as its anchored object");
+    assert_ne!(spec(598), spec(19));
+}
+
+#[test]
+fn an_alias_bomb_is_refused_naming_the_file() {
+    // "Billion laughs": nine levels of nine aliases expand to 9^9 strings.
+    let mut yaml = String::from(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
+    );
+    for (prev, name) in "abcdefgh".chars().zip("bcdefghi".chars()) {
+        let refs = vec![format!("*{prev}"); 9].join(", ");
+        yaml.push_str(&format!("  {name}: &{name} [{refs}]\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bomb.yaml");
+    std::fs::write(&file, &yaml).unwrap();
+    let err = snapshot::load(std::slice::from_ref(&file)).unwrap_err().to_string();
+    assert!(err.contains("bomb.yaml") && err.contains("invalid YAML"), "{err}");
+    assert!(err.contains("anchors and aliases expand past"), "{err}");
+}
