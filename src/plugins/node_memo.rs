@@ -10,6 +10,11 @@
 //! scheduler that assumes one pod per cycle thus pays one node's recount plus a generation
 //! check per node, instead of a walk over every pod of the cluster.
 //!
+//! A key is kept from its second use on: its first use sums the nodes directly, without
+//! storing a contribution per node. Callers that ask once per distinct key (the matrix
+//! preparation of a batch whose pods all differ) thus pay a plain pass, not the memo's
+//! per-node storage and its eviction.
+//!
 //! Upstream has no such memo: its PreFilter and PreScore walk all nodes (in parallel) every
 //! cycle. The totals are the same; kplace keeps them to make the simulator fast.
 
@@ -19,6 +24,9 @@ use crate::model::{ClusterState, Node};
 
 /// The most distinct keys kept per plugin; past it the least recently used is dropped.
 const MAX_ENTRIES: usize = 16;
+
+/// The most keys remembered as used once (not yet kept); past it the oldest is forgotten.
+const MAX_SEEN: usize = 16;
 
 /// Totals that per-node contributions are added to and taken out of.
 pub(crate) trait Totals<C>: Default {
@@ -36,6 +44,8 @@ pub(crate) struct NodeMemo<K, C, T> {
 #[derive(Debug)]
 struct Inner<K, C, T> {
     entries: Vec<Entry<K, C, T>>,
+    /// Keys used once and not kept, oldest first.
+    seen: Vec<K>,
     clock: u64,
 }
 
@@ -51,7 +61,7 @@ struct Entry<K, C, T> {
 
 impl<K, C, T> Default for NodeMemo<K, C, T> {
     fn default() -> Self {
-        NodeMemo { inner: Mutex::new(Inner { entries: Vec::new(), clock: 0 }) }
+        NodeMemo { inner: Mutex::new(Inner { entries: Vec::new(), seen: Vec::new(), clock: 0 }) }
     }
 }
 
@@ -85,6 +95,24 @@ impl<K: PartialEq + Clone, C: Default, T: Totals<C>> NodeMemo<K, C, T> {
         let at = match inner.entries.iter().position(|e| e.key == *key) {
             Some(at) => at,
             None => {
+                // First use: a plain sum, and the key remembered; kept from its second use.
+                match inner.seen.iter().position(|k| k == key) {
+                    Some(i) => {
+                        inner.seen.remove(i);
+                    }
+                    None => {
+                        if inner.seen.len() >= MAX_SEEN {
+                            inner.seen.remove(0);
+                        }
+                        inner.seen.push(key.clone());
+                        drop(inner);
+                        let mut totals = T::default();
+                        for node in &cluster.nodes {
+                            totals.apply(&contribution(node), 1);
+                        }
+                        return read(&totals);
+                    }
+                }
                 if inner.entries.len() >= MAX_ENTRIES
                     && let Some(oldest) =
                         (0..inner.entries.len()).min_by_key(|&i| inner.entries[i].last_used)
@@ -167,10 +195,12 @@ mod tests {
         assert_eq!(total(&c, &mut visits), 1);
         assert_eq!(visits, 2, "the first cycle counts every node");
         assert_eq!(total(&c, &mut visits), 1);
-        assert_eq!(visits, 2, "nothing changed: no node recounted");
+        assert_eq!(visits, 4, "the second use of the key counts every node and keeps them");
+        assert_eq!(total(&c, &mut visits), 1);
+        assert_eq!(visits, 4, "nothing changed: no node recounted");
         c.nodes[1].add_pod(Arc::new(PodBuilder::new("ns", "p1").node("b").obj()));
         assert_eq!(total(&c, &mut visits), pods(&c));
-        assert_eq!(visits, 3, "only the changed node is recounted");
+        assert_eq!(visits, 5, "only the changed node is recounted");
         c.nodes[0].remove_pod("ns", "p0");
         assert_eq!(total(&c, &mut visits), pods(&c));
         // Another cluster (a clone that diverged) is brought up to date as well.
@@ -185,10 +215,28 @@ mod tests {
         let c = cluster(vec![NodeBuilder::new("a").obj()], vec![]);
         let memo: NodeMemo<usize, i64, Sum> = NodeMemo::default();
         for key in 0..MAX_ENTRIES + 3 {
-            assert_eq!(memo.with(&key, &c, |_| key as i64, |t| t.0), key as i64);
+            for _ in 0..2 {
+                assert_eq!(memo.with(&key, &c, |_| key as i64, |t| t.0), key as i64);
+            }
         }
         let inner = memo.inner.lock().unwrap();
         assert_eq!(inner.entries.len(), MAX_ENTRIES);
         assert!(inner.entries.iter().all(|e| e.key >= 3), "the three oldest keys went first");
+    }
+
+    #[test]
+    fn a_key_used_once_is_summed_without_being_kept() {
+        let c = cluster(
+            vec![NodeBuilder::new("a").obj(), NodeBuilder::new("b").obj()],
+            vec![PodBuilder::new("ns", "p0").node("a").obj()],
+        );
+        let memo: NodeMemo<usize, i64, Sum> = NodeMemo::default();
+        for key in 0..MAX_SEEN + 5 {
+            assert_eq!(memo.with(&key, &c, |n| n.pods.len() as i64, |t| t.0), 1);
+        }
+        let inner = memo.inner.lock().unwrap();
+        assert!(inner.entries.is_empty(), "no key was used twice");
+        assert_eq!(inner.seen.len(), MAX_SEEN, "the oldest keys seen once are forgotten");
+        assert_eq!(inner.seen.first(), Some(&5));
     }
 }

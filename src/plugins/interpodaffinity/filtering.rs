@@ -337,13 +337,20 @@ impl InterPodAffinity {
                 cluster,
             ),
         };
+        let has_required_terms = key.has_required_terms();
+        // Nothing to count: no terms of its own and no existing pod with required
+        // anti-affinity anywhere (the counts would be empty; no per-node pass).
+        if !has_required_terms
+            && cluster.nodes.iter().all(|n| n.pods_with_required_anti_affinity == 0)
+        {
+            return Err(Status::skip().with_plugin(NAME));
+        }
         let counts = self.filter_memo.with(
             &key,
             cluster,
             |node| key.node_counts(pod, node),
             FilterCounts::clone,
         );
-        let has_required_terms = key.has_required_terms();
         if counts.existing_anti_affinity.is_empty() && !has_required_terms {
             return Err(Status::skip().with_plugin(NAME));
         }
