@@ -38,6 +38,25 @@ pub struct PreFilterState {
 }
 
 impl PreFilterState {
+    /// The state of `constraints` with the matching pods counted per domain (one map per
+    /// constraint), each constraint's minimum computed.
+    fn of_counts(
+        constraints: Vec<Constraint>,
+        counts: Vec<BTreeMap<String, i64>>,
+        incoming: IncomingPod,
+    ) -> Self {
+        let mut state = PreFilterState {
+            min_match_num: vec![NO_DOMAIN_MIN; constraints.len()],
+            constraints,
+            tp_value_to_match_num: counts,
+            incoming,
+        };
+        for i in 0..state.constraints.len() {
+            state.recompute_min(i);
+        }
+        state
+    }
+
     /// The global minimum for the skew, taking `minDomains` into account: 0 when there are
     /// fewer eligible domains than `minDomains` (upstream `minMatchNum`).
     fn min_match_num(&self, i: usize, min_domains: i32) -> i64 {
@@ -181,16 +200,7 @@ impl PodTopologySpread {
             },
         );
         let FilterKey { constraints, incoming } = key;
-        let mut state = PreFilterState {
-            min_match_num: vec![NO_DOMAIN_MIN; constraints.len()],
-            constraints,
-            tp_value_to_match_num: counts,
-            incoming,
-        };
-        for i in 0..state.constraints.len() {
-            state.recompute_min(i);
-        }
-        Ok(state)
+        Ok(PreFilterState::of_counts(constraints, counts, incoming))
     }
 
     /// [`PodTopologySpread::pre_filter`] computed afresh over every node and pod (the
@@ -220,16 +230,7 @@ impl PodTopologySpread {
                 *counts[i].entry(value).or_insert(0) += count;
             }
         }
-        let mut state = PreFilterState {
-            min_match_num: vec![NO_DOMAIN_MIN; constraints.len()],
-            constraints,
-            tp_value_to_match_num: counts,
-            incoming,
-        };
-        for i in 0..state.constraints.len() {
-            state.recompute_min(i);
-        }
-        Ok(state)
+        Ok(PreFilterState::of_counts(constraints, counts, incoming))
     }
 
     /// Filter: the node must have every constraint's key (`UnschedulableAndUnresolvable`
