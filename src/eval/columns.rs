@@ -159,20 +159,33 @@ pub fn cell_cpu(
     i: usize,
     class: usize,
 ) -> Option<(u32, i32, i32)> {
-    let r = usage.num_resources;
-    let &n = usage.nodes.get(i)?;
-    if class >= p.num_classes || n >= p.num_nodes {
+    if class >= p.num_classes {
         return None;
     }
-    let node = NodeColumn {
+    Some(cell_on(p, class, &node_column(p, usage, i)?))
+}
+
+/// The `i`-th node of `usage` as the cell functions read it (`None` when out of range).
+fn node_column<'u>(p: &Prepared<'u>, usage: &'u NodeUsage, i: usize) -> Option<NodeColumn<'u>> {
+    let r = usage.num_resources;
+    let &n = usage.nodes.get(i)?;
+    if n >= p.num_nodes {
+        return None;
+    }
+    Some(NodeColumn {
         allocatable: p.enc.tensors.node_allocatable.row(n),
         requested: ndarray::ArrayView1::from(usage.requested.get(i * r..(i + 1) * r)?),
         nonzero_requested: ndarray::ArrayView1::from(
             usage.nonzero_requested.get(i * r..(i + 1) * r)?,
         ),
-    };
-    let (_, word, raw) = node_resources_fit_on(p, class, node);
-    Some((word, raw, balanced_allocation_on(p, class, &node)))
+    })
+}
+
+/// One usage-dependent cell: NodeResourcesFit's insufficient word and raw score,
+/// NodeResourcesBalancedAllocation's raw score.
+fn cell_on(p: &Prepared<'_>, class: usize, node: &NodeColumn<'_>) -> (u32, i32, i32) {
+    let (_, word, raw) = node_resources_fit_on(p, class, *node);
+    (word, raw, balanced_allocation_on(p, class, node))
 }
 
 /// Below this many cells an update on the GPU backend runs on the CPU twin: one dispatch and
@@ -182,7 +195,7 @@ pub const GPU_MIN_UPDATE_CELLS: usize = 1 << 16;
 /// The update on the CPU: the cell functions of [`super::cpu`] on the given usage.
 pub fn evaluate_cpu(p: &Prepared<'_>, usage: &NodeUsage) -> Result<ResourceColumns, EvalError> {
     usage.validate(p)?;
-    let (nc, k, r) = (p.num_classes, usage.nodes.len(), usage.num_resources);
+    let (nc, k) = (p.num_classes, usage.nodes.len());
     let mut out = ResourceColumns {
         nodes: usage.nodes.clone(),
         num_classes: nc,
@@ -190,21 +203,13 @@ pub fn evaluate_cpu(p: &Prepared<'_>, usage: &NodeUsage) -> Result<ResourceColum
         fit_raw: vec![0; nc * k],
         balanced_raw: vec![0; nc * k],
     };
-    for (i, &n) in usage.nodes.iter().enumerate() {
-        let allocatable = p.enc.tensors.node_allocatable.row(n);
-        let node = NodeColumn {
-            allocatable,
-            requested: ndarray::ArrayView1::from(&usage.requested[i * r..(i + 1) * r]),
-            nonzero_requested: ndarray::ArrayView1::from(
-                &usage.nonzero_requested[i * r..(i + 1) * r],
-            ),
-        };
+    for i in 0..k {
+        // Validated above: every node of the update is in range.
+        let Some(node) = node_column(p, usage, i) else { continue };
         for c in 0..nc {
             let cell = c * k + i;
-            let (_, word, raw) = node_resources_fit_on(p, c, node);
-            out.fit_insufficient[cell] = word;
-            out.fit_raw[cell] = raw;
-            out.balanced_raw[cell] = balanced_allocation_on(p, c, &node);
+            (out.fit_insufficient[cell], out.fit_raw[cell], out.balanced_raw[cell]) =
+                cell_on(p, c, &node);
         }
     }
     Ok(out)

@@ -147,29 +147,16 @@ fn lex(text: &str) -> Vec<(usize, Token)> {
                 i += 2;
                 Token::NotEquals
             }
-            b'!' => {
+            b'!' | b'>' | b'<' | b'(' | b')' | b',' => {
                 i += 1;
-                Token::Not
-            }
-            b'>' => {
-                i += 1;
-                Token::Greater
-            }
-            b'<' => {
-                i += 1;
-                Token::Less
-            }
-            b'(' => {
-                i += 1;
-                Token::Open
-            }
-            b')' => {
-                i += 1;
-                Token::Close
-            }
-            b',' => {
-                i += 1;
-                Token::Comma
+                match c {
+                    b'!' => Token::Not,
+                    b'>' => Token::Greater,
+                    b'<' => Token::Less,
+                    b'(' => Token::Open,
+                    b')' => Token::Close,
+                    _ => Token::Comma,
+                }
             }
             _ => {
                 while i < bytes.len()
