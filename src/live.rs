@@ -9,7 +9,7 @@
 //! What is listed, cluster-wide, page by page (`limit`/`continue`; when a `continue` token has
 //! expired, 410 `Expired`, the kind is listed again from the start): nodes, pods,
 //! PriorityClasses and namespaces (needed: a refusal is an error naming the server and the
-//! kind), PodDisruptionBudgets and the owners default spreading reads — Services,
+//! kind), PodDisruptionBudgets, PersistentVolumeClaims and the owners default spreading reads — Services,
 //! ReplicationControllers, ReplicaSets, StatefulSets (optional: a 403 is a warning and the run
 //! goes on without them, as `kplace schedule` does) — and the PodGroups of coscheduling and
 //! Volcano where their CRDs are installed (a 404 means not installed). The first contact is
@@ -27,7 +27,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolumeClaim, Pod, ReplicationController, Service,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
@@ -210,12 +212,13 @@ where
 
 /// Every (API group, resource) read, all with `list` only: what RBAC must grant
 /// (`deploy/rbac.yaml`, `deploy/rbac-reader.yaml`).
-pub const LISTED: [(&str, &str); 11] = [
+pub const LISTED: [(&str, &str); 12] = [
     ("", "nodes"),
     ("", "pods"),
     ("scheduling.k8s.io", "priorityclasses"),
     ("", "namespaces"),
     ("policy", "poddisruptionbudgets"),
+    ("", "persistentvolumeclaims"),
     ("", "services"),
     ("", "replicationcontrollers"),
     ("apps", "replicasets"),
@@ -234,7 +237,7 @@ enum Need {
 }
 
 /// The resources read, with what the run goes without when an optional one is refused.
-const KINDS: [(&str, Need); 9] = [
+const KINDS: [(&str, Need); 10] = [
     ("nodes", Need::Required),
     ("pods", Need::Required),
     ("priorityclasses", Need::Required),
@@ -244,6 +247,12 @@ const KINDS: [(&str, Need); 9] = [
         Need::Optional(
             "plans are made as if there were no PodDisruptionBudgets (preemption may pick \
              victims a budget protects; rebalance and check see no budget)",
+        ),
+    ),
+    (
+        "persistentvolumeclaims",
+        Need::Optional(
+            "pods that use PersistentVolumeClaims fail VolumeBinding's PreFilter (claim not found)",
         ),
     ),
     ("services", Need::Optional(SPREAD)),
@@ -269,7 +278,7 @@ pub async fn read_cluster(
         server,
         options.contact_timeout,
         "listing nodes; kplace needs list on nodes, pods, priorityclasses, namespaces, poddisruptionbudgets, \
-         services, replicationcontrollers, replicasets, statefulsets and podgroups; see \
+         persistentvolumeclaims, services, replicationcontrollers, replicasets, statefulsets and podgroups; see \
          deploy/rbac.yaml",
         || {
             let probe = probe.clone();
@@ -277,12 +286,13 @@ pub async fn read_cluster(
         },
     )
     .await?;
-    let (nodes, pods, pcs, namespaces, pdbs, services, rcs, rss, sss) = tokio::join!(
+    let (nodes, pods, pcs, namespaces, pdbs, pvcs, services, rcs, rss, sss) = tokio::join!(
         list_all(Api::<Node>::all(client.clone()), options),
         list_all(Api::<Pod>::all(client.clone()), options),
         list_all(Api::<PriorityClass>::all(client.clone()), options),
         list_all(Api::<Namespace>::all(client.clone()), options),
         list_all(Api::<PodDisruptionBudget>::all(client.clone()), options),
+        list_all(Api::<PersistentVolumeClaim>::all(client.clone()), options),
         list_all(Api::<Service>::all(client.clone()), options),
         list_all(Api::<ReplicationController>::all(client.clone()), options),
         list_all(Api::<ReplicaSet>::all(client.clone()), options),
@@ -293,6 +303,7 @@ pub async fn read_cluster(
         nodes: sorted(settle(server, "nodes", nodes, &mut warnings)?),
         pods: sorted(settle(server, "pods", pods, &mut warnings)?),
         pdbs: sorted(settle(server, "poddisruptionbudgets", pdbs, &mut warnings)?),
+        pvcs: sorted(settle(server, "persistentvolumeclaims", pvcs, &mut warnings)?),
         priority_classes: sorted(settle(server, "priorityclasses", pcs, &mut warnings)?),
         namespaces: sorted(settle(server, "namespaces", namespaces, &mut warnings)?),
         services: sorted(settle(server, "services", services, &mut warnings)?),
@@ -373,6 +384,7 @@ fn name_sources(s: &mut Snapshot, server: &str) {
     rename(&mut s.nodes, server, "nodes");
     rename(&mut s.pods, server, "pods");
     rename(&mut s.pdbs, server, "poddisruptionbudgets");
+    rename(&mut s.pvcs, server, "persistentvolumeclaims");
     rename(&mut s.priority_classes, server, "priorityclasses");
     rename(&mut s.namespaces, server, "namespaces");
     rename(&mut s.services, server, "services");

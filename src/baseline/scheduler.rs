@@ -661,6 +661,15 @@ impl Baseline {
 
     fn post_filter(&mut self, fw: &Framework, pod: &Pod, mut diagnosis: Diagnosis) -> CycleResult {
         let num_all_nodes = self.cluster.nodes.len();
+        // After a PreFilter rejection that ended PreFilter before DynamicResources' PreFilter,
+        // that plugin's PostFilter errs (no state), which ends the PostFilter plugins.
+        let rejection =
+            diagnosis.pre_filter_msg.as_ref().and(diagnosis.absent_nodes_status.as_ref());
+        let dra_missing = rejection.is_some_and(|s| fw.pre_filter_rejection_skips_dra(s));
+        if rejection.is_some_and(|s| !fw.preemption_runs_after_pre_filter(s)) {
+            diagnosis.post_filter_msg = fw.post_filter_msg_after(None, dra_missing);
+            return CycleResult::Unschedulable(FitError { num_all_nodes, diagnosis });
+        }
         if fw.preemption_enabled() {
             let oracle = fw.oracle(pod, &self.cluster).with_nominated(&self.nominated);
             let args = fw.preemption_args();
@@ -715,11 +724,12 @@ impl Baseline {
                     if !matches!(outcome, PreemptionOutcome::Ineligible { .. }) {
                         self.clear_nomination(&pod.namespace, &pod.name);
                     }
-                    diagnosis.post_filter_msg = fw.post_filter_msg(Some(&outcome.status()));
+                    diagnosis.post_filter_msg =
+                        fw.post_filter_msg_after(Some(&outcome.status()), dra_missing);
                 }
             }
         } else {
-            diagnosis.post_filter_msg = fw.post_filter_msg(None);
+            diagnosis.post_filter_msg = fw.post_filter_msg_after(None, dra_missing);
         }
         CycleResult::Unschedulable(FitError { num_all_nodes, diagnosis })
     }

@@ -29,14 +29,17 @@
 //!   three; upstream signs only the port numbers.
 //! * **Tolerations:** `tolerationSeconds` is dropped (no filter or score reads it; upstream keeps
 //!   it); duplicates are merged (tolerations are "any of").
-//! * **Volumes:** kplace's model keeps only `has_pvc`, which is signed.
+//! * **Volumes:** `has_pvc` and the claims the pod's volumes use (by name, in order), plus the
+//!   pod's uid when it has a generic ephemeral volume (whose claim must be the pod's own):
+//!   the claim checks of VolumeBinding's and VolumeRestrictions' PreFilters read exactly these.
+//!   Pods of a StatefulSet, each with its own claim, are therefore classes of their own.
 //! * **Normalization** (never merges pods that a plugin could tell apart): `In`/`NotIn` values
 //!   sorted and de-duplicated; requirements within a term and required node terms sorted and
 //!   de-duplicated (AND / OR of the same requirement is idempotent); preferred terms, spread
 //!   constraints, affinity terms and images sorted but **not** de-duplicated (scores sum over
 //!   them, so a duplicate counts twice); zero-valued scalar requests dropped (upstream skips
 //!   them); `matchLabelKeys`/`mismatchLabelKeys` dropped (already merged into the selectors).
-//! * **Excluded:** name, uid, annotations, owner, creation and start time, phase, `emptyDir` use.
+//! * **Excluded:** name, uid (but see volumes), annotations, owner, creation and start time, phase, `emptyDir` use.
 
 use std::collections::HashMap;
 
@@ -44,7 +47,7 @@ use super::EncodeError;
 use super::dict::check_u32;
 use crate::model::{
     HostPort, InclusionPolicy, LabelSelector, Labels, MatchOp, NodeSelectorTerm, Pod,
-    PodAffinityTerm, PreemptionPolicy, Requirement, Taint, TaintEffect, Toleration,
+    PodAffinityTerm, PodClaim, PreemptionPolicy, Requirement, Taint, TaintEffect, Toleration,
     TolerationOperator, TopologySpreadConstraint, UnsatisfiableAction,
 };
 use crate::resources::Resource;
@@ -222,6 +225,12 @@ pub struct PodSignature {
     pub images: Vec<String>,
     /// Whether the pod mounts a PersistentVolumeClaim.
     pub has_pvc: bool,
+    /// The claims of the pod's volumes, in order (VolumeBinding's and VolumeRestrictions'
+    /// PreFilters read them by name).
+    pub claims: Vec<PodClaim>,
+    /// The pod's uid when it has a generic ephemeral volume (its claim must be controlled by
+    /// the pod), else empty.
+    pub claim_owner_uid: String,
 }
 
 impl PodSignature {
@@ -295,6 +304,12 @@ impl PodSignature {
             pod_anti_affinity_preferred: preferred(&pod.pod_anti_affinity.preferred),
             images,
             has_pvc: pod.has_pvc,
+            claims: pod.claims.clone(),
+            claim_owner_uid: if pod.claims.iter().any(|c| c.ephemeral) {
+                pod.uid.clone()
+            } else {
+                String::new()
+            },
         }
     }
 }

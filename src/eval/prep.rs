@@ -26,6 +26,7 @@ use crate::plugins::noderesources::resource_allocation::{
     is_extended_resource_name, is_scalar_resource_name,
 };
 use crate::plugins::noderesources::{BalancedAllocation, Fit};
+use crate::plugins::volume_binding::claims_rejection;
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
 
 use super::topology::{self, IPA_SCORE, PTS_SCORE, Topology};
@@ -276,9 +277,18 @@ impl<'a> Prepared<'a> {
         // Checks, in the order the framework reports them: PreFilter first, then the filters.
         let na_pre_filter = profile.plugins.pre_filter.contains(&PluginName::NodeAffinity)
             || profile.plugins.filter.contains(&PluginName::NodeAffinity);
+        // VolumeRestrictions' and VolumeBinding's PreFilters reject classes whose claims fail.
+        let claims_pre_filter = profile
+            .plugins
+            .pre_filter
+            .iter()
+            .any(|p| matches!(p, PluginName::VolumeBinding | PluginName::VolumeRestrictions));
         let mut check_order = Vec::new();
+        if na_pre_filter || claims_pre_filter {
+            check_order.push(Check::PreFilterRejected);
+        }
         if na_pre_filter {
-            check_order.extend([Check::PreFilterRejected, Check::PreFilterAbsent]);
+            check_order.push(Check::PreFilterAbsent);
         }
         for &p in &profile.plugins.filter {
             for &c in Check::of_plugin(p) {
@@ -410,6 +420,14 @@ impl<'a> Prepared<'a> {
                         pre_filter_rejections[ci] = Some(status.with_plugin(NodeAffinity::NAME));
                     }
                 }
+            }
+            // The claim checks run after NodeAffinity's PreFilter (the default order; both
+            // reject as `UnschedulableAndUnresolvable`, which ends PreFilter at once).
+            if flags & CLASS_REJECTED == 0
+                && let Some(status) = claims_rejection(&profile.plugins.pre_filter, pod, state)
+            {
+                flags |= CLASS_REJECTED;
+                pre_filter_rejections[ci] = Some(status);
             }
             class_restrict.push_row("restricted nodes", restrict)?;
             if na_scores {

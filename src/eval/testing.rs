@@ -106,6 +106,7 @@ pub fn round_to_units(
         nodes,
         namespace_labels: state.namespace_labels.clone(),
         pdbs: state.pdbs.clone(),
+        claims: state.claims.clone(),
     };
     (rounded, pending.iter().map(|p| round_pod(p, units)).collect())
 }

@@ -346,7 +346,16 @@ pub fn explain_on(
         PreFilterOutcome::Rejected(status) => {
             let msg = status.reasons.join(", ");
             out.pre_filter_rejection = Some(format!("{}: {msg}", status.plugin.unwrap_or("")));
-            let d = Diagnosis { pre_filter_msg: Some(msg), ..Default::default() };
+            // Without DefaultPreemption (DynamicResources' PostFilter errs first when its
+            // PreFilter never ran), the PostFilter part is known without a preemption run.
+            let post_filter_msg = (!fw.preemption_runs_after_pre_filter(&status)).then(|| {
+                fw.post_filter_msg_after(None, fw.pre_filter_rejection_skips_dra(&status))
+            });
+            let d = Diagnosis {
+                pre_filter_msg: Some(msg),
+                post_filter_msg: post_filter_msg.flatten(),
+                ..Default::default()
+            };
             out.message =
                 Some(FitError { num_all_nodes: cluster.nodes.len(), diagnosis: d }.message());
         }

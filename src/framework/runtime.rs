@@ -4,8 +4,9 @@
 //! Input: a [`Profile`], the cluster and a pod; output: a [`CycleState`], per-node [`Status`]es
 //! and weighted [`NodeScores`]. Counterpart: `pkg/scheduler/framework/runtime/framework.go`
 //! (`RunPreFilterPlugins`, `RunFilterPlugins`, `RunPreScorePlugins`, `RunScorePlugins`), v1.35.
-//! Plugins kplace does not evaluate (volume plugins, DRA, scheduling gates) are left out; the
-//! caller warns about them once.
+//! Plugins kplace does not evaluate (DRA, scheduling gates, the volume plugins' Filters) are
+//! left out; the caller warns about them once. Of the volume plugins, VolumeRestrictions' and
+//! VolumeBinding's PreFilters run (the claim checks of `plugins::volume_binding`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -27,12 +28,17 @@ use crate::plugins::noderesources::fit::FitPreFilter;
 use crate::plugins::noderesources::{BalancedAllocation, Fit};
 use crate::plugins::podtopologyspread::PodTopologySpread;
 use crate::plugins::taint_toleration::TaintToleration;
+use crate::plugins::volume_binding::{VolumeBinding, VolumeRestrictions};
 
 type IpaState = crate::plugins::interpodaffinity::PreFilterState;
 
 /// DynamicResources' PostFilter reason for a pod without resource claims (upstream
 /// `dynamicresources.go`, `PostFilter`).
 pub const DRA_NO_CLAIMS: &str = "no new claims to deallocate";
+
+/// DynamicResources' PostFilter error when its PreFilter never ran (an earlier PreFilter plugin
+/// rejected the pod as `UnschedulableAndUnresolvable`): `CycleState.Read`'s `ErrNotFound`.
+pub const DRA_STATE_NOT_FOUND: &str = "not found";
 type PtsState = crate::plugins::podtopologyspread::PreFilterState;
 
 /// A profile's plugin arguments were rejected when the plugins were built.
@@ -222,9 +228,24 @@ impl Framework {
     /// is an Unschedulable message or an Error. Unschedulable reasons are joined with ", "; an
     /// Error stops the loop and its message stands alone. `None` when no plugin left a reason.
     pub fn post_filter_msg(&self, preemption: Option<&Status>) -> Option<String> {
+        self.post_filter_msg_after(preemption, false)
+    }
+
+    /// [`Framework::post_filter_msg`] after a PreFilter rejection: when DynamicResources'
+    /// PreFilter did not run (`dra_state_missing`, see
+    /// [`Framework::pre_filter_rejection_skips_dra`]), its PostFilter finds no state and errs
+    /// with [`DRA_STATE_NOT_FOUND`], which stands alone.
+    pub fn post_filter_msg_after(
+        &self,
+        preemption: Option<&Status>,
+        dra_state_missing: bool,
+    ) -> Option<String> {
         let mut reasons: Vec<&str> = Vec::new();
         for plugin in self.profile.plugins.post_filter.iter() {
             match plugin {
+                PluginName::DynamicResources if dra_state_missing => {
+                    return Some(DRA_STATE_NOT_FOUND.to_string());
+                }
                 PluginName::DynamicResources => reasons.push(DRA_NO_CLAIMS),
                 PluginName::DefaultPreemption => match preemption {
                     Some(s) if s.code == Code::Error => return Some(s.reasons.join(", ")),
@@ -236,6 +257,40 @@ impl Framework {
             }
         }
         (!reasons.is_empty()).then(|| reasons.join(", "))
+    }
+
+    /// Whether a PreFilter rejection with `status` ended PreFilter before DynamicResources'
+    /// PreFilter wrote its state (upstream `RunPreFilterPlugins` returns at the first
+    /// `UnschedulableAndUnresolvable`; an `Unschedulable` one is returned after every plugin
+    /// ran). A rejection without a plugin (the node-name restrictions left no node) comes from
+    /// NodeAffinity, before DynamicResources in the default order.
+    pub fn pre_filter_rejection_skips_dra(&self, status: &Status) -> bool {
+        let order = &self.profile.plugins.pre_filter;
+        let Some(dra) = order.iter().position(|p| *p == PluginName::DynamicResources) else {
+            return true;
+        };
+        if status.code == Code::Unschedulable {
+            return false;
+        }
+        match status.plugin.and_then(|name| order.iter().position(|p| p.as_str() == name)) {
+            Some(at) => at < dra,
+            None => true,
+        }
+    }
+
+    /// Whether DefaultPreemption runs after a PreFilter rejection with `status`: not when
+    /// DynamicResources' PostFilter, earlier in the profile, errs for want of its PreFilter
+    /// state (the error ends the PostFilter plugins).
+    pub fn preemption_runs_after_pre_filter(&self, status: &Status) -> bool {
+        if !self.preemption_enabled() || !self.pre_filter_rejection_skips_dra(status) {
+            return self.preemption_enabled();
+        }
+        let post = &self.profile.plugins.post_filter;
+        let at = |p: PluginName| post.iter().position(|q| *q == p);
+        match (at(PluginName::DynamicResources), at(PluginName::DefaultPreemption)) {
+            (Some(dra), Some(dp)) => dp < dra,
+            _ => true,
+        }
     }
 
     /// DefaultPreemption's arguments.
@@ -276,6 +331,15 @@ impl Framework {
                 }
                 PluginName::PodTopologySpread => {
                     self.pts.pre_filter(pod, cluster).map(|s| state.pts = Some(s)).map(|()| None)
+                }
+                // Only as PreFilter plugins: their Filters are not modelled and need no state.
+                PluginName::VolumeRestrictions
+                    if self.profile.plugins.pre_filter.contains(&plugin) =>
+                {
+                    VolumeRestrictions::new().pre_filter(pod, cluster).map(|()| None)
+                }
+                PluginName::VolumeBinding if self.profile.plugins.pre_filter.contains(&plugin) => {
+                    VolumeBinding::new().pre_filter(pod, cluster).map(|()| None)
                 }
                 _ => continue,
             };

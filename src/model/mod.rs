@@ -11,9 +11,11 @@
 pub mod gang;
 mod selector;
 pub mod testing;
+pub mod volume;
 
 pub use gang::{Gang, GangConvention, GangIndex, GangKey, GangRef};
 pub use selector::{LabelSelector, MatchOp, NodeSelector, NodeSelectorTerm, Requirement};
+pub use volume::{Claim, Claims, PodClaim};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -75,8 +77,12 @@ pub struct Pod {
     /// Images of the pod's init containers, then its app containers, normalized as upstream's
     /// ImageLocality does (it sums over both and divides by their number).
     pub images: Vec<String>,
-    /// Whether the pod mounts a PersistentVolumeClaim (volume constraints are not evaluated).
+    /// Whether the pod mounts a PersistentVolumeClaim (a `persistentVolumeClaim` or generic
+    /// `ephemeral` volume).
     pub has_pvc: bool,
+    /// The claims of the pod's `persistentVolumeClaim` and generic `ephemeral` volumes, in
+    /// `spec.volumes` order (VolumeBinding's and VolumeRestrictions' PreFilters read them).
+    pub claims: Vec<PodClaim>,
     /// Whether the pod mounts an `emptyDir` or `hostPath` volume (local storage, as descheduler's
     /// `IsPodWithLocalStorage` sees it; matters for rebalancing).
     pub has_local_storage: bool,
@@ -480,6 +486,8 @@ pub struct ClusterState {
     pub namespace_labels: BTreeMap<String, Labels>,
     /// PodDisruptionBudgets.
     pub pdbs: Vec<Pdb>,
+    /// PersistentVolumeClaims (shared: they do not change while a batch is planned).
+    pub claims: Arc<Claims>,
 }
 
 impl ClusterState {

@@ -50,6 +50,7 @@ impl PodBuilder {
                 default_spread_selector: None,
                 images: Vec::new(),
                 has_pvc: false,
+                claims: Vec::new(),
                 has_local_storage: false,
                 owner: None,
                 phase: PodPhase::Pending,

@@ -30,3 +30,4 @@ pub mod node_unschedulable;
 pub mod noderesources;
 pub mod podtopologyspread;
 pub mod taint_toleration;
+pub mod volume_binding;

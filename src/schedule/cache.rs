@@ -16,7 +16,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolumeClaim, Pod, ReplicationController, Service,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -36,6 +38,8 @@ pub struct Objects {
     pub pods: Vec<Arc<Pod>>,
     /// PodDisruptionBudgets.
     pub pdbs: Vec<Arc<PodDisruptionBudget>>,
+    /// PersistentVolumeClaims.
+    pub pvcs: Vec<Arc<PersistentVolumeClaim>>,
     /// PriorityClasses.
     pub priority_classes: Vec<Arc<PriorityClass>>,
     /// Namespaces.
@@ -146,6 +150,15 @@ pub fn snapshot_of(
         &mut s.pdbs,
         &objects.pdbs,
         "PodDisruptionBudget",
+        true,
+        |o| &o.metadata,
+        excluded,
+        |o| default_ns(&mut o.metadata),
+    );
+    add(
+        &mut s.pvcs,
+        &objects.pvcs,
+        "PersistentVolumeClaim",
         true,
         |o| &o.metadata,
         excluded,

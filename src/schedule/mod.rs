@@ -61,7 +61,9 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, ReplicationController, Service};
+use k8s_openapi::api::core::v1::{
+    Namespace, Node, PersistentVolumeClaim, Pod, ReplicationController, Service,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::jiff::Timestamp;
@@ -233,10 +235,11 @@ pub struct RunSummary {
 }
 
 /// The kinds watched; scheduling starts once every one has synced.
-const KINDS: [&str; 9] = [
+const KINDS: [&str; 10] = [
     "nodes",
     "pods",
     "poddisruptionbudgets",
+    "persistentvolumeclaims",
     "priorityclasses",
     "namespaces",
     "services",
@@ -261,6 +264,7 @@ struct Stores {
     nodes: Store<Node>,
     pods: Store<Pod>,
     pdbs: Store<PodDisruptionBudget>,
+    pvcs: Store<PersistentVolumeClaim>,
     priority_classes: Store<PriorityClass>,
     namespaces: Store<Namespace>,
     services: Store<Service>,
@@ -283,6 +287,7 @@ impl Stores {
             nodes: sorted(self.nodes.state()),
             pods: sorted(self.pods.state()),
             pdbs: sorted(self.pdbs.state()),
+            pvcs: sorted(self.pvcs.state()),
             priority_classes: sorted(self.priority_classes.state()),
             namespaces: sorted(self.namespaces.state()),
             services: sorted(self.services.state()),
@@ -302,8 +307,15 @@ impl Stores {
 /// they only feed the default spread selectors (soft scoring). Every other kind is needed:
 /// without it nothing is scheduled (`/readyz` names it), except PodDisruptionBudgets, without
 /// which scheduling goes on without preemption ([`OPTIONAL_FOR_PREEMPTION`]).
-const OPTIONAL_KINDS: [&str; 4] =
-    ["services", "replicationcontrollers", "replicasets", "statefulsets"];
+const OPTIONAL_KINDS: [&str; 5] = [
+    "services",
+    "replicationcontrollers",
+    "replicasets",
+    "statefulsets",
+    // Without claims, pods that use them fail VolumeBinding's PreFilter (claim not found):
+    // they stay pending, as they would if the claims did not exist.
+    "persistentvolumeclaims",
+];
 
 /// The kind without which preemption is off (evicting without knowing the budgets could break
 /// them) but placement goes on.
@@ -1070,6 +1082,14 @@ pub async fn run(
         none::<PodDisruptionBudget>,
     );
     spawn(t);
+    let (pvcs, t) = watch_kind(
+        &client,
+        "persistentvolumeclaims",
+        tx.clone(),
+        Arc::clone(&metrics),
+        none::<PersistentVolumeClaim>,
+    );
+    spawn(t);
     let (priority_classes, t) = watch_kind(
         &client,
         "priorityclasses",
@@ -1100,7 +1120,7 @@ pub async fn run(
     spawn(t);
     drop(tx);
     let stores =
-        Stores { nodes, pods, pdbs, priority_classes, namespaces, services, rcs, rss, sss };
+        Stores { nodes, pods, pdbs, pvcs, priority_classes, namespaces, services, rcs, rss, sss };
 
     // Writes.
     let (writes, write_rx) = mpsc::unbounded_channel();

@@ -12,8 +12,8 @@ use crate::model::gang::{
     VOLCANO_GROUP_NAME_ANNOTATION, gang_membership,
 };
 use crate::model::{
-    ClusterState, GangConvention, GangIndex, GangKey, GangRef, LabelSelector, Labels, MatchOp, Pod,
-    PreemptionPolicy, Requirement,
+    Claims, ClusterState, GangConvention, GangIndex, GangKey, GangRef, LabelSelector, Labels,
+    MatchOp, Pod, PreemptionPolicy, Requirement,
 };
 
 /// Scheduler names kplace serves unless told otherwise.
@@ -172,7 +172,17 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
         nodes.push(node);
     }
     nodes.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut state = ClusterState { nodes, namespace_labels, pdbs: Vec::new() };
+    let mut state = ClusterState { nodes, namespace_labels, ..Default::default() };
+
+    // PersistentVolumeClaims, for the claim checks of the volume plugins' PreFilters.
+    let mut claims = Claims::default();
+    for c in &snapshot.pvcs {
+        let (namespace, name, claim) = convert::claim(&c.object);
+        claims.insert(&namespace, &name, claim);
+    }
+    state.claims = Arc::new(claims);
+    // Pending pods that use claims, warned about below.
+    let mut claim_pods: Vec<(Source, ObjectRef)> = Vec::new();
 
     let selectors = SelectorIndex::new(snapshot);
 
@@ -269,18 +279,35 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
             None => {
                 gangs.count(&pod);
                 if pod.has_pvc {
-                    warnings.push(Warning {
-                        source: Some(p.source.clone()),
-                        object: Some(object),
-                        message: "pod uses PersistentVolumeClaims; volume constraints \
-                                  (VolumeBinding, VolumeZone, NodeVolumeLimits, VolumeRestrictions) \
-                                  are not checked"
-                            .to_string(),
-                    });
+                    claim_pods.push((p.source.clone(), object));
                 }
                 pending.push(pod);
             }
         }
+    }
+
+    if !claim_pods.is_empty() && snapshot.pvcs.is_empty() {
+        warnings.push(Warning {
+            source: None,
+            object: None,
+            message: format!(
+                "{} pending pod(s) use PersistentVolumeClaims but the snapshot holds none: they \
+                 fail VolumeBinding's PreFilter (claim not found), as kube-scheduler would fail \
+                 them; take the claims with the snapshot (kubectl get pvc -A -o yaml, or \
+                 `kplace snapshot`) to have them checked",
+                claim_pods.len()
+            ),
+        });
+    }
+    for (source, object) in claim_pods {
+        warnings.push(Warning {
+            source: Some(source),
+            object: Some(object),
+            message: "pod uses PersistentVolumeClaims: the claims are checked (VolumeBinding's \
+                      PreFilter), not their volumes (PersistentVolume node affinity, VolumeZone, \
+                      NodeVolumeLimits and VolumeRestrictions' conflicts are not evaluated)"
+                .to_string(),
+        });
     }
 
     // PodDisruptionBudgets, by namespace and name.

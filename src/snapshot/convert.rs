@@ -24,11 +24,13 @@ use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 
+use crate::model::volume;
 use crate::model::{
-    HostPort, InclusionPolicy, LabelSelector, Labels, MatchOp, Node, NodeAffinity, NodeImage,
-    NodeSelector, NodeSelectorTerm, OwnerRef, Pdb, Pod, PodAffinity, PodAffinityTerm, PodPhase,
-    PreemptionPolicy, PreferredSchedulingTerm, Requirement, Taint, TaintEffect, Toleration,
-    TolerationOperator, TopologySpreadConstraint, UnsatisfiableAction, WeightedPodAffinityTerm,
+    Claim, HostPort, InclusionPolicy, LabelSelector, Labels, MatchOp, Node, NodeAffinity,
+    NodeImage, NodeSelector, NodeSelectorTerm, OwnerRef, Pdb, Pod, PodAffinity, PodAffinityTerm,
+    PodClaim, PodPhase, PreemptionPolicy, PreferredSchedulingTerm, Requirement, Taint, TaintEffect,
+    Toleration, TolerationOperator, TopologySpreadConstraint, UnsatisfiableAction,
+    WeightedPodAffinityTerm,
 };
 use crate::resources::{self, ResourceError, is_qualified_name, is_qualified_name_part};
 
@@ -611,8 +613,18 @@ pub fn pod(p: &k8s::Pod, ctx: &PodContext) -> Result<Pod, ConvertError> {
         );
     }
     let volumes = spec.volumes.iter().flatten();
-    let has_pvc =
-        volumes.clone().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some());
+    let pod_name = meta.name.as_deref().unwrap_or_default();
+    let claims: Vec<PodClaim> = volumes
+        .clone()
+        .filter_map(|v| match (&v.persistent_volume_claim, &v.ephemeral) {
+            (Some(c), _) => Some(PodClaim { claim: c.claim_name.clone(), ephemeral: false }),
+            (None, Some(_)) => {
+                Some(PodClaim { claim: format!("{pod_name}-{}", v.name), ephemeral: true })
+            }
+            (None, None) => None,
+        })
+        .collect();
+    let has_pvc = !claims.is_empty();
     // descheduler's `IsPodWithLocalStorage`: an `emptyDir` or a `hostPath` volume.
     let has_local_storage = volumes.clone().any(|v| v.empty_dir.is_some() || v.host_path.is_some());
     let status = p.status.as_ref();
@@ -644,6 +656,7 @@ pub fn pod(p: &k8s::Pod, ctx: &PodContext) -> Result<Pod, ConvertError> {
         default_spread_selector: ctx.default_spread_selector.clone(),
         images: pod_images(spec),
         has_pvc,
+        claims,
         has_local_storage,
         owner: controller_owner(meta),
         phase: pod_phase(status.and_then(|s| s.phase.as_deref()))?,
@@ -651,6 +664,40 @@ pub fn pod(p: &k8s::Pod, ctx: &PodContext) -> Result<Pod, ConvertError> {
         gang: ctx.gang.clone(),
         labels,
     })
+}
+
+/// A PersistentVolumeClaim: its namespace, name and what the volume PreFilters read.
+pub fn claim(c: &k8s::PersistentVolumeClaim) -> (String, String, Claim) {
+    let meta = &c.metadata;
+    let spec = c.spec.as_ref();
+    let annotations = meta.annotations.as_ref();
+    let storage_class = annotations
+        .and_then(|a| a.get(volume::ANN_BETA_STORAGE_CLASS))
+        .cloned()
+        .or_else(|| spec.and_then(|s| s.storage_class_name.clone()))
+        .unwrap_or_default();
+    let controller_uid = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|r| r.controller == Some(true))
+        .map(|r| r.uid.clone());
+    let claim = Claim {
+        volume_name: spec.and_then(|s| s.volume_name.clone()).unwrap_or_default(),
+        bind_completed: annotations.is_some_and(|a| a.contains_key(volume::ANN_BIND_COMPLETED)),
+        storage_class,
+        lost: c.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Lost"),
+        deleting: meta.deletion_timestamp.is_some(),
+        controller_uid,
+        read_write_once_pod: spec
+            .and_then(|s| s.access_modes.as_ref())
+            .is_some_and(|m| m.iter().any(|m| m == "ReadWriteOncePod")),
+    };
+    (
+        meta.namespace.clone().unwrap_or_else(|| "default".to_string()),
+        meta.name.clone().unwrap_or_default(),
+        claim,
+    )
 }
 
 /// A PodDisruptionBudget. A selector that does not parse selects nothing (upstream's
@@ -1010,5 +1057,40 @@ mod tests {
         let taint_in =
             k8s::Taint { key: "k".into(), effect: "NoSchedule".into(), ..Default::default() };
         assert_eq!(taint(&taint_in).unwrap().effect, TaintEffect::NoSchedule);
+    }
+
+    #[test]
+    fn claims_keep_what_the_volume_pre_filters_read() {
+        let claim_of = |json: serde_json::Value| {
+            claim(&serde_json::from_value::<k8s::PersistentVolumeClaim>(json).unwrap())
+        };
+        let (ns, name, c) = claim_of(serde_json::json!({
+            "metadata": {"name": "data", "annotations": {
+                "pv.kubernetes.io/bind-completed": "yes",
+                "volume.beta.kubernetes.io/storage-class": "beta"},
+                "deletionTimestamp": "2026-01-01T00:00:00Z",
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Pod", "name": "a", "uid": "u-a"},
+                    {"apiVersion": "v1", "kind": "Pod", "name": "b", "uid": "u-b", "controller": true}]},
+            "spec": {"volumeName": "pv-1", "storageClassName": "spec", "accessModes": ["ReadWriteOncePod"]},
+            "status": {"phase": "Lost"}
+        }));
+        assert_eq!((ns.as_str(), name.as_str()), ("default", "data"));
+        let want = Claim {
+            volume_name: "pv-1".into(),
+            bind_completed: true,
+            storage_class: "beta".into(),
+            lost: true,
+            deleting: true,
+            controller_uid: Some("u-b".into()),
+            read_write_once_pod: true,
+        };
+        assert_eq!(c, want, "the beta annotation wins over spec.storageClassName");
+        let (_, _, c) = claim_of(serde_json::json!({
+            "metadata": {"name": "x", "namespace": "ns"},
+            "spec": {"storageClassName": "fast"}
+        }));
+        assert_eq!(c, Claim { storage_class: "fast".into(), ..Claim::default() });
+        assert!(!c.fully_bound());
     }
 }

@@ -3,7 +3,8 @@
 //! Writing (`kplace snapshot -o FILE`): input, a [`Snapshot`] (read from files or from an API
 //! server) and the [`BatchFilter`] of the run; output, one `kind: List` document (YAML in
 //! `kubectl get -o yaml`'s layout, or JSON) holding what kplace reads: nodes, namespaces,
-//! PriorityClasses, pods, PodDisruptionBudgets, the owners default spreading reads (Services,
+//! PriorityClasses, pods, PodDisruptionBudgets, PersistentVolumeClaims, the owners default
+//! spreading reads (Services,
 //! ReplicationControllers, ReplicaSets, StatefulSets) and PodGroups, each sorted by namespace
 //! and name. `metadata.managedFields`, `kubectl.kubernetes.io/last-applied-configuration` and
 //! the fields no command reads (container commands, environments and probes; node conditions,
@@ -218,6 +219,23 @@ pub fn to_list(snapshot: &Snapshot, batch: &BatchFilter) -> Result<(Value, DumpC
             strip_meta(&mut o.metadata);
             if let Some(s) = o.status.as_mut() {
                 s.conditions = None;
+            }
+        },
+    )?;
+    // Claims keep what the volume plugins' PreFilters read: spec, phase, annotations, owners.
+    add_kind(
+        &mut items,
+        &mut counts,
+        "PersistentVolumeClaim",
+        &snapshot.pvcs,
+        |o| &o.metadata,
+        all,
+        |o| {
+            strip_meta(&mut o.metadata);
+            if let Some(s) = o.status.as_mut() {
+                s.conditions = None;
+                s.modify_volume_status = None;
+                s.allocated_resource_statuses = None;
             }
         },
     )?;

@@ -618,12 +618,23 @@ mod tests {
     }
 
     #[test]
-    fn the_fast_readers_read_the_demo_as_the_general_reader_does() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
-        for name in ["nodes.yaml", "pods.yaml", "workloads.yaml"] {
-            let path = dir.join(name);
+    fn the_fast_readers_read_the_demo_and_the_volumes_fixture_as_the_general_reader_does() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let files = [
+            ("demo", "nodes.yaml"),
+            ("demo", "pods.yaml"),
+            ("demo", "workloads.yaml"),
+            // PersistentVolumeClaims (typed) and PersistentVolumes (skipped).
+            ("volumes", "claims.yaml"),
+            ("volumes", "pods.yaml"),
+        ];
+        for (dir, name) in files {
+            let path = fixtures.join(dir).join(name);
             let text = std::fs::read_to_string(&path).unwrap();
             let general = committed(prepare_yaml_whole(&path, &text, Strictness::Strict).unwrap());
+            if name == "claims.yaml" {
+                assert!(general.contains("PersistentVolumeClaim"), "{dir}/{name}: claims typed");
+            }
             if text.len() > 1_000_000 {
                 let docs = split_yaml::parse(&text).expect("a large List is cut");
                 let cut = yaml_doc_prepared(&path, docs, Strictness::Strict);

@@ -236,6 +236,8 @@ pub struct Snapshot {
     pub pods: Vec<Sourced<k8s::Pod>>,
     /// `policy/v1/PodDisruptionBudget`.
     pub pdbs: Vec<Sourced<policy::PodDisruptionBudget>>,
+    /// `v1/PersistentVolumeClaim` (for the volume plugins' PreFilters).
+    pub pvcs: Vec<Sourced<k8s::PersistentVolumeClaim>>,
     /// `scheduling.k8s.io/v1/PriorityClass`.
     pub priority_classes: Vec<Sourced<scheduling::PriorityClass>>,
     /// `v1/Namespace`.

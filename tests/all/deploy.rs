@@ -144,6 +144,8 @@ fn the_cluster_role_grants_exactly_what_kplace_uses() {
     // `schedule`: what default spread selectors read.
     add("", "services", &["list", "watch"], "");
     add("", "replicationcontrollers", &["list", "watch"], "");
+    // VolumeBinding's PreFilter.
+    add("", "persistentvolumeclaims", &["list", "watch"], "");
     add("apps", "replicasets", &["list", "watch"], "");
     add("apps", "statefulsets", &["list", "watch"], "");
     // Reading a live cluster: PodGroups besides the kinds above.

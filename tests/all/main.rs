@@ -33,3 +33,4 @@ mod snapshot_bad_input;
 mod snapshot_demo;
 mod snapshot_fuzz;
 mod upstream_diff;
+mod volumes;

@@ -28,8 +28,8 @@
 //! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/{get,watch,create,update,patch}.go`):
 //!
 //! - list and watch of pods, nodes, namespaces, services, replicationcontrollers, replicasets,
-//!   statefulsets, poddisruptionbudgets, priorityclasses and coscheduling's podgroups (Volcano's
-//!   are not installed: 404): a list carries the current `resourceVersion`, and with `limit`
+//!   statefulsets, poddisruptionbudgets, persistentvolumeclaims, priorityclasses and
+//!   coscheduling's podgroups (Volcano's are not installed: 404): a list carries the current `resourceVersion`, and with `limit`
 //!   comes in pages (`metadata.continue`, the offset of the next page; the fault
 //!   [`Fault::ContinueExpired`] answers a continued list with 410 `Expired`); `watch=true` streams newline-delimited JSON events (`ADDED`,
 //!   `MODIFIED`, `DELETED`) after the given `resourceVersion` (all current objects first when it
@@ -747,6 +747,7 @@ const COLLECTIONS: &[(&str, &str, &str)] = &[
     ("/api/v1", "namespaces", "NamespaceList"),
     ("/api/v1", "services", "ServiceList"),
     ("/api/v1", "replicationcontrollers", "ReplicationControllerList"),
+    ("/api/v1", "persistentvolumeclaims", "PersistentVolumeClaimList"),
     ("/apis/apps/v1", "replicasets", "ReplicaSetList"),
     ("/apis/apps/v1", "statefulsets", "StatefulSetList"),
     ("/apis/policy/v1", "poddisruptionbudgets", "PodDisruptionBudgetList"),

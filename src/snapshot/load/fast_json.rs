@@ -280,6 +280,7 @@ fn prepare_typed(mut typed: Box<Typed>, kind: &str, namespaced: bool, source: So
         Typed::Service(o) => &mut o.metadata,
         Typed::ReplicationController(o) => &mut o.metadata,
         Typed::Pdb(o) => &mut o.metadata,
+        Typed::Pvc(o) => &mut o.metadata,
         Typed::PriorityClass(o) => &mut o.metadata,
         Typed::ReplicaSet(o) => &mut o.metadata,
         Typed::StatefulSet(o) => &mut o.metadata,
@@ -354,6 +355,7 @@ fn typed_rest<'de, A: MapAccess<'de>>(
             Typed::ReplicationController(k8s::ReplicationController::deserialize(d)?)
         }
         "PodDisruptionBudget" => Typed::Pdb(policy::PodDisruptionBudget::deserialize(d)?),
+        "PersistentVolumeClaim" => Typed::Pvc(k8s::PersistentVolumeClaim::deserialize(d)?),
         "PriorityClass" => Typed::PriorityClass(scheduling::PriorityClass::deserialize(d)?),
         "ReplicaSet" => Typed::ReplicaSet(apps::ReplicaSet::deserialize(d)?),
         "StatefulSet" => Typed::StatefulSet(apps::StatefulSet::deserialize(d)?),

@@ -26,6 +26,7 @@ pub(in crate::snapshot) enum Typed {
     Service(k8s::Service),
     ReplicationController(k8s::ReplicationController),
     Pdb(policy::PodDisruptionBudget),
+    Pvc(k8s::PersistentVolumeClaim),
     PriorityClass(scheduling::PriorityClass),
     ReplicaSet(apps::ReplicaSet),
     StatefulSet(apps::StatefulSet),
@@ -92,6 +93,7 @@ pub(super) fn commit(
                         snapshot.replication_controllers.push(Sourced { object: o, source: s });
                     }
                     Typed::Pdb(o) => snapshot.pdbs.push(Sourced { object: o, source: s }),
+                    Typed::Pvc(o) => snapshot.pvcs.push(Sourced { object: o, source: s }),
                     Typed::PriorityClass(o) => {
                         snapshot.priority_classes.push(Sourced { object: o, source: s });
                     }
@@ -305,6 +307,7 @@ pub(super) const KINDS: &[(&str, &str, bool)] = &[
     ("Service", "v1", true),
     ("ReplicationController", "v1", true),
     ("PodDisruptionBudget", "policy/v1", true),
+    ("PersistentVolumeClaim", "v1", true),
     ("PriorityClass", "scheduling.k8s.io/v1", false),
     ("ReplicaSet", "apps/v1", true),
     ("StatefulSet", "apps/v1", true),
@@ -429,6 +432,7 @@ fn typed_from_value(kind: &str, value: Value) -> Result<Typed, (String, String)>
         "Service" => Typed::Service(de(value)?),
         "ReplicationController" => Typed::ReplicationController(de(value)?),
         "PodDisruptionBudget" => Typed::Pdb(de(value)?),
+        "PersistentVolumeClaim" => Typed::Pvc(de(value)?),
         "PriorityClass" => Typed::PriorityClass(de(value)?),
         "ReplicaSet" => Typed::ReplicaSet(de(value)?),
         "StatefulSet" => Typed::StatefulSet(de(value)?),
