@@ -156,8 +156,9 @@ pub struct Summary {
     pub algorithm: String,
     /// How the plan was actually made: `sequential` (`kplace baseline`); for `kplace plan` the
     /// strategy each priority tier kept (`greedy-largest-first`, `greedy-smallest-first`,
-    /// `lp-guided`, several joined by `+`), `sequential-path` (no pod for the greedy) or
-    /// `fallback-baseline` (the sequential plan ranked higher and was returned);
+    /// `lp-guided`, `greedy-queue`, several joined by `+`), `sequential-path` (no pod for the
+    /// greedy) or `fallback-baseline` (with `--ensure-baseline`: the sequential plan ranked
+    /// higher and was returned);
     /// `rebalance-<objective>` for `kplace rebalance`.
     pub strategy: String,
     /// Pods the batch plan's repair step (the exact sequential path with preemption, for the

@@ -52,6 +52,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use crate::lp::Guide;
+use crate::objective::Objective;
 use crate::topology::{InterPod, TopologyState};
 
 /// One pod class: interchangeable pods with the same requests and feasibility.
@@ -120,6 +121,12 @@ pub struct Problem {
     /// (topology spread, required and preferred pod (anti-)affinity); see
     /// [`crate::topology`]. Domain ids must then be below `nodes`.
     pub inter_pod: InterPod,
+    /// What the LP stage, the exact MIP and the choice among strategies maximize per tier
+    /// ([`crate::objective`]).
+    pub objective: Objective,
+    /// The cluster's capacity per resource that [`Objective::Resources`] takes shares of
+    /// (empty: the nodes' total free capacity).
+    pub capacity: Vec<i64>,
 }
 
 impl Problem {
@@ -140,6 +147,9 @@ impl Problem {
             return Err(SolverError::InitialOutOfRange { class: p.class, node: p.node });
         }
         dim("domain entries", self.topologies.checked_mul(self.nodes), self.domains.len())?;
+        if !self.capacity.is_empty() {
+            dim("capacity entries", Some(self.resources), self.capacity.len())?;
+        }
         if let Some(c) = self.conflicts.iter().find(|c| {
             c.a >= self.classes.len() || c.b >= self.classes.len() || c.topology >= self.topologies
         }) {
@@ -262,8 +272,7 @@ pub enum ClassOrder {
     #[default]
     LargestFirst,
     /// Smallest first (the reverse size order, ties in the given order): when the tier does
-    /// not fit, this places the most pods — the objective counts pods, and small pods take
-    /// the least room each.
+    /// not fit, this places the most pods (small pods take the least room each).
     SmallestFirst,
 }
 

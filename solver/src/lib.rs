@@ -5,12 +5,15 @@
 //!
 //! [`greedy`]: the priority-tiered greedy assignment (with conflicts and relocation);
 //! [`lp`]: the LP relaxation that guides it, and an exact MIP for small problems;
+//! [`objective`]: what a better assignment is (priority tiers, then placed resources by
+//! dominant share or placed pods, queue order, score) and the choice among strategies by it;
 //! [`preempt`]: the batch preemption pass for the pods still unplaced;
 //! [`topology`]: inter-pod counts per topology domain and the rules over them (spread, pod
 //! (anti-)affinity), which the greedy reads as pods land.
 
 pub mod greedy;
 pub mod lp;
+pub mod objective;
 pub mod preempt;
 pub mod topology;
 
@@ -19,6 +22,7 @@ pub use greedy::{
     Rescore, SolverError, solve_greedy,
 };
 pub use lp::{Guide, LpError, LpOptions, lp_guide, solve_exact};
+pub use objective::{Objective, Rank, Strategy, solve_best};
 pub use preempt::{
     Eviction, PreemptError, PreemptPlacement, PreemptPlan, PreemptProblem, PreemptorSpec,
     VictimSpec, solve_preemption,

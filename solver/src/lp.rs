@@ -18,7 +18,8 @@
 //!   node's free room in the relaxation.
 //!
 //! Objectives, one LP each: priority tiers from the highest, each maximizing its own placed
-//! pods with the tiers above held at their optimum (minus a rounding tolerance); then the total
+//! value ([`crate::objective`]: pods weighted by their dominant share of the cluster, or pods)
+//! with the tiers above held at their optimum (minus a rounding tolerance); then the total
 //! score (each group's mean static score per class) with every tier held. Quotas are the
 //! rounded-down values. Conflicts ([`Problem::conflicts`]) are not in the relaxation; the greedy
 //! enforces them exactly while following the quotas.
@@ -229,11 +230,13 @@ pub fn lp_guide(problem: &Problem, options: &LpOptions) -> Result<Option<Guide>,
     let mut tiers: Vec<i32> = cells.iter().map(|&(c, _)| problem.classes[c].priority).collect();
     tiers.sort_unstable_by(|a, b| b.cmp(a));
     tiers.dedup();
+    // Pod values relative to the largest (coefficients in (0, 1] keep the simplex well scaled).
+    let weights = relative_values(problem);
     let tier_sum = |x: &[Variable], tier: i32| -> Expression {
         let mut e = Expression::from(0.0);
         for (k, &(c, _)) in cells.iter().enumerate() {
             if problem.classes[c].priority == tier {
-                e += x[k];
+                e += weights[c] * x[k];
             }
         }
         e
@@ -274,9 +277,17 @@ pub fn lp_guide(problem: &Problem, options: &LpOptions) -> Result<Option<Guide>,
     Ok(Some(Guide { groups, group_of_node, quota }))
 }
 
+/// Each class's pod value ([`crate::objective::pod_values`]) over the largest one.
+fn relative_values(problem: &Problem) -> Vec<f64> {
+    let values = crate::objective::pod_values(problem);
+    let top = values.iter().copied().max().unwrap_or(1).max(1) as f64;
+    values.iter().map(|&v| v as f64 / top).collect()
+}
+
 /// The exact optimum of `problem` by branch and bound over per-node integer variables: the
-/// pods placed per priority tier (highest priority first, each maximized with the tiers
-/// above held at their optimum), honouring capacity, feasibility, per-node limits and
+/// value placed per priority tier under the problem's objective (highest priority first, each
+/// maximized with the tiers above held at their optimum; [`crate::objective::tier_values`]'s
+/// units: pods, or the sum of dominant shares), honouring capacity, feasibility, per-node limits and
 /// conflicts (for each conflict, domain and class pair, at most one of the two classes in the
 /// domain, or at most one pod when the class conflicts with itself). Initial pods stay where
 /// they are. `None` when the time limit ran out before an optimum was proven.
@@ -286,9 +297,13 @@ pub fn lp_guide(problem: &Problem, options: &LpOptions) -> Result<Option<Guide>,
 pub fn solve_exact(
     problem: &Problem,
     time_limit: Duration,
-) -> Result<Option<Vec<(i32, u32)>>, LpError> {
+) -> Result<Option<Vec<(i32, u128)>>, LpError> {
     problem.validate()?;
     let n = problem.nodes;
+    let values = crate::objective::pod_values(problem);
+    let weights = relative_values(problem);
+    // Holding a tier at its optimum less half the smallest pod weight keeps it exact.
+    let slack = weights.iter().copied().fold(1.0f64, f64::min) / 2.0;
     let mut tiers: Vec<i32> = problem.classes.iter().map(|c| c.priority).collect();
     tiers.sort_unstable_by(|a, b| b.cmp(a));
     tiers.dedup();
@@ -368,11 +383,22 @@ pub fn solve_exact(
                 }
             }
         }
+        let weighted = |pred: &dyn Fn(usize) -> bool| -> Expression {
+            let mut e = Expression::from(0.0);
+            for (i, v) in x.iter().enumerate() {
+                if let Some(v) = v
+                    && pred(i / n)
+                {
+                    e += weights[i / n] * *v;
+                }
+            }
+            e
+        };
         for &(t, best) in &held {
             let prio = |cc: usize| problem.classes[cc].priority == t;
-            constraints.push(constraint!(sum_of(&|cc, _| prio(cc)) >= best));
+            constraints.push(constraint!(weighted(&prio) >= best));
         }
-        let objective = sum_of(&|cc, _| problem.classes[cc].priority == tier);
+        let objective = weighted(&|cc| problem.classes[cc].priority == tier);
         let model = vars
             .maximise(objective.clone())
             .using(good_lp::solvers::microlp::microlp)
@@ -385,9 +411,19 @@ pub fn solve_exact(
         if !matches!(solution.status(), good_lp::SolutionStatus::Optimal) {
             return Ok(None);
         }
-        let value = solution.eval(&objective).round();
-        held.push((tier, value - 0.5));
-        out.push((tier, value as u32));
+        let mut value = 0u128;
+        let mut relative = 0.0f64;
+        for (i, v) in x.iter().enumerate() {
+            if let Some(v) = v
+                && problem.classes[i / n].priority == tier
+            {
+                let pods = solution.value(*v).round().max(0.0);
+                value += pods as u128 * u128::from(values[i / n]);
+                relative += pods * weights[i / n];
+            }
+        }
+        held.push((tier, relative - slack));
+        out.push((tier, value));
     }
     Ok(Some(out))
 }

@@ -57,11 +57,14 @@
 //!    placement costs the classes still placing, not a column of every class; [`Rescore`]).
 //!    [`SolverChoice`] picks the strategies: largest first (packs
 //!    best when the tier fits); when it leaves pods over, `auto` also tries smallest first
-//!    (places the most pods when the tier does not fit) and the LP-guided greedy
-//!    ([`kplace_solver::lp_guide`]: quotas per class × node group from a tier-lexicographic LP,
-//!    followed first), each from a copy of the state, and keeps the one that places the most
-//!    pods of the tier, then scores highest. `--time-limit` ([`BatchOptions::deadline`]) stops
-//!    trying further strategies.
+//!    (places the most pods when the tier does not fit), the LP-guided greedy
+//!    ([`kplace_solver::lp_guide`]: quotas per class × node group from a tier-lexicographic LP
+//!    on the same objective, followed first) and the queue order (`greedy-queue`,
+//!    kube-scheduler's PrioritySort order, when the tier's pods × nodes are not huge), each
+//!    from a copy of the state, and keeps the best by [`BatchOptions::objective`]
+//!    ([`kplace_solver::objective`]: by default the tier's placed requests, each pod weighted
+//!    by its dominant share of the cluster; `pods` counts pods; then queue order, then
+//!    score). `--time-limit` ([`BatchOptions::deadline`]) stops trying further strategies.
 //! 5. **Batch preemption** ([`kplace_solver::solve_preemption`]): the greedy classes' pods
 //!    still unplaced (without conflicts, when the profile runs DefaultPreemption) free room in
 //!    one pass over the whole tier, with upstream's victim selection and node ranking and the
@@ -74,14 +77,15 @@
 //! **Gangs** ([`plan_greedy_with_progress`]): a pod group is placed all or nothing; a group
 //! partly placed is taken out and the rest planned again.
 //!
-//! Finally, **fallback** ([`BatchOptions::fallback`], on by default): the batch plan and the
-//! sequential scheduler can each win on an instance (an early choice of the greedy, such as the
-//! zone of an anti-affine pod, can shut out a later pod that the queue order happened to
-//! place). When the batch plan leaves a pod unplaced or evicts one, the sequential plan
-//! (`kplace baseline` with the same seed) is computed too and returned instead when it ranks
-//! higher ([`plan_rank`]), with `summary.algorithm` set to [`FALLBACK_ALGORITHM`]. So
-//! `kplace plan` never places fewer pods than `kplace baseline`; a plan that places every pod
-//! without evictions cannot be outranked, and costs no sequential run.
+//! Finally, **`--ensure-baseline`** ([`BatchOptions::ensure_baseline`], off by default): the
+//! batch plan and the sequential scheduler can each win on an instance (an early choice of the
+//! greedy, such as the zone of an anti-affine pod, can shut out a later pod that the queue
+//! order happened to place). With it, when the batch plan leaves a pod unplaced or evicts one,
+//! the sequential plan (`kplace baseline` with the same seed) is computed too and returned
+//! instead when it ranks higher by the objective, with `summary.algorithm` set to
+//! [`FALLBACK_ALGORITHM`] and `summary.strategy` to [`FALLBACK_STRATEGY`]; a plan that places
+//! every pod without evictions cannot be outranked, and costs no sequential run. Without it
+//! `plan` never enters the sequential scheduler except through the counted repair.
 //!
 //! Why the plan is valid: a greedy pod's feasibility apart from capacity, conflicts and
 //! `DoNotSchedule` spread cannot change during its tier's greedy (no inter-pod rule of its own
@@ -110,10 +114,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod inter_pod;
+mod objective;
 
+pub use kplace_solver::Objective;
 use kplace_solver::{
     ClassOrder, ClassSpec, Conflict, GreedyOptions, LpOptions, Placed, PreemptProblem,
-    PreemptorSpec, Problem, Rescore, VictimSpec, lp_guide, solve_greedy, solve_preemption,
+    PreemptorSpec, Problem, Rank, Rescore, Strategy, VictimSpec, lp_guide, solve_greedy,
+    solve_preemption,
 };
 
 use crate::baseline::scheduler::{
@@ -140,6 +147,10 @@ use crate::resources::{
 
 /// The most cells of one matrix evaluation in a tier (classes are evaluated in chunks below it).
 const EVAL_CHUNK_CELLS: usize = 1 << 22;
+
+/// The queue-order strategy runs only when the tier's pods × nodes are at most this: it is a
+/// floor for the objective, not worth a fourth greedy pass on the largest batches.
+const QUEUE_ORDER_CELLS: usize = 1 << 28;
 
 /// The hostname label (`kubernetes.io/hostname`).
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
@@ -173,8 +184,11 @@ impl SolverChoice {
 pub struct BatchOptions {
     /// The assignment stages to use.
     pub solver: SolverChoice,
+    /// What a tier's strategies are judged by ([`kplace_solver::objective`]): placed requested
+    /// resources by dominant share (the default) or placed pods; queue order breaks ties.
+    pub objective: Objective,
     /// Past this instant, optional work is skipped: further strategies, the LP, the
-    /// sequential fallback. The first greedy pass and the repair always run.
+    /// `--ensure-baseline` run. The first greedy pass and the repair always run.
     pub deadline: Option<Instant>,
     /// Class order within a priority tier for the greedy.
     pub class_order: ClassOrder,
@@ -184,15 +198,16 @@ pub struct BatchOptions {
     /// greedy leaves over, before the sequential repair (when the profile enables
     /// DefaultPreemption).
     pub batch_preemption: bool,
-    /// When a tier's greedy leaves pods over, also try smallest-first class order and keep
-    /// the result that places more pods (then scores higher).
+    /// When a tier's greedy leaves pods over, also try smallest-first and queue class orders
+    /// and keep the best result by the objective.
     pub try_orders: bool,
-    /// Also run the sequential scheduler (as `kplace baseline` with the same seed) and return
-    /// its plan when it ranks higher ([`plan_rank`]): the plan is then never worse than the
-    /// default scheduler's, at the cost of one sequential run. It runs only when the batch
-    /// plan leaves a pod unplaced or evicts one: a plan that places every pending pod without
-    /// evictions cannot be outranked.
-    pub fallback: bool,
+    /// Also run the whole sequential scheduler (as `kplace baseline` with the same seed) and
+    /// return its plan when it ranks higher by the objective ([`plan_rank`] for pods, per
+    /// tier placed value for resources): the plan is then never worse than the default
+    /// scheduler's by that measure, at the cost of one sequential run. Off by default
+    /// (`--ensure-baseline`). It runs only when the batch plan leaves a pod unplaced or evicts
+    /// one: a plan that places every pending pod without evictions cannot be outranked.
+    pub ensure_baseline: bool,
     /// Seed of the sequential path (tie-breaking and preemption's random offset).
     pub seed: u64,
     /// The simulation clock (Unix seconds) for preemption, as in [`BaselineOptions::now`].
@@ -203,12 +218,13 @@ impl Default for BatchOptions {
     fn default() -> Self {
         BatchOptions {
             solver: SolverChoice::Auto,
+            objective: Objective::Resources,
             deadline: None,
             class_order: ClassOrder::LargestFirst,
             relocate: true,
             batch_preemption: true,
             try_orders: true,
-            fallback: true,
+            ensure_baseline: false,
             seed: 0,
             now: 0,
         }
@@ -330,7 +346,7 @@ pub fn plan_greedy(
 }
 
 /// [`plan_greedy`], reporting each pending pod as a step of a `progress` bar once it is placed
-/// or finally decided (and the sequential fallback run as a bar of its own).
+/// or finally decided (and the `--ensure-baseline` run as a bar of its own).
 ///
 /// Gangs ([`GangIndex`]): a group is placed all or nothing. The batch is planned; every group
 /// with some but too few pending members placed (fewer than `minMember` less its members
@@ -466,7 +482,7 @@ fn plan_once(
     evaluator: &mut Evaluator,
 ) -> Result<Plan, BatchError> {
     let started = Instant::now();
-    let original = options.fallback.then(|| cluster.clone());
+    let original = options.ensure_baseline.then(|| cluster.clone());
     let order = queue_order(pending);
     let mut position = vec![0usize; pending.len()];
     for (i, &p) in order.iter().enumerate() {
@@ -632,13 +648,21 @@ fn plan_once(
             immediate_preemption: true,
             ..Default::default()
         };
+        let values = (options.objective == Objective::Resources)
+            .then(|| objective::pod_values(&original, pending, &frameworks));
         let mut sequential =
             run_baseline_with_progress(original, pending, config, seq_options, progress)?;
-        if plan_rank(&sequential) > plan_rank(&plan) {
+        let better = match &values {
+            Some(values) => {
+                objective::value_rank(&sequential, values) > objective::value_rank(&plan, values)
+            }
+            None => plan_rank(&sequential) > plan_rank(&plan),
+        };
+        if better {
             tracing::info!(
                 greedy = plan.placements.len(),
                 sequential = sequential.placements.len(),
-                "the sequential scheduler places more pods than the greedy: using its plan"
+                "the sequential scheduler's plan ranks higher than the batch plan: using it"
             );
             sequential.summary.timings_ms.encode = plan.summary.timings_ms.encode;
             sequential.summary.timings_ms.evaluate = plan.summary.timings_ms.evaluate;
@@ -656,7 +680,7 @@ fn plan_once(
     Ok(plan)
 }
 
-/// `summary.algorithm` of a plan that comes from the sequential fallback.
+/// `summary.algorithm` of a plan that comes from the sequential scheduler (`--ensure-baseline`).
 pub const FALLBACK_ALGORITHM: &str = "greedy-sequential-fallback";
 
 /// Whether `e` is a limit of the class × node matrices (an amount, weight or count outside
@@ -732,7 +756,7 @@ fn run_degraded(
     }
 }
 
-/// `summary.strategy` of a plan that comes from the sequential fallback.
+/// `summary.strategy` of a plan that comes from the sequential scheduler (`--ensure-baseline`).
 pub const FALLBACK_STRATEGY: &str = "fallback-baseline";
 
 /// `summary.strategy` of a batch plan whose tiers had no greedy classes (every pod went
@@ -740,7 +764,7 @@ pub const FALLBACK_STRATEGY: &str = "fallback-baseline";
 pub const SEQUENTIAL_PATH_STRATEGY: &str = "sequential-path";
 
 /// `summary.strategy` of a batch plan: the strategy whose result each tier kept
-/// ([`Approach::name`]), distinct names in the order of the first tier that kept them, joined
+/// ([`Strategy::name`]), distinct names in the order of the first tier that kept them, joined
 /// by `+` (`greedy-largest-first`, `greedy-largest-first+lp-guided`, …);
 /// [`SEQUENTIAL_PATH_STRATEGY`] when no tier ran the greedy.
 fn strategy_name(kept: &[&'static str]) -> String {
@@ -753,8 +777,9 @@ fn strategy_name(kept: &[&'static str]) -> String {
     if names.is_empty() { SEQUENTIAL_PATH_STRATEGY.to_string() } else { names.join("+") }
 }
 
-/// How good a plan is, for the fallback: more pods placed first; then, from the highest
-/// priority down, more pods of that priority; then fewer evictions.
+/// How good a plan is by pod count, for `--ensure-baseline` with `--objective pods`: more pods
+/// placed first; then, from the highest priority down, more pods of that priority; then fewer
+/// evictions.
 pub fn plan_rank(plan: &Plan) -> (usize, Vec<(i32, usize)>, std::cmp::Reverse<usize>) {
     let by_priority: Vec<(i32, usize)> =
         plan.summary.placed_by_priority.iter().rev().map(|(p, n)| (*p, *n)).collect();
@@ -807,30 +832,9 @@ struct GreedyPod {
     plan_index: usize,
 }
 
-/// One way to run the greedy over a tier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Approach {
-    /// Plain, with this class order.
-    Order(ClassOrder),
-    /// Following the LP stage's quotas first.
-    Lp,
-}
-
-impl Approach {
-    /// Its name in `summary.strategy`.
-    fn name(self) -> &'static str {
-        match self {
-            Approach::Order(ClassOrder::LargestFirst) => "greedy-largest-first",
-            Approach::Order(ClassOrder::SmallestFirst) => "greedy-smallest-first",
-            Approach::Order(ClassOrder::Given) => "greedy-queue-order",
-            Approach::Lp => "lp-guided",
-        }
-    }
-}
-
-/// The best strategy's result so far: (pods placed, total static score), pods placed per
-/// solver class, whether anything changed, and its state when it is not the live one.
-type Candidate = ((usize, i64), Vec<usize>, bool, Option<Saved>);
+/// The best strategy's result so far: its rank by the objective, pods placed per solver
+/// class, whether anything changed, and its state when it is not the live one.
+type Candidate = (Rank, Vec<usize>, bool, Option<Saved>);
 
 /// A copy of the parts of a [`Run`] a greedy solve changes, to try another class order.
 #[derive(Clone)]
@@ -863,7 +867,7 @@ struct Run {
     widened: BTreeMap<String, (u32, String, BTreeSet<String>)>,
     /// Classes moved to the exact path, with why.
     exact_path: Vec<ExactPath>,
-    /// The strategy each tier that ran the greedy kept ([`Approach::name`]), tier by tier.
+    /// The strategy each tier that ran the greedy kept ([`Strategy::name`]), tier by tier.
     strategies: Vec<&'static str>,
     /// Pods the repair step (the sequential path with preemption) placed.
     repaired: usize,
@@ -930,6 +934,8 @@ impl Run {
             conflicts: Vec::new(),
             guide: None,
             inter_pod: Default::default(),
+            objective: options.objective,
+            capacity: Vec::new(),
         };
         let mut keys = inter_pod::Keys::new(cluster);
         add_conflicts(&mut problem, &mut keys, cluster, &reps[..to_place.len()]);
@@ -940,6 +946,7 @@ impl Run {
         inter_pod::add_preferred(&mut problem, &mut keys, &reps, to_place.len(), frameworks);
         keys.fill(&mut problem);
         problem.free = free_capacity(cluster, &names);
+        problem.capacity = objective::capacity(cluster, &names);
         for (k, &c) in global.iter().enumerate() {
             let placing = k < to_place.len();
             problem.classes.push(ClassSpec {
@@ -1048,22 +1055,28 @@ impl Run {
         }
         self.evaluate_ms += eval_start.elapsed().as_secs_f64() * 1000.0;
 
-        // Largest first packs best when the tier fits; when it does not, smallest first places
-        // the most pods. The other order is tried (from a copy of the state) only when the
-        // first leaves pods over, and the better result is kept: more pods of the tier placed,
-        // then the higher total score.
+        // Largest first packs best when the tier fits (and favours the pods worth most by
+        // dominant share); when it does not, smallest first (the most pods), the LP-guided
+        // greedy and the queue order (kube-scheduler's order, a floor for fairness) are tried
+        // from a copy of the state, and the best by the objective is kept
+        // ([`kplace_solver::objective::rank`]: tier value, queue order, total score).
         let members: Vec<&[usize]> =
             global.iter().map(|&c| classes[c].members.as_slice()).collect();
-        let mut strategies: Vec<Approach> = match options.solver {
-            SolverChoice::Greedy => vec![Approach::Order(options.class_order)],
-            SolverChoice::Lp => vec![Approach::Lp],
-            SolverChoice::Auto => vec![Approach::Order(options.class_order), Approach::Lp],
+        let mut strategies: Vec<Strategy> = match options.solver {
+            SolverChoice::Greedy => vec![Strategy::Order(options.class_order)],
+            SolverChoice::Lp => vec![Strategy::LpGuided],
+            SolverChoice::Auto => vec![Strategy::Order(options.class_order), Strategy::LpGuided],
         };
-        if options.try_orders
-            && options.solver != SolverChoice::Lp
-            && options.class_order != ClassOrder::SmallestFirst
-        {
-            strategies.insert(1, Approach::Order(ClassOrder::SmallestFirst));
+        if options.try_orders && options.solver != SolverChoice::Lp {
+            let tier_pods: usize = members.iter().take(to_place.len()).map(|m| m.len()).sum();
+            for order in [ClassOrder::SmallestFirst, ClassOrder::Given] {
+                let cheap = order != ClassOrder::Given
+                    || tier_pods.saturating_mul(n_nodes) <= QUEUE_ORDER_CELLS;
+                if order != options.class_order && cheap {
+                    let at = if order == ClassOrder::SmallestFirst { 1 } else { strategies.len() };
+                    strategies.insert(at, Strategy::Order(order));
+                }
+            }
         }
         let backup = (strategies.len() > 1).then(|| self.save());
         // (rank, per solver class pods placed, changed, the state it left when not live).
@@ -1074,8 +1087,8 @@ impl Run {
                 break;
             }
             let (class_order, guided) = match strategy {
-                Approach::Order(order) => (order, None),
-                Approach::Lp => match lp_guide(&problem, &LpOptions::default()) {
+                Strategy::Order(order) => (order, None),
+                Strategy::LpGuided => match lp_guide(&problem, &LpOptions::default()) {
                     Ok(Some(guide)) => (
                         options.class_order,
                         Some(Problem { guide: Some(guide), ..problem.clone() }),
@@ -1089,7 +1102,7 @@ impl Run {
             };
             if i > 0 {
                 // Without a guide the LP strategy is the first strategy again: nothing to try.
-                if strategy == Approach::Lp && guided.is_none() {
+                if strategy == Strategy::LpGuided && guided.is_none() {
                     continue;
                 }
                 let Some(backup) = &backup else { break };
@@ -1122,13 +1135,7 @@ impl Run {
             let assignment =
                 solve_greedy(guided.as_ref().unwrap_or(&problem), &greedy, Some(&mut applier))?;
             let (next, changed) = (applier.next, applier.changed);
-            let placed: usize = next.iter().take(to_place.len()).sum();
-            let score: i64 = assignment
-                .placements
-                .iter()
-                .map(|p| problem.score.get(p.class * n_nodes + p.node).copied().unwrap_or(0))
-                .sum();
-            let rank = (placed, score);
+            let rank = kplace_solver::objective::rank(&problem, &assignment);
             match best.as_mut() {
                 Some(b) if rank <= b.0 => {
                     if let Some(saved) = b.3.take() {

@@ -353,8 +353,7 @@ fn the_greedy_alone_places_the_demo_gpu_pods_baseline_strands() {
     // high-priority tier fragment them and both 2-GPU train-resnet pods stay pending. The
     // greedy's relocation moves a 1-GPU pod next to another to free two GPUs on one node.
     let demo = demo();
-    let options =
-        BatchOptions { fallback: false, solver: SolverChoice::Greedy, ..Default::default() };
+    let options = BatchOptions { solver: SolverChoice::Greedy, ..Default::default() };
     let p = plan_greedy(demo.state.clone(), &demo.pending, &SchedulerConfig::default(), &options)
         .expect("default profile builds");
     let report = check(&demo.state, &demo.pending, &p);
@@ -392,11 +391,11 @@ fn the_greedy_alone_places_the_demo_gpu_pods_baseline_strands() {
 fn the_greedy_alone_beats_baseline_on_aggregate() {
     // Deterministic random instances, no fallback: every plan is valid, and over all of them
     // the greedy places more pods than the sequential scheduler and wins more instances than
-    // it loses. (It does lose some: see `BatchOptions::fallback`.)
+    // it loses. (It does lose some: see `BatchOptions::ensure_baseline`.)
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
-    let options = BatchOptions { fallback: false, ..Default::default() };
+    let options = BatchOptions::default();
     let (mut worse, mut better, mut placed, mut placed_baseline) = (0, 0, 0, 0);
     for _ in 0..150 {
         let (state, pending) =

@@ -20,10 +20,10 @@ use kplace::model::{ClusterState, Pod};
 use kplace::plan::Plan;
 use kplace::snapshot::BuildOptions;
 
-use super::compare::{PlanSettings, run_baseline, run_plan, solver_name};
+use super::compare::{PlanSettings, objective_name, run_baseline, run_plan, solver_name};
 use super::r#gen::parse_workload;
 use super::output::{Table, print_document, print_stdout};
-use super::plan::Solver;
+use super::plan::{ObjectiveArg, Solver};
 use super::{OutputFormat, load_config, parse_backend};
 
 /// `kplace bench`.
@@ -61,9 +61,16 @@ pub struct BenchArgs {
     /// Seed of the generator and of both schedulers.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Do not let `plan` fall back to the sequential plan when that places more pods.
+    /// What `plan` maximizes within a priority tier (as `kplace plan --objective`).
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Resources)]
+    objective: ObjectiveArg,
+    /// Let `plan` return the sequential plan when that ranks higher (as `kplace plan
+    /// --ensure-baseline`).
     #[arg(long)]
-    no_fallback: bool,
+    ensure_baseline: bool,
+    /// Accepted for compatibility and ignored (the fallback is off unless --ensure-baseline).
+    #[arg(long = "no-fallback", hide = true)]
+    _no_fallback: bool,
     /// Also run `kplace check` on the first run's plans and report the violations.
     #[arg(long)]
     check: bool,
@@ -99,7 +106,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         solver: args.solver,
         backend: args.backend,
         seed: args.seed,
-        fallback: !args.no_fallback,
+        objective: args.objective,
+        ensure_baseline: args.ensure_baseline,
     };
     let mut notes = Vec::new();
     let machine = MachineInfo::detect();
@@ -273,7 +281,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
         adapter,
         backend: args.backend.to_string(),
         solver: solver_name(args.solver).to_string(),
-        fallback: settings.fallback,
+        objective: objective_name(args.objective).to_string(),
+        ensure_baseline: settings.ensure_baseline,
         repeat,
         seed: args.seed,
         cases,
@@ -360,7 +369,7 @@ fn summarize_runs(
 fn render(r: &BenchReport) -> String {
     let m = &r.machine;
     let mut out = format!(
-        "machine: {} ({} cores, {:.1} GiB, {}){}\nadapter: {}\nkplace {}, solver {}, backend {}, fallback {}, {} run(s) per command, seed {}\n\n",
+        "machine: {} ({} cores, {:.1} GiB, {}){}\nadapter: {}\nkplace {}, solver {}, objective {}, backend {}, ensure-baseline {}, {} run(s) per command, seed {}\n\n",
         if m.cpu_model.is_empty() { "unknown CPU" } else { &m.cpu_model },
         m.cores,
         m.memory_bytes as f64 / (1024.0 * 1024.0 * 1024.0),
@@ -369,8 +378,9 @@ fn render(r: &BenchReport) -> String {
         r.adapter.as_deref().unwrap_or("none"),
         m.kplace_version,
         r.solver,
+        r.objective,
         r.backend,
-        if r.fallback { "on" } else { "off" },
+        if r.ensure_baseline { "on" } else { "off" },
         r.repeat,
         r.seed,
     );

@@ -17,7 +17,7 @@ use kplace::model::{ClusterState, Pod};
 use kplace::progress::Progress;
 
 use super::output::{Table, count, print_document, print_stdout};
-use super::plan::Solver;
+use super::plan::{ObjectiveArg, Solver};
 use super::{
     OutputFormat, SnapshotArgs, load_cluster, load_config, open_evaluator, parse_backend,
     with_gpu_fallback,
@@ -43,9 +43,16 @@ pub struct CompareArgs {
     /// Seed of both (tie-breaking, preemption).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Do not let `plan` fall back to the sequential plan when that places more pods.
+    /// What `plan` maximizes within a priority tier (as `kplace plan --objective`).
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Resources)]
+    objective: ObjectiveArg,
+    /// Let `plan` return the sequential plan when that ranks higher (as `kplace plan
+    /// --ensure-baseline`).
     #[arg(long)]
-    no_fallback: bool,
+    ensure_baseline: bool,
+    /// Accepted for compatibility and ignored (the fallback is off unless --ensure-baseline).
+    #[arg(long = "no-fallback", hide = true)]
+    _no_fallback: bool,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Table)]
     output: OutputFormat,
@@ -63,8 +70,10 @@ pub(super) struct PlanSettings {
     pub backend: Backend,
     /// `--seed`.
     pub seed: u64,
-    /// Not `--no-fallback`.
-    pub fallback: bool,
+    /// `--objective`.
+    pub objective: ObjectiveArg,
+    /// `--ensure-baseline`.
+    pub ensure_baseline: bool,
 }
 
 /// Makes `plan`'s plan for `pending` on `state`, exactly as `kplace plan` does with the same
@@ -82,7 +91,8 @@ pub(super) fn run_plan(
     let start = Instant::now();
     let options = BatchOptions {
         seed: settings.seed,
-        fallback: settings.fallback,
+        ensure_baseline: settings.ensure_baseline,
+        objective: settings.objective.into(),
         solver: settings.solver.into(),
         ..Default::default()
     };
@@ -121,7 +131,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         solver: args.solver,
         backend: args.backend,
         seed: args.seed,
-        fallback: !args.no_fallback,
+        objective: args.objective,
+        ensure_baseline: args.ensure_baseline,
     };
     let state = &loaded.cluster.state;
     let pending = &loaded.cluster.pending;
@@ -145,7 +156,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         solver: solver_name(args.solver).to_string(),
         backend: evaluator.describe(),
         seed: args.seed,
-        fallback: settings.fallback,
+        objective: objective_name(args.objective).to_string(),
+        ensure_baseline: settings.ensure_baseline,
         config: args.config.as_ref().map(|p| p.display().to_string()),
         notes: Vec::new(),
     };
@@ -182,6 +194,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
 /// The name `--solver` takes.
 pub(super) fn solver_name(s: Solver) -> &'static str {
     kplace::batch::SolverChoice::from(s).as_str()
+}
+
+/// The name `--objective` takes.
+pub(super) fn objective_name(o: ObjectiveArg) -> &'static str {
+    kplace::batch::Objective::from(o).as_str()
 }
 
 /// At most this many workloads in the text output (all are in `-o json`).

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use kplace::batch::{BatchOptions, SolverChoice, plan_greedy_on};
+use kplace::batch::{BatchOptions, Objective, SolverChoice, plan_greedy_on};
 
 use super::{
     BackendArgs, ListFormat, SnapshotArgs, load_cluster, load_config, open_evaluator,
@@ -36,6 +36,25 @@ impl From<Solver> for SolverChoice {
     }
 }
 
+/// What `plan` maximizes within a priority tier (`--objective`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ObjectiveArg {
+    /// Placed requested resources, each pod weighted by its dominant share of the cluster (one
+    /// 8-CPU pod is worth eight 1-CPU pods); queue order breaks ties.
+    Resources,
+    /// Placed pods.
+    Pods,
+}
+
+impl From<ObjectiveArg> for Objective {
+    fn from(o: ObjectiveArg) -> Self {
+        match o {
+            ObjectiveArg::Resources => Objective::Resources,
+            ObjectiveArg::Pods => Objective::Pods,
+        }
+    }
+}
+
 /// `kplace plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
@@ -49,7 +68,7 @@ pub struct PlanArgs {
     /// The batch algorithm.
     #[arg(long, value_enum, default_value_t = Solver::Auto)]
     solver: Solver,
-    /// Stop optional work (other strategies, the LP, the sequential fallback) after this long,
+    /// Stop optional work (other strategies, the LP, the --ensure-baseline run) after this long,
     /// counted from the start of planning; the first greedy pass and the repair always run
     /// (a Go duration: 500ms, 30s, 1m30s).
     #[arg(long, value_name = "DURATION", value_parser = kplace::duration::parse)]
@@ -60,9 +79,17 @@ pub struct PlanArgs {
     /// Seed for the sequential parts (tie-breaking, preemption).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Do not fall back to the sequential scheduler's plan when it places more pods.
+    /// What the batch maximizes within a priority tier.
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Resources)]
+    objective: ObjectiveArg,
+    /// Also run the sequential scheduler (as `kplace baseline`) when the plan leaves a pod out
+    /// or evicts one, and return its plan instead when it ranks higher by the objective.
     #[arg(long)]
-    no_fallback: bool,
+    ensure_baseline: bool,
+    /// Accepted for compatibility and ignored: the sequential fallback is off unless
+    /// --ensure-baseline.
+    #[arg(long = "no-fallback", hide = true)]
+    _no_fallback: bool,
 }
 
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
@@ -70,7 +97,8 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     let loaded = load_cluster(&args.snapshot, Some(&config))?;
     let options = BatchOptions {
         seed: args.seed,
-        fallback: !args.no_fallback,
+        ensure_baseline: args.ensure_baseline,
+        objective: args.objective.into(),
         solver: args.solver.into(),
         deadline: args.time_limit.map(|limit| Instant::now() + limit),
         ..Default::default()

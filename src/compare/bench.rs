@@ -342,8 +342,11 @@ pub struct BenchReport {
     pub backend: String,
     /// `--solver` as given.
     pub solver: String,
-    /// Whether `plan` may fall back to the sequential plan.
-    pub fallback: bool,
+    /// `--objective` of `plan`.
+    pub objective: String,
+    /// Whether `plan` may return the sequential plan when it ranks higher
+    /// (`--ensure-baseline`).
+    pub ensure_baseline: bool,
     /// Runs per command and case.
     pub repeat: usize,
     /// Seed of the generator and of both schedulers.

@@ -137,8 +137,11 @@ pub struct Settings {
     pub backend: String,
     /// `--seed`, used by both.
     pub seed: u64,
-    /// Whether `plan` may fall back to the sequential plan (`--no-fallback` not given).
-    pub fallback: bool,
+    /// `--objective` (`resources` or `pods`; empty in documents older than the flag).
+    pub objective: String,
+    /// Whether `plan` may return the sequential plan when it ranks higher
+    /// (`--ensure-baseline`).
+    pub ensure_baseline: bool,
     /// `--config`, when given.
     pub config: Option<String>,
     /// Remarks on the settings (e.g. a flag accepted but not yet wired into `plan`).

@@ -299,7 +299,8 @@ pub fn render_html(c: &Comparison) -> String {
     let _ = writeln!(
         h,
         "<p>{} nodes, {} bound pods, {} pending pods. Loaded in {:.0} ms, model built in {:.0} ms \
-         (shared by both plans). Seed {}, solver <code>{}</code>, backend <code>{}</code>{}.</p>",
+         (shared by both plans). Seed {}, solver <code>{}</code>, objective <code>{}</code>, \
+         backend <code>{}</code>, {}.</p>",
         c.snapshot.nodes,
         c.snapshot.bound_pods,
         c.snapshot.pending_pods,
@@ -307,8 +308,13 @@ pub fn render_html(c: &Comparison) -> String {
         c.snapshot.build_ms,
         c.settings.seed,
         escape(&c.settings.solver),
+        escape(if c.settings.objective.is_empty() { "pods" } else { &c.settings.objective }),
         escape(&c.settings.backend),
-        if c.settings.fallback { ", sequential fallback on" } else { ", no fallback" },
+        if c.settings.ensure_baseline {
+            "with --ensure-baseline (the sequential plan returned when it ranks higher)"
+        } else {
+            "no sequential fallback"
+        },
     );
     for n in &c.settings.notes {
         let _ = writeln!(h, "<p class=\"note\">{}</p>", escape(n));

@@ -292,7 +292,8 @@ fn baseline_and_plan_report_every_pending_pod_once_on_their_progress_bars() {
 
     for fallback in [false, true] {
         let progress = Progress::recording();
-        let options = crate::batch::BatchOptions { fallback, ..Default::default() };
+        let options =
+            crate::batch::BatchOptions { ensure_baseline: fallback, ..Default::default() };
         let plan = crate::batch::plan_greedy_with_progress(
             state.clone(),
             &pending,

@@ -299,6 +299,7 @@ fn per_workload_figures_of_compare_equal_an_independent_count_from_the_plan_docu
             "greedy-largest-first",
             "greedy-smallest-first",
             "lp-guided",
+            "greedy-queue",
             "sequential-path",
             "fallback-baseline"
         ]

@@ -26,6 +26,7 @@ mod gpu_parity;
 mod live;
 mod out_of_range_cli;
 mod plan_check_cli;
+mod plan_objective;
 mod rebalance_cli;
 mod schedule;
 mod schedule_faults;

@@ -27,6 +27,8 @@ fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
         conflicts: Vec::new(),
         guide: None,
         inter_pod: InterPod::default(),
+        objective: Objective::default(),
+        capacity: Vec::new(),
     }
 }
 
@@ -423,8 +425,7 @@ fn random_problem() -> impl Strategy<Value = Problem> {
                             .into_iter()
                             .map(|(a, b, topology)| Conflict { a, b, topology })
                             .collect(),
-                        guide: None,
-                        inter_pod: InterPod::default(),
+                        ..Problem::default()
                     }
                 },
             )
