@@ -2,6 +2,7 @@
 //! and "at least as many pods as the sequential baseline".
 
 use proptest::prelude::*;
+use proptest::strategy::Strategy;
 
 use super::*;
 use crate::baseline::run_baseline;
