@@ -371,6 +371,7 @@ fn the_greedy_alone_places_the_demo_gpu_pods_baseline_strands() {
         [
             "batch/arm-benchmark-9rrf7",
             "batch/genome-assembly-55x9f",
+            "data/kafka-2",
             "ml/gpu-smoke-test-zxdkq",
             "ml/train-resnet-8z4h7",
             "ml/train-resnet-g66tp"
@@ -378,8 +379,13 @@ fn the_greedy_alone_places_the_demo_gpu_pods_baseline_strands() {
     );
     assert_eq!(
         unplaced(&p),
-        ["batch/arm-benchmark-9rrf7", "batch/genome-assembly-55x9f", "ml/gpu-smoke-test-zxdkq"],
-        "only the three pods that fit no node are left"
+        [
+            "batch/arm-benchmark-9rrf7",
+            "batch/genome-assembly-55x9f",
+            "data/kafka-2",
+            "ml/gpu-smoke-test-zxdkq"
+        ],
+        "only the three pods that fit no node and kafka-2 (its claim is missing) are left"
     );
     let smoke = p.unschedulable.iter().find(|u| u.pod == "ml/gpu-smoke-test-zxdkq");
     assert!(
