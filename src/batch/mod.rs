@@ -42,7 +42,9 @@
 //!    [`Evaluator`] the caller chose: CPU or GPU, bit-identical) on the current cluster, with
 //!    the profile *without NodeResourcesFit's filter*: a cell's feasibility is everything but
 //!    capacity, which the solver tracks itself, exactly as NodeResourcesFit checks it; its total
-//!    is the profile's score over those feasible nodes. Each total is split into a static part
+//!    is the profile's score over those feasible nodes (without PodTopologySpread's score for
+//!    the classes whose soft spread terms the solver keeps; only the lean form of the matrix,
+//!    [`crate::eval::LeanMatrix`], is built). Each total is split into a static part
 //!    (plugins whose score does not depend on the node's usage, or is normalized over the nodes)
 //!    and the resource part (NodeResourcesFit and NodeResourcesBalancedAllocation, which do not
 //!    normalize).
