@@ -19,6 +19,10 @@
 //! `KPLACE_BENCH_SMALL=1` use small shapes instead, so that tests stay fast. Without a GPU
 //! adapter the GPU benchmarks are skipped with a notice.
 //!
+//! `cpu-lean-1-thread` and `cpu-lean-all-cores` time `cpu::evaluate_lean` keeping what `plan`
+//! keeps (filter words, totals, the NodeResourcesFit, BalancedAllocation and PodTopologySpread
+//! normalized planes): what `plan` evaluates on the CPU.
+//!
 //! `eval/families/<shape>` times the default profile cut down to each plugin family in turn (the
 //! static filters, NodeResourcesFit, BalancedAllocation, ImageLocality, PodTopologySpread,
 //! InterPodAffinity) on one thread, `KPLACE_BENCH_RUNS` evaluations each, and prints the median
@@ -37,7 +41,7 @@ use kplace::encode::encode;
 use kplace::eval::gpu::{GpuContext, GpuOptions, StageTimings};
 use kplace::eval::synthetic::cluster_of;
 use kplace::eval::testing::matrix_profile;
-use kplace::eval::{Matrix, Prepared, cpu};
+use kplace::eval::{LeanMatrix, Matrix, Prepared, cpu};
 use kplace::framework::profile::{PluginName, Profile};
 
 /// Shapes above this many cells are timed by a plain loop instead of criterion.
@@ -73,6 +77,10 @@ const SMALL: [Shape; 2] = [
 enum Path {
     CpuOneThread,
     CpuAllCores,
+    /// `cpu::evaluate_lean` on one thread, keeping the planes `plan` keeps.
+    CpuLeanOneThread,
+    /// `cpu::evaluate_lean` on every core.
+    CpuLeanAllCores,
     Gpu,
 }
 
@@ -81,6 +89,8 @@ impl Path {
         match self {
             Path::CpuOneThread => "cpu-1-thread",
             Path::CpuAllCores => "cpu-all-cores",
+            Path::CpuLeanOneThread => "cpu-lean-1-thread",
+            Path::CpuLeanAllCores => "cpu-lean-all-cores",
             Path::Gpu => "gpu",
         }
     }
@@ -131,14 +141,26 @@ impl Tally {
     }
 }
 
+/// The planes `plan` keeps from a lean evaluation (`batch`'s `KEPT_PLANES`).
+const KEPT: [PluginName; 3] = [
+    PluginName::NodeResourcesFit,
+    PluginName::NodeResourcesBalancedAllocation,
+    PluginName::PodTopologySpread,
+];
+
 /// A digest of a matrix: FNV-1a over its filter words, totals, feasible counts and best totals.
 fn digest(m: &Matrix) -> u64 {
-    let words = m
-        .filter
-        .iter()
-        .chain(&m.feasible_count)
-        .copied()
-        .chain(m.total.iter().chain(&m.best_total).map(|&v| v as u32));
+    digest_of(&m.filter, &m.feasible_count, &m.total, &m.best_total)
+}
+
+/// [`digest`] of the same arrays of a lean matrix.
+fn digest_lean(m: &LeanMatrix) -> u64 {
+    digest_of(&m.filter, &m.feasible_count, &m.total, &m.best_total)
+}
+
+fn digest_of(filter: &[u32], feasible: &[u32], total: &[i32], best: &[i32]) -> u64 {
+    let words =
+        filter.iter().chain(feasible).copied().chain(total.iter().chain(best).map(|&v| v as u32));
     words.fold(0xcbf2_9ce4_8422_2325u64, |h, w| (h ^ u64::from(w)).wrapping_mul(0x100_0000_01b3))
 }
 
@@ -155,12 +177,15 @@ impl Bench<'_> {
     /// first result of each path is checked against the one-thread result.
     fn evaluate(&self, path: Path, gpu: Option<&RefCell<GpuContext>>) -> Duration {
         let start = Instant::now();
+        let p = black_box(&self.prepared);
         let m = match path {
-            Path::CpuOneThread => cpu::evaluate(black_box(&self.prepared)),
-            Path::CpuAllCores => cpu::evaluate_parallel(black_box(&self.prepared), 0),
+            Path::CpuOneThread => Ok(cpu::evaluate(p)),
+            Path::CpuAllCores => Ok(cpu::evaluate_parallel(p, 0)),
+            Path::CpuLeanOneThread => Err(cpu::evaluate_lean(p, &KEPT, 1)),
+            Path::CpuLeanAllCores => Err(cpu::evaluate_lean(p, &KEPT, 0)),
             Path::Gpu => {
                 let ctx = gpu.expect("the GPU path runs with a context");
-                ctx.borrow_mut().evaluate(black_box(&self.prepared)).expect("the GPU evaluates")
+                Ok(ctx.borrow_mut().evaluate(p).expect("the GPU evaluates"))
             }
         };
         let elapsed = start.elapsed();
@@ -180,14 +205,17 @@ impl Bench<'_> {
         }
         drop(tallies);
         if first {
-            self.check(path, &m);
+            let d = match &m {
+                Ok(m) => digest(m),
+                Err(lean) => digest_lean(lean),
+            };
+            self.check(path, d);
         }
         drop(m);
         elapsed
     }
 
-    fn check(&self, path: Path, m: &Matrix) {
-        let d = digest(m);
+    fn check(&self, path: Path, d: u64) {
         let mut reference = self.reference.borrow_mut();
         match *reference {
             None if path == Path::CpuOneThread => *reference = Some(d),
@@ -308,8 +336,14 @@ fn main() {
     let mut summary: Vec<(Shape, Vec<(Path, Tally)>)> = Vec::new();
     let mut breakdown: Vec<(Shape, Vec<(String, Duration)>)> = Vec::new();
     for &shape in shapes {
-        let ids = [Path::CpuOneThread, Path::CpuAllCores, Path::Gpu]
-            .map(|p| (p, format!("eval/{}/{}", p.name(), shape.name)));
+        let ids = [
+            Path::CpuOneThread,
+            Path::CpuAllCores,
+            Path::CpuLeanOneThread,
+            Path::CpuLeanAllCores,
+            Path::Gpu,
+        ]
+        .map(|p| (p, format!("eval/{}/{}", p.name(), shape.name)));
         let family_id = format!("eval/families/{}", shape.name);
         if inv.list || !ids.iter().any(|(_, id)| inv.wants(id)) && !inv.wants(&family_id) {
             continue;

@@ -113,6 +113,17 @@ pub(super) fn has_hard_spread(rep: &Pod, fws: &Frameworks) -> bool {
             .is_empty()
 }
 
+/// Whether soft terms replace `rep`'s PodTopologySpread score when the solve places it
+/// ([`add_spread`]): its profile scores with the plugin and it has `ScheduleAnyway`
+/// constraints (its own, or the defaults); its matrix is then evaluated without that score.
+pub(super) fn has_soft_spread(rep: &Pod, fws: &Frameworks) -> bool {
+    let profile = fws.full.profile();
+    profile.score_weight(PluginName::PodTopologySpread).is_some_and(|w| w > 0)
+        && !PodTopologySpread::new(profile.args.pod_topology_spread.clone())
+            .constraints(rep, UnsatisfiableAction::ScheduleAnyway)
+            .is_empty()
+}
+
 /// Adds the spread rules of the first `placing` classes of `reps` (the classes the solve
 /// places; the others are pods placed earlier that it may move, counted as members). Returns,
 /// per class of `reps`, whether soft terms replace its PodTopologySpread score.
@@ -142,6 +153,7 @@ pub(super) fn add_spread(
         }
         let Some(weight) = profile.score_weight(PluginName::PodTopologySpread) else { continue };
         let constraints = pts.constraints(rep, UnsatisfiableAction::ScheduleAnyway);
+        // As `has_soft_spread`.
         if weight <= 0 || constraints.is_empty() {
             continue;
         }
@@ -204,6 +216,14 @@ fn spread_counter(
         })
         .map(|(i, _)| i)
         .collect();
+    // The compact forms the solver reads the same way: no eligibility list when every node with
+    // the key is eligible, no trailing zero counts.
+    let every =
+        eligible.iter().enumerate().all(|(n, &ok)| ok || keys.domain(topology, n) == NO_DOMAIN);
+    let eligible = if every { Vec::new() } else { eligible };
+    while initial.last() == Some(&0) {
+        initial.pop();
+    }
     problem.inter_pod.counters.push(Counter { topology, members, eligible, initial });
     problem.inter_pod.counters.len() - 1
 }

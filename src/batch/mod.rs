@@ -42,7 +42,9 @@
 //!    [`Evaluator`] the caller chose: CPU or GPU, bit-identical) on the current cluster, with
 //!    the profile *without NodeResourcesFit's filter*: a cell's feasibility is everything but
 //!    capacity, which the solver tracks itself, exactly as NodeResourcesFit checks it; its total
-//!    is the profile's score over those feasible nodes. Each total is split into a static part
+//!    is the profile's score over those feasible nodes (without PodTopologySpread's score for
+//!    the classes whose soft spread terms the solver keeps; only the lean form of the matrix,
+//!    [`crate::eval::LeanMatrix`], is built). Each total is split into a static part
 //!    (plugins whose score does not depend on the node's usage, or is normalized over the nodes)
 //!    and the resource part (NodeResourcesFit and NodeResourcesBalancedAllocation, which do not
 //!    normalize).
@@ -130,7 +132,7 @@ use crate::baseline::scheduler::{
 use crate::encode::classes::classify;
 use crate::encode::{EncodeError, Encoded};
 use crate::eval::columns::{self, NodeUsage};
-use crate::eval::{EvalError, Evaluator, Matrix, Prepared, ScorePlane};
+use crate::eval::{CELL_FEASIBLE, EvalError, Evaluator, LeanMatrix, Prepared};
 use crate::framework::config::SchedulerConfig;
 use crate::framework::profile::PluginName;
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
@@ -146,7 +148,12 @@ use crate::resources::{
 };
 
 /// The most cells of one matrix evaluation in a tier (classes are evaluated in chunks below it).
-const EVAL_CHUNK_CELLS: usize = 1 << 22;
+const EVAL_CHUNK_CELLS: usize = 1 << 24;
+
+/// The normalized planes the greedy reads from a tier's matrix: the usage-dependent ones
+/// ([`is_resource_score`]).
+const KEPT_PLANES: [PluginName; 2] =
+    [PluginName::NodeResourcesFit, PluginName::NodeResourcesBalancedAllocation];
 
 /// The queue-order strategy runs only when the tier's pods × nodes are at most this: it is a
 /// floor for the objective, not worth a fourth greedy pass on the largest batches.
@@ -305,8 +312,8 @@ impl Frameworks {
         profile.plugins.filter.retain(|p| *p != PluginName::NodeResourcesFit);
         profile.plugins.pre_filter.retain(|p| *p != PluginName::NodeResourcesFit);
         let no_fit = Framework::new(&profile)?;
-        let mut matrix = Vec::with_capacity(4);
-        for variant in 0..4 {
+        let mut matrix = Vec::with_capacity(8);
+        for variant in 0..8 {
             let mut p = profile.clone();
             for (bit, plugin) in
                 [(1, PluginName::PodTopologySpread), (2, PluginName::InterPodAffinity)]
@@ -316,6 +323,10 @@ impl Frameworks {
                     p.plugins.pre_filter.retain(|x| *x != plugin);
                 }
             }
+            if variant & 4 != 0 {
+                p.plugins.score.retain(|(x, _)| *x != PluginName::PodTopologySpread);
+                p.plugins.pre_score.retain(|x| *x != PluginName::PodTopologySpread);
+            }
             matrix.push(Framework::new(&p)?);
         }
         Ok(Frameworks { full, no_preemption, no_fit, matrix })
@@ -323,15 +334,20 @@ impl Frameworks {
 
     /// The framework of a class's matrix: without PodTopologySpread's filter when the solver
     /// enforces the class's `DoNotSchedule` constraints, without InterPodAffinity's when it
-    /// enforces its required pod affinity ([`Frameworks::variant`]).
+    /// enforces its required pod affinity, without PodTopologySpread's score when the solver's
+    /// soft terms replace it ([`Frameworks::variant`]).
     fn matrix_framework(&self, variant: usize) -> &Framework {
         &self.matrix[variant]
     }
 
-    /// Which of [`Frameworks::matrix`] evaluates `rep`'s class.
-    fn variant(&self, rep: &Pod) -> usize {
+    /// Which of [`Frameworks::matrix`] evaluates `rep`'s class; `placing`: the solve places
+    /// the class (its PodTopologySpread score is then the solver's soft terms,
+    /// [`inter_pod::add_spread`], and the matrix does not compute it, nor its PreScore counts).
+    /// A class the solve only may relocate keeps the matrix's score.
+    fn variant(&self, rep: &Pod, placing: bool) -> usize {
         usize::from(inter_pod::has_hard_spread(rep, self))
             | usize::from(inter_pod::has_required_affinity(rep, self)) << 1
+            | usize::from(placing && inter_pod::has_soft_spread(rep, self)) << 2
     }
 }
 
@@ -503,7 +519,7 @@ fn plan_once(
         let mut members = class.members.clone();
         members.sort_by_key(|&m| position[m]);
         let rep = &pending[class.representative];
-        let hard_rules = frameworks[&rep.scheduler_name].variant(rep) != 0;
+        let hard_rules = frameworks[&rep.scheduler_name].variant(rep, false) != 0;
         classes.push(Class {
             members,
             priority: rep.priority,
@@ -970,7 +986,8 @@ impl Run {
         // planes are at most EVAL_CHUNK_CELLS cells; only what the solver keeps outlives it).
         let mut by_name: BTreeMap<(&str, usize), Vec<usize>> = BTreeMap::new();
         for (k, rep) in reps.iter().enumerate() {
-            let variant = frameworks[&rep.scheduler_name].variant(rep);
+            let variant = frameworks[&rep.scheduler_name].variant(rep, k < to_place.len());
+            debug_assert_eq!(variant & 4 != 0, soft_spread[k]);
             by_name.entry((rep.scheduler_name.as_str(), variant)).or_default().push(k);
         }
         let per_chunk = (EVAL_CHUNK_CELLS / n_nodes.max(1)).max(1);
@@ -1012,12 +1029,11 @@ impl Run {
         let mut resource_planes = Vec::with_capacity(groups.len());
         let mut static_part = vec![0i64; global.len() * n_nodes];
         for (g, (_, ks)) in groups.iter().enumerate() {
-            let m = match evaluator.evaluate_prepared(&prepared[g]) {
+            let m = match evaluator.evaluate_lean(&prepared[g], &KEPT_PLANES) {
                 Ok(m) => m,
                 Err(e) => return limit_or_fatal(e.into()),
             };
             let planes = ResourcePlanes::of(&m);
-            let spread_plane = m.scores.iter().find(|p| p.plugin == PluginName::PodTopologySpread);
             for (i, &k) in ks.iter().enumerate() {
                 let Some(&c) = encs[g].classes.pod_class.get(i) else { continue };
                 let c = c as usize;
@@ -1025,21 +1041,31 @@ impl Run {
                 if m.score_errors[c].is_some() {
                     continue; // A plugin error: left to the repair path, which reports it.
                 }
-                for n in 0..n_nodes {
-                    if !m.feasible(c, n) {
+                // The solver's soft spread terms replace the tier-start spread score: such a
+                // class's matrix has no PodTopologySpread score ([`Frameworks::variant`]).
+                let row = m.cell(c, 0)..m.cell(c, 0) + n_nodes;
+                let resource: Vec<(&[i32], i64)> = planes
+                    .planes
+                    .iter()
+                    .filter(|(_, _, skipped)| !skipped.get(c).copied().unwrap_or(false))
+                    .filter_map(|&(i, weight, _)| {
+                        Some((m.planes[i].normalized.get(row.clone())?, weight))
+                    })
+                    .collect();
+                let at = k * n_nodes..(k + 1) * n_nodes;
+                let cells = m.filter[row.clone()].iter().zip(&m.total[row]).enumerate();
+                let out = problem.feasible[at.clone()]
+                    .iter_mut()
+                    .zip(&mut problem.score[at.clone()])
+                    .zip(&mut static_part[at]);
+                for ((n, (&word, &total)), ((feasible, score), fixed)) in cells.zip(out) {
+                    if word & CELL_FEASIBLE == 0 {
                         continue;
                     }
-                    let (at, cell) = (k * n_nodes + n, m.cell(c, n));
-                    let mut total = i64::from(m.total[cell]);
-                    // The solver's soft spread terms replace the tier-start spread score.
-                    if soft_spread[k]
-                        && let Some(p) = spread_plane.filter(|p| !p.skipped[c])
-                    {
-                        total -= p.weight * i64::from(p.normalized[cell]);
-                    }
-                    problem.feasible[at] = true;
-                    problem.score[at] = total;
-                    static_part[at] = total - planes.part(&m, c, |p| i64::from(p.normalized[cell]));
+                    let total = i64::from(total);
+                    *feasible = true;
+                    *score = total;
+                    *fixed = total - resource.iter().map(|(v, w)| w * i64::from(v[n])).sum::<i64>();
                 }
             }
             resource_planes.push(planes);
@@ -1117,19 +1143,19 @@ impl Run {
                 greedy_pods: &mut self.greedy_pods,
                 by_class: &mut self.by_class,
                 pending,
-                global: global.clone(),
-                members: members.clone(),
+                global: &global,
+                members: &members,
                 next: vec![0; global.len()],
                 moving: vec![None; global.len()],
                 changed: false,
-                static_part: static_part.clone(),
-                score: problem.score.clone(),
+                static_part: &static_part,
+                score: &problem.score,
                 nodes: n_nodes,
                 encs: &encs,
                 prepared: &prepared,
-                source: source.clone(),
+                source: &source,
                 resource_planes: &resource_planes,
-                usage: BTreeMap::new(),
+                usage: vec![None; encs.len() * n_nodes],
             };
             let greedy = GreedyOptions { class_order, relocate: options.relocate };
             let assignment =
@@ -1204,7 +1230,7 @@ impl Run {
         let mut by_name: BTreeMap<(&str, usize), Vec<Pod>> = BTreeMap::new();
         for &c in cs {
             let rep = &pending[classes[c].members[0]];
-            let variant = frameworks[&rep.scheduler_name].variant(rep);
+            let variant = frameworks[&rep.scheduler_name].variant(rep, true);
             by_name.entry((rep.scheduler_name.as_str(), variant)).or_default().push(rep.clone());
         }
         for ((name, variant), reps) in by_name {
@@ -1214,7 +1240,7 @@ impl Run {
                     .and_then(|enc| {
                         let fw = frameworks[name].matrix_framework(variant);
                         let prepared = Prepared::new(fw.profile(), cluster, pods, &enc)?;
-                        evaluator.evaluate_prepared(&prepared)?;
+                        evaluator.evaluate_lean(&prepared, &KEPT_PLANES)?;
                         Ok(())
                     });
                 match result {
@@ -1584,10 +1610,10 @@ struct ResourcePlanes {
 }
 
 impl ResourcePlanes {
-    fn of(m: &Matrix) -> Self {
+    fn of(m: &LeanMatrix) -> Self {
         let mut planes = Vec::new();
         let mut is_fit = Vec::new();
-        for (i, plane) in m.scores.iter().enumerate() {
+        for (i, plane) in m.planes.iter().enumerate() {
             if is_resource_score(plane.plugin) {
                 planes.push((i, plane.weight, plane.skipped.clone()));
                 is_fit.push(plane.plugin == PluginName::NodeResourcesFit);
@@ -1597,11 +1623,17 @@ impl ResourcePlanes {
     }
 
     /// The weighted sum over the planes of `value(plane)` for class `c` (skipped planes count 0).
-    fn part(&self, m: &Matrix, c: usize, value: impl Fn(&ScorePlane) -> i64) -> i64 {
+    #[cfg(test)]
+    fn part(
+        &self,
+        m: &LeanMatrix,
+        c: usize,
+        value: impl Fn(&crate::eval::LeanPlane) -> i64,
+    ) -> i64 {
         self.planes
             .iter()
             .filter(|(_, _, skipped)| !skipped.get(c).copied().unwrap_or(false))
-            .map(|&(i, weight, _)| weight * value(&m.scores[i]))
+            .map(|&(i, weight, _)| weight * value(&m.planes[i]))
             .sum()
     }
 
@@ -1629,9 +1661,9 @@ struct Applier<'a> {
     by_class: &'a mut BTreeMap<usize, Vec<usize>>,
     pending: &'a [Pod],
     /// Solver class → class.
-    global: Vec<usize>,
+    global: &'a [usize],
     /// Per solver class, its pods in queue order.
-    members: Vec<&'a [usize]>,
+    members: &'a [&'a [usize]],
     /// Per solver class, how many of its pods this solve placed.
     next: Vec<usize>,
     /// Per solver class, the pod (index in `greedy_pods`) relocation just took off a node.
@@ -1639,22 +1671,22 @@ struct Applier<'a> {
     /// Whether anything was placed or moved.
     changed: bool,
     /// Per solver class × node, the part of the score that does not depend on usage.
-    static_part: Vec<i64>,
+    static_part: &'a [i64],
     /// Per solver class × node, the score before any change (used if an update fails).
-    score: Vec<i64>,
+    score: &'a [i64],
     nodes: usize,
     /// Per scheduler-name group: the encoding and prepared profile of its matrix.
     encs: &'a [Encoded],
     prepared: &'a [Prepared<'a>],
     /// Per solver class: its group and class in that group's matrix.
-    source: Vec<(usize, usize)>,
+    source: &'a [(usize, usize)],
     /// Per group: the usage-dependent score planes.
     resource_planes: &'a [ResourcePlanes],
-    /// Per (group, node) changed since the matrix: the node's usage in the group's units
-    /// (`None` when it no longer fits them), until the node changes again. A class's
+    /// Per group × node (`g * nodes + node`), once asked for since the node last changed: the
+    /// node's usage in the group's units (`None` when it no longer fits them). A class's
     /// usage-dependent score there is computed from it when the solver asks for that cell, so
     /// a change costs the cells of the classes still placing, not a column of every class.
-    usage: BTreeMap<(usize, usize), Option<NodeUsage>>,
+    usage: Vec<Option<Option<NodeUsage>>>,
 }
 
 impl Applier<'_> {
@@ -1669,7 +1701,9 @@ impl Applier<'_> {
     /// Drops the cached usage of a node whose usage changed.
     fn forget(&mut self, node: usize) {
         for g in 0..self.encs.len() {
-            self.usage.remove(&(g, node));
+            if let Some(slot) = self.usage.get_mut(g * self.nodes + node) {
+                *slot = None;
+            }
         }
     }
 
@@ -1744,12 +1778,12 @@ impl Rescore for Applier<'_> {
     fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
         let cell = class * self.nodes + node;
         let Some(&(g, c)) = self.source.get(class) else { return 0 };
-        if !self.usage.contains_key(&(g, node)) {
-            let usage = self.node_usage(g, node);
-            self.usage.insert((g, node), usage);
+        let slot = g * self.nodes + node;
+        if self.usage.get(slot).is_some_and(Option::is_none) {
+            self.usage[slot] = Some(self.node_usage(g, node));
         }
-        let part = match self.usage.get(&(g, node)) {
-            Some(Some(usage)) => self.updated_part(g, c, usage),
+        let part = match self.usage.get(slot) {
+            Some(Some(Some(usage))) => self.updated_part(g, c, usage),
             _ => None,
         };
         match part {

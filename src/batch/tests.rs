@@ -132,7 +132,7 @@ fn the_static_and_resource_parts_add_up_to_the_framework_score() {
     let enc = crate::encode::encode(&state, &pods).expect("encodes");
     let prepared = Prepared::new(fws.no_fit.profile(), &state, &pods, &enc).expect("prepares");
     let mut evaluator = Evaluator::Cpu;
-    let m = evaluator.evaluate_prepared(&prepared).expect("evaluates");
+    let m = evaluator.evaluate_lean(&prepared, &KEPT_PLANES).expect("evaluates");
     let planes = ResourcePlanes::of(&m);
     assert_eq!(planes.planes.len(), 2, "NodeResourcesFit and BalancedAllocation");
     let statics: Vec<i64> = (0..2)

@@ -48,7 +48,10 @@ use crate::encode::tensors::{
 };
 use crate::encode::units::MAX_NODE_SCORE;
 
+mod lean;
 mod rows;
+
+pub use lean::evaluate_lean;
 
 /// Evaluates every cell on the CPU, on one thread, a class row at a time (the row evaluator
 /// of [`rows`]): equal bit for bit to [`evaluate_cells`], the specification.
@@ -482,16 +485,31 @@ fn resource_score(p: &Prepared<'_>, requested: u32, capacity: u32) -> i32 {
             if requested > capacity {
                 0
             } else {
-                (capacity - requested) * max / capacity
+                small_quotient((capacity - requested).wrapping_mul(max), capacity)
             }
         }
-        STRATEGY_MOST_ALLOCATED => requested.min(capacity) * max / capacity,
+        STRATEGY_MOST_ALLOCATED => {
+            small_quotient(requested.min(capacity).wrapping_mul(max), capacity)
+        }
         _ => {
             let utilization = if requested > capacity { max } else { requested * max / capacity };
             return broken_linear(&p.shape, utilization as i32);
         }
     };
     s as i32
+}
+
+/// `a / b` (truncating; 0 for `b = 0`), in `f64` when the quotient is below 2^20: exact, and
+/// a vector division where the loop vectorizes. With `q < 2^20` the rounding error of
+/// `a as f64 / b as f64` is below `2^20 · 2^-53 = 2^-33`, while a quotient that is not an
+/// integer is at least `1 / b ≥ 2^-32` away from one, so truncation cannot cross an integer
+/// (an integer quotient is exact). Resource scores' quotients are at most 100.
+#[inline]
+pub(crate) fn small_quotient(a: u32, b: u32) -> u32 {
+    if b == 0 || a >> 20 >= b {
+        return a.checked_div(b).unwrap_or(0);
+    }
+    (f64::from(a) / f64::from(b)) as u32
 }
 
 /// RequestedToCapacityRatio's piecewise-linear function at `u` (upstream
@@ -833,8 +851,8 @@ pub fn default_normalize(raw: i32, max: i32, reverse: bool) -> i32 {
     if max == 0 {
         return if reverse { max_score } else { raw };
     }
-    let v = max_score.wrapping_mul(raw) / max;
-    if reverse { max_score - v } else { v }
+    let v = max_score.wrapping_mul(raw).wrapping_div(max);
+    if reverse { max_score.wrapping_sub(v) } else { v }
 }
 
 /// `normalize_score.wgsl`: the normalized score of each plane and the weighted total of a cell
@@ -901,6 +919,35 @@ mod tests {
                 .collect();
             assert_eq!(got, want, "{name}");
         }
+    }
+
+    #[test]
+    fn the_float_quotient_equals_integer_division() {
+        let values = [0u32, 1, 2, 3, 7, 99, 100, 101, 4095, 65_536, 1 << 20, 42_949_672, u32::MAX];
+        for &b in &values {
+            for &a in &values {
+                for a in [a, a.wrapping_sub(1), a.wrapping_add(1)] {
+                    let want = a.checked_div(b).unwrap_or(0);
+                    assert_eq!(small_quotient(a, b), want, "{a} / {b}");
+                }
+            }
+            // Every quotient just below and at each integer up to 100, for large divisors.
+            for q in 0..=100u32 {
+                let a = u64::from(q) * u64::from(b);
+                for a in [a.saturating_sub(1), a] {
+                    let Ok(a) = u32::try_from(a) else { continue };
+                    assert_eq!(small_quotient(a, b), a.checked_div(b).unwrap_or(0), "{a} / {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn default_normalization_wraps_where_wgsl_wraps_instead_of_panicking() {
+        // 100 · 536870912 wraps to i32::MIN; i32::MIN / -1 is i32::MIN in WGSL (and in
+        // `wrapping_div`), where `/` would panic.
+        assert_eq!(default_normalize(536_870_912, -1, false), i32::MIN);
+        assert_eq!(default_normalize(536_870_912, -1, true), 100i32.wrapping_sub(i32::MIN));
     }
 
     #[test]

@@ -87,6 +87,7 @@
 pub mod columns;
 pub mod cpu;
 pub mod gpu;
+pub mod lean;
 pub mod prep;
 pub mod softf64;
 pub mod synthetic;
@@ -98,6 +99,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
+pub use lean::{LeanMatrix, LeanPlane};
 pub use prep::{FitSpec, NUM_SCORE_PLANES, NodeImage, Prepared, ScorePlugin};
 
 use crate::encode::Encoded;
@@ -625,6 +627,20 @@ impl Evaluator {
         }
     }
 
+    /// Evaluates a prepared profile into the lean form the batch planner reads, keeping the
+    /// normalized planes of `keep`'s plugins: on the CPU without ever building the full matrix
+    /// ([`cpu::evaluate_lean`]); on the GPU from the full matrix ([`Matrix::lean`]).
+    pub fn evaluate_lean(
+        &mut self,
+        prepared: &Prepared<'_>,
+        keep: &[PluginName],
+    ) -> Result<LeanMatrix, EvalError> {
+        match self {
+            Evaluator::Cpu => Ok(cpu::evaluate_lean(prepared, keep, 0)),
+            Evaluator::Gpu(ctx) => Ok(ctx.evaluate(prepared)?.lean(keep)),
+        }
+    }
+
     /// The incremental entry point ([`columns`]): the usage-dependent cells of the nodes of
     /// `usage`, after their usage changed, for every class of `prepared`. On the GPU backend,
     /// updates smaller than [`columns::GPU_MIN_UPDATE_CELLS`] cells run on the CPU twin (a
@@ -751,35 +767,44 @@ fn score_error(
     c: usize,
     found: Option<&[Option<i32>; NUM_SCORE_PLANES]>,
 ) -> Option<Status> {
-    let invalid = |plane: &ScorePlane, v: i64| {
-        Status::error(format!(
-            "plugin {:?} returns an invalid score {v}, it should in the range of \
-             [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-            plane.plugin.as_str()
-        ))
-    };
-    for plane in &m.scores {
-        if plane.plugin == PluginName::NodeAffinity
+    let planes = m.scores.iter().map(|s| (s.plugin, s.skipped.get(c).copied().unwrap_or(false)));
+    score_error_of(p, c, planes, |i, plugin| {
+        if let Some(found) = found {
+            return ScorePlugin::of(plugin).and_then(|k| found[k.index()]);
+        }
+        let plane = &m.scores[i];
+        (0..m.num_nodes).map(|n| m.cell(c, n)).find_map(|cell| {
+            let v = plane.normalized[cell];
+            let bad = !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&i64::from(v));
+            (m.filter[cell] & CELL_FEASIBLE != 0 && bad).then_some(v)
+        })
+    })
+}
+
+/// [`score_error`] over the planes `(plugin, skipped for the class)` in score order;
+/// `first_bad(plane position, plugin)`: the plane's first normalized score outside 0–100 on a
+/// feasible node of the class.
+pub(crate) fn score_error_of(
+    p: &Prepared<'_>,
+    c: usize,
+    planes: impl Iterator<Item = (PluginName, bool)>,
+    mut first_bad: impl FnMut(usize, PluginName) -> Option<i32>,
+) -> Option<Status> {
+    for (i, (plugin, skipped)) in planes.enumerate() {
+        if plugin == PluginName::NodeAffinity
             && let Some(e) = p.pre_score_errors.get(c).cloned().flatten()
         {
             return Some(e);
         }
-        if plane.skipped.get(c).copied().unwrap_or(false) {
+        if skipped {
             continue;
         }
-        if let Some(found) = found {
-            let k = ScorePlugin::of(plane.plugin).map(ScorePlugin::index);
-            if let Some(v) = k.and_then(|k| found[k]) {
-                return Some(invalid(plane, i64::from(v)));
-            }
-            continue;
-        }
-        for n in 0..m.num_nodes {
-            let i = m.cell(c, n);
-            let v = i64::from(plane.normalized[i]);
-            if m.filter[i] & CELL_FEASIBLE != 0 && !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&v) {
-                return Some(invalid(plane, v));
-            }
+        if let Some(v) = first_bad(i, plugin) {
+            return Some(Status::error(format!(
+                "plugin {:?} returns an invalid score {v}, it should in the range of \
+                 [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                plugin.as_str()
+            )));
         }
     }
     None

@@ -5,6 +5,8 @@
 //! fixture and on generated clusters; and `Evaluator::Cpu` (which uses it) agrees too. The
 //! synthetic cluster the benchmarks time also evaluates identically on the GPU when an adapter
 //! exists (as in `tests/all/gpu_parity.rs`, a missing adapter fails only with `CI=true`).
+//! The lean evaluation (`cpu::evaluate_lean`, what `plan` reads) equals the full matrix's lean
+//! form (`Matrix::lean`) on every input and thread count, whichever planes it keeps.
 
 use crate::common;
 
@@ -14,7 +16,7 @@ use kplace::eval::gpu::{GpuContext, GpuOptions};
 use kplace::eval::synthetic::cluster_of;
 use kplace::eval::testing::matrix_profile;
 use kplace::eval::{Backend, Evaluator, Prepared, cpu};
-use kplace::framework::profile::Profile;
+use kplace::framework::profile::{PluginName, Profile};
 use kplace::model::{ClusterState, Pod};
 use proptest::prelude::*;
 
@@ -26,7 +28,37 @@ fn profile() -> Profile {
     matrix_profile(&Profile::default_profile())
 }
 
-/// Asserts that every thread count gives `cpu::evaluate`'s matrix; returns it.
+/// The sets of normalized planes the lean evaluation is checked with: none, every score
+/// plugin's, and what `plan` keeps.
+fn keeps() -> Vec<Vec<PluginName>> {
+    vec![
+        Vec::new(),
+        PluginName::ALL.to_vec(),
+        vec![
+            PluginName::NodeResourcesFit,
+            PluginName::NodeResourcesBalancedAllocation,
+            PluginName::PodTopologySpread,
+        ],
+    ]
+}
+
+/// Asserts that the lean evaluation on `threads` threads keeping `keep` equals `full.lean(keep)`.
+fn assert_lean_matches(
+    prepared: &Prepared<'_>,
+    full: &kplace::eval::Matrix,
+    keep: &[PluginName],
+    threads: usize,
+    what: &str,
+) {
+    let want = full.clone().lean(keep);
+    let got = cpu::evaluate_lean(prepared, keep, threads);
+    assert!(
+        got == want,
+        "{what}, {threads} threads, keeping {keep:?}: the lean evaluation differs"
+    );
+}
+
+/// Asserts that every thread count gives `cpu::evaluate`'s matrix, and its lean form; returns it.
 fn assert_same_on_every_thread_count(
     profile: &Profile,
     state: &ClusterState,
@@ -40,6 +72,9 @@ fn assert_same_on_every_thread_count(
         let got = cpu::evaluate_parallel(&prepared, threads);
         if let Some(diff) = want.first_difference(&got) {
             panic!("{what}, {threads} threads: differs from the one-thread evaluation: {diff}");
+        }
+        for keep in keeps() {
+            assert_lean_matches(&prepared, &want, &keep, threads, what);
         }
     }
     want
@@ -146,5 +181,9 @@ proptest! {
         let want = cpu::evaluate(&prepared);
         let got = cpu::evaluate_parallel(&prepared, threads);
         prop_assert_eq!(want.first_difference(&got), None);
+        for keep in keeps() {
+            let lean = cpu::evaluate_lean(&prepared, &keep, threads);
+            prop_assert!(lean == want.clone().lean(&keep), "keeping {:?}", keep);
+        }
     }
 }

@@ -273,6 +273,8 @@ pub(super) struct Scratch {
     domains: Vec<Vec<u64>>,
     /// PodTopologySpread: which nodes the row's scoring ignores.
     ignored: Vec<bool>,
+    /// The normalized score of each raw score of the row's range, for the plane at hand.
+    normalize_table: Vec<i32>,
 }
 
 /// Fills `tables[0..terms.len()]` with each term's counts, dense: entry `d` is the count of
@@ -312,7 +314,13 @@ pub(super) fn evaluate_rows(p: &Prepared<'_>, s: &Statics, r: &mut Rows<'_>) {
     }
 }
 
-fn evaluate_row(p: &Prepared<'_>, s: &Statics, r: &mut Rows<'_>, row: usize, sc: &mut Scratch) {
+pub(super) fn evaluate_row(
+    p: &Prepared<'_>,
+    s: &Statics,
+    r: &mut Rows<'_>,
+    row: usize,
+    sc: &mut Scratch,
+) {
     let nn = p.num_nodes;
     let c = r.first + row;
     let cells = row * nn..(row + 1) * nn;
@@ -505,7 +513,10 @@ fn evaluate_row(p: &Prepared<'_>, s: &Statics, r: &mut Rows<'_>, row: usize, sc:
                 *v = if weight_sum == 0 {
                     0
                 } else if !ratio {
-                    node_score / weight_sum
+                    match (u32::try_from(node_score), u32::try_from(weight_sum)) {
+                        (Ok(a), Ok(b)) => super::small_quotient(a, b) as i32,
+                        _ => node_score.wrapping_div(weight_sum),
+                    }
                 } else {
                     (2 * node_score + weight_sum) / (2 * weight_sum)
                 };
@@ -765,18 +776,43 @@ fn evaluate_row(p: &Prepared<'_>, s: &Statics, r: &mut Rows<'_>, row: usize, sc:
             ScorePlugin::PodTopologySpread => pod_topology_spread_normalize(v, row_max, row_min),
             ScorePlugin::InterPodAffinity => inter_pod_affinity_normalize(v, row_max, row_min),
         };
-        let mut first_bad = None;
-        for (((&w, &v), out), sum) in filter.iter().zip(raw).zip(normalized).zip(total) {
-            if w & CELL_FEASIBLE == 0 {
-                continue;
-            }
-            let x = normalize(v);
-            *out = x;
-            *sum = sum.wrapping_add(x.wrapping_mul(weight));
-            if first_bad.is_none() && !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&i64::from(x)) {
-                first_bad = Some(x);
-            }
-        }
+        let identity = matches!(
+            plugin,
+            ScorePlugin::NodeResourcesFit
+                | ScorePlugin::BalancedAllocation
+                | ScorePlugin::ImageLocality
+        );
+        let bad = if identity {
+            normalize_row(filter, raw, normalized, total, weight, |v| v)
+        } else if row_min <= row_max
+            && (row_max.abs_diff(row_min) as usize) < (nn / 2).min(NORMALIZE_TABLE)
+        {
+            // The feasible cells' raw scores lie in row_min..=row_max (PodTopologySpread's
+            // ignored nodes excepted): their normalized scores come from a table of the
+            // range, so no cell divides.
+            sc.normalize_table.clear();
+            sc.normalize_table.extend((row_min..=row_max).map(normalize));
+            let table = &sc.normalize_table;
+            normalize_row(filter, raw, normalized, total, weight, |v| {
+                match table.get(v.wrapping_sub(row_min) as u32 as usize) {
+                    Some(&x) => x,
+                    None => normalize(v),
+                }
+            })
+        } else {
+            normalize_row(filter, raw, normalized, total, weight, normalize)
+        };
+        // The first out-of-range score of a feasible cell, looked for only when there is one.
+        let first_bad = bad
+            .then(|| {
+                filter.iter().zip(raw).find_map(|(&w, &v)| {
+                    let x = normalize(v);
+                    (w & CELL_FEASIBLE != 0
+                        && !(MIN_NODE_SCORE..=MAX_NODE_SCORE).contains(&i64::from(x)))
+                    .then_some(x)
+                })
+            })
+            .flatten();
         out_of_range[k] = first_bad;
     }
     for v in r.raw[PTS_PLANE][cells.clone()].iter_mut() {
@@ -794,6 +830,34 @@ fn evaluate_row(p: &Prepared<'_>, s: &Statics, r: &mut Rows<'_>, row: usize, sc:
     if let Some(o) = r.out_of_range.get_mut(row) {
         *o = out_of_range;
     }
+}
+
+/// Rows whose feasible raw scores span fewer values than this (and than half the nodes) are
+/// normalized through a table of the span (no division per cell).
+const NORMALIZE_TABLE: usize = 4096;
+
+/// One plane of a row normalized: `normalized = f(raw)` and `total += weight · normalized` on
+/// the feasible cells (the word's [`CELL_FEASIBLE`] bit, bit 31, as a mask), 0 written to the
+/// others. Returns whether a feasible cell's normalized score is outside 0–100.
+#[inline(always)]
+fn normalize_row(
+    filter: &[u32],
+    raw: &[i32],
+    normalized: &mut [i32],
+    total: &mut [i32],
+    weight: i32,
+    f: impl Fn(i32) -> i32,
+) -> bool {
+    debug_assert_eq!(CELL_FEASIBLE, 1 << 31);
+    let mut bad = false;
+    for (((&w, &v), out), sum) in filter.iter().zip(raw).zip(normalized).zip(total) {
+        let feasible = (w as i32) >> 31;
+        let x = if feasible != 0 { f(v) } else { 0 };
+        *out = x;
+        *sum = sum.wrapping_add(x.wrapping_mul(weight));
+        bad |= x as u32 > MAX_NODE_SCORE as u32;
+    }
+    bad
 }
 
 /// [`super::pod_topology_spread_score`] for one row, with dense tables and domain bitmaps.

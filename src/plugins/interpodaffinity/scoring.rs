@@ -125,6 +125,12 @@ impl InterPodAffinity {
         if self.args.ignore_preferred_terms_of_existing_pods && !has_constraints {
             return Err(Status::skip().with_plugin(NAME));
         }
+        // Without preferred terms of its own, only existing pods with affinity terms count; with
+        // none anywhere nothing is touched and the sums below would be empty (a skip), so skip
+        // at once instead of building the key and visiting every node.
+        if !has_constraints && cluster.nodes.iter().all(|n| n.pods_with_affinity == 0) {
+            return Err(Status::skip().with_plugin(NAME));
+        }
         let key = ScoreKey {
             namespace: pod.namespace.clone(),
             labels: pod.labels.clone(),

@@ -1,0 +1,220 @@
+//! The lean CPU evaluation ([`evaluate_lean`]): the row evaluator of [`super::rows`] writing
+//! only what a [`LeanMatrix`] keeps. Raw planes, NodeResourcesFit's reason words and the
+//! normalized planes nobody keeps go to one set of scratch rows per thread, reused from row to
+//! row (they stay in the cache); the filter words, totals and kept planes are the output.
+//!
+//! Input: a [`Prepared`] and the planes to keep. Output: the [`LeanMatrix`] equal to
+//! `evaluate(p).lean(keep)` bit for bit (`tests/all/cpu_parallel.rs`). Upstream counterpart: as
+//! [`super`].
+
+use super::super::lean::{Keep, LeanMatrix, LeanPlane, keep_of};
+use super::super::prep::{NUM_SCORE_PLANES, Prepared};
+use super::super::{Planes, score_error_of};
+use super::{Rows, pieces, plane_pieces, rows};
+use crate::framework::profile::PluginName;
+
+/// The output arrays of a lean evaluation.
+struct LeanResults {
+    filter: Vec<u32>,
+    total: Vec<i32>,
+    /// Kept planes: `C × N`; the others empty.
+    normalized: Planes<i32>,
+    row_max: Planes<i32>,
+    row_min: Planes<i32>,
+    feasible_count: Vec<u32>,
+    best_total: Vec<i32>,
+    out_of_range: Vec<[Option<i32>; NUM_SCORE_PLANES]>,
+}
+
+/// A run of consecutive class rows of a [`LeanResults`] (as [`Rows`]).
+struct LeanRun<'a> {
+    first: usize,
+    len: usize,
+    filter: &'a mut [u32],
+    total: &'a mut [i32],
+    normalized: [&'a mut [i32]; NUM_SCORE_PLANES],
+    row_max: [&'a mut [i32]; NUM_SCORE_PLANES],
+    row_min: [&'a mut [i32]; NUM_SCORE_PLANES],
+    feasible_count: &'a mut [u32],
+    best_total: &'a mut [i32],
+    out_of_range: &'a mut [[Option<i32>; NUM_SCORE_PLANES]],
+}
+
+/// One thread's scratch rows: what the row evaluator writes and the lean matrix drops.
+struct RowScratch {
+    fit: Vec<u32>,
+    raw: Planes<i32>,
+    normalized: Planes<i32>,
+    rows: rows::Scratch,
+}
+
+impl RowScratch {
+    fn new(nn: usize, keep: &Keep) -> RowScratch {
+        RowScratch {
+            fit: vec![0; nn],
+            raw: std::array::from_fn(|_| vec![0; nn]),
+            normalized: std::array::from_fn(|k| if keep[k] { Vec::new() } else { vec![0; nn] }),
+            rows: rows::Scratch::default(),
+        }
+    }
+}
+
+/// Evaluates every class row on the CPU, keeping the normalized planes of `keep`'s plugins,
+/// with `threads` threads as [`super::evaluate_parallel`] (0: rayon's global pool; 1: this
+/// thread). Equal bit for bit to `evaluate(p).lean(keep)`.
+pub fn evaluate_lean(p: &Prepared<'_>, keep: &[PluginName], threads: usize) -> LeanMatrix {
+    let (nc, nn) = (p.num_classes, p.num_nodes);
+    let keep = keep_of(keep);
+    let pool = match threads {
+        0 | 1 => None,
+        n => rayon::ThreadPoolBuilder::new().num_threads(n).build().ok(),
+    };
+    let workers = match (&pool, threads) {
+        (Some(pool), _) => pool.current_num_threads(),
+        (None, 0) => rayon::current_num_threads(),
+        (None, _) => 1,
+    };
+    let statics = rows::Statics::new(p);
+    let pts = super::PTS_PLANE;
+    let mut r = LeanResults {
+        filter: vec![0; nc * nn],
+        total: vec![0; nc * nn],
+        normalized: std::array::from_fn(|k| if keep[k] { vec![0; nc * nn] } else { Vec::new() }),
+        row_max: std::array::from_fn(|k| vec![if k == pts { 0 } else { i32::MIN }; nc]),
+        row_min: std::array::from_fn(|_| vec![i32::MAX; nc]),
+        feasible_count: vec![0; nc],
+        best_total: vec![i32::MIN; nc],
+        out_of_range: vec![[None; NUM_SCORE_PLANES]; nc],
+    };
+    // A few runs per thread so that rows of unequal cost balance out.
+    let runs = if workers <= 1 { 1 } else { (workers * 4).min(nc).max(1) };
+    let lens: Vec<usize> =
+        (0..runs).map(|k| (k + 1) * nc / runs - k * nc / runs).filter(|&l| l > 0).collect();
+    let split = split(&mut r, nn, &lens);
+    if workers <= 1 {
+        let mut scratch = RowScratch::new(nn, &keep);
+        for mut run in split {
+            evaluate_run(p, &statics, &mut run, &mut scratch);
+        }
+    } else {
+        let (statics, keep) = (&statics, &keep);
+        let work = move || {
+            use rayon::prelude::*;
+            split.into_par_iter().for_each_init(
+                || RowScratch::new(nn, keep),
+                |scratch, mut run| evaluate_run(p, statics, &mut run, scratch),
+            );
+        };
+        match &pool {
+            Some(pool) => pool.install(work),
+            None => work(),
+        }
+    }
+    into_lean(p, r)
+}
+
+/// `r` cut into runs of `lens` rows, in order.
+fn split<'a>(r: &'a mut LeanResults, nn: usize, lens: &[usize]) -> Vec<LeanRun<'a>> {
+    let mut filter = pieces(&mut r.filter, lens, nn).into_iter();
+    let mut total = pieces(&mut r.total, lens, nn).into_iter();
+    let mut normalized = plane_pieces(&mut r.normalized, lens, nn).into_iter();
+    let mut row_max = plane_pieces(&mut r.row_max, lens, 1).into_iter();
+    let mut row_min = plane_pieces(&mut r.row_min, lens, 1).into_iter();
+    let mut feasible_count = pieces(&mut r.feasible_count, lens, 1).into_iter();
+    let mut best_total = pieces(&mut r.best_total, lens, 1).into_iter();
+    let mut out_of_range = pieces(&mut r.out_of_range, lens, 1).into_iter();
+    let mut first = 0;
+    let mut out = Vec::with_capacity(lens.len());
+    for &len in lens {
+        out.push(LeanRun {
+            first,
+            len,
+            filter: filter.next().unwrap_or_default(),
+            total: total.next().unwrap_or_default(),
+            normalized: normalized.next().unwrap_or_default(),
+            row_max: row_max.next().unwrap_or_default(),
+            row_min: row_min.next().unwrap_or_default(),
+            feasible_count: feasible_count.next().unwrap_or_default(),
+            best_total: best_total.next().unwrap_or_default(),
+            out_of_range: out_of_range.next().unwrap_or_default(),
+        });
+        first += len;
+    }
+    out
+}
+
+/// The rows of one run, each through the row evaluator with the scratch rows in place of the
+/// planes the lean matrix does not keep.
+fn evaluate_run(p: &Prepared<'_>, s: &rows::Statics, run: &mut LeanRun<'_>, sc: &mut RowScratch) {
+    let nn = p.num_nodes;
+    for row in 0..run.len {
+        let cells = row * nn..(row + 1) * nn;
+        // The row evaluator writes some raw planes only where they are not 0 (as into a fresh
+        // matrix): the scratch rows start each row at 0.
+        for plane in &mut sc.raw {
+            plane.fill(0);
+        }
+        let mut pairs = sc.normalized.iter_mut().zip(run.normalized.iter_mut());
+        let normalized: [&mut [i32]; NUM_SCORE_PLANES] =
+            std::array::from_fn(|_| match pairs.next() {
+                Some((_, kept)) if !kept.is_empty() => &mut kept[cells.clone()],
+                Some((scratch, _)) => scratch.as_mut_slice(),
+                None => &mut [],
+            });
+        let mut rows = Rows {
+            first: run.first + row,
+            len: 1,
+            filter: &mut run.filter[cells.clone()],
+            fit_insufficient: &mut sc.fit,
+            raw: sc.raw.each_mut().map(Vec::as_mut_slice),
+            normalized,
+            total: &mut run.total[cells.clone()],
+            row_max: run.row_max.each_mut().map(|s| &mut s[row..row + 1]),
+            row_min: run.row_min.each_mut().map(|s| &mut s[row..row + 1]),
+            feasible_count: &mut run.feasible_count[row..row + 1],
+            best_total: &mut run.best_total[row..row + 1],
+            out_of_range: &mut run.out_of_range[row..row + 1],
+        };
+        rows::evaluate_row(p, s, &mut rows, 0, &mut sc.rows);
+    }
+}
+
+/// The lean matrix of the results: the profile's planes, per-class score errors.
+fn into_lean(p: &Prepared<'_>, mut r: LeanResults) -> LeanMatrix {
+    let planes: Vec<LeanPlane> = p
+        .scores
+        .iter()
+        .map(|&(plugin, weight)| {
+            let k = plugin.index();
+            LeanPlane {
+                plugin: plugin.plugin(),
+                weight,
+                skipped: (0..p.num_classes)
+                    .map(|c| p.class_score_skip[c] & plugin.bit() != 0)
+                    .collect(),
+                row_max: std::mem::take(&mut r.row_max[k]),
+                row_min: std::mem::take(&mut r.row_min[k]),
+                normalized: std::mem::take(&mut r.normalized[k]),
+            }
+        })
+        .collect();
+    let score_errors = (0..p.num_classes)
+        .map(|c| {
+            let found = &r.out_of_range[c];
+            let of_class = planes.iter().map(|l| (l.plugin, l.skipped[c]));
+            score_error_of(p, c, of_class, |_, plugin| {
+                super::super::ScorePlugin::of(plugin).and_then(|k| found[k.index()])
+            })
+        })
+        .collect();
+    LeanMatrix {
+        num_classes: p.num_classes,
+        num_nodes: p.num_nodes,
+        filter: r.filter,
+        total: r.total,
+        feasible_count: r.feasible_count,
+        best_total: r.best_total,
+        score_errors,
+        planes,
+    }
+}

@@ -1,0 +1,116 @@
+//! The lean form of a matrix: what the batch planner reads, without the planes it never reads.
+//!
+//! Input: a [`Matrix`] ([`Matrix::lean`], what the GPU path does after its readback) or the CPU
+//! row evaluator directly ([`super::cpu::evaluate_lean`], which never builds the full matrix).
+//! Output: a [`LeanMatrix`]: the filter words, the totals, per class the feasible count, the
+//! best total and the scheduler error scoring ends with, per score plugin its weight, skips and
+//! row extremes, and the normalized plane only of the plugins the caller keeps. Raw planes and
+//! NodeResourcesFit's reason words are not kept. No upstream counterpart.
+//!
+//! A lean matrix equals the full matrix's on everything it keeps, bit for bit
+//! (`tests/all/cpu_parallel.rs`).
+
+use super::{Matrix, ScorePlugin};
+use crate::framework::Status;
+use crate::framework::profile::PluginName;
+
+/// One score plugin of a [`LeanMatrix`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeanPlane {
+    /// The plugin.
+    pub plugin: PluginName,
+    /// Its weight in the profile.
+    pub weight: i64,
+    /// Per class: PreScore returned `Skip`.
+    pub skipped: Vec<bool>,
+    /// Per class: the largest raw score over the feasible nodes (as [`super::ScorePlane`]).
+    pub row_max: Vec<i32>,
+    /// Per class: the smallest raw score over the feasible nodes.
+    pub row_min: Vec<i32>,
+    /// `C × N` normalized scores when the caller kept the plugin's plane; empty otherwise.
+    pub normalized: Vec<i32>,
+}
+
+/// The parts of a [`Matrix`] the batch planner reads (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeanMatrix {
+    /// Number of classes `C`.
+    pub num_classes: usize,
+    /// Number of nodes `N`.
+    pub num_nodes: usize,
+    /// `C × N` filter words ([`Matrix::filter`]).
+    pub filter: Vec<u32>,
+    /// `C × N` weighted sums of the normalized scores ([`Matrix::total`]).
+    pub total: Vec<i32>,
+    /// Per class: number of feasible nodes.
+    pub feasible_count: Vec<u32>,
+    /// Per class: the best total over the feasible nodes (`i32::MIN` when none).
+    pub best_total: Vec<i32>,
+    /// Per class: the scheduler error scoring would end with ([`Matrix::score_errors`]).
+    pub score_errors: Vec<Option<Status>>,
+    /// The evaluated score plugins, in the profile's score order.
+    pub planes: Vec<LeanPlane>,
+}
+
+impl LeanMatrix {
+    /// The index of cell `(class, node)`.
+    pub fn cell(&self, class: usize, node: usize) -> usize {
+        class * self.num_nodes + node
+    }
+
+    /// Whether the class fits the node (every enabled check passed).
+    pub fn feasible(&self, class: usize, node: usize) -> bool {
+        self.filter.get(self.cell(class, node)).is_some_and(|w| w & super::CELL_FEASIBLE != 0)
+    }
+
+    /// The plane of a plugin, if the profile scores with it.
+    pub fn plane(&self, plugin: PluginName) -> Option<&LeanPlane> {
+        self.planes.iter().find(|p| p.plugin == plugin)
+    }
+}
+
+/// Which normalized planes a lean evaluation keeps, by [`ScorePlugin::index`].
+pub type Keep = [bool; super::NUM_SCORE_PLANES];
+
+/// The [`Keep`] of a list of plugins (plugins the matrix does not score are ignored).
+pub fn keep_of(plugins: &[PluginName]) -> Keep {
+    let mut keep = [false; super::NUM_SCORE_PLANES];
+    for &plugin in plugins {
+        if let Some(s) = ScorePlugin::of(plugin) {
+            keep[s.index()] = true;
+        }
+    }
+    keep
+}
+
+impl Matrix {
+    /// The lean form of this matrix, keeping the normalized planes of `keep`'s plugins.
+    pub fn lean(self, keep: &[PluginName]) -> LeanMatrix {
+        let keep = keep_of(keep);
+        let planes = self
+            .scores
+            .into_iter()
+            .map(|s| {
+                let kept = ScorePlugin::of(s.plugin).is_some_and(|k| keep[k.index()]);
+                LeanPlane {
+                    plugin: s.plugin,
+                    weight: s.weight,
+                    skipped: s.skipped,
+                    row_max: s.row_max,
+                    row_min: s.row_min,
+                    normalized: if kept { s.normalized } else { Vec::new() },
+                }
+            })
+            .collect();
+        LeanMatrix {
+            num_classes: self.num_classes,
+            num_nodes: self.num_nodes,
+            filter: self.filter,
+            total: self.total,
+            feasible_count: self.feasible_count,
+            best_total: self.best_total,
+            score_errors: self.score_errors,
+            planes,
+        }
+    }
+}
