@@ -127,6 +127,11 @@ pub struct Problem {
     /// The cluster's capacity per resource that [`Objective::Resources`] takes shares of
     /// (empty: the nodes' total free capacity).
     pub capacity: Vec<i64>,
+    /// The pods in the caller's queue order, as their classes (one entry per pod; a class
+    /// appears as often as it has pods): with [`ClassOrder::Given`] the greedy first places
+    /// the pods one by one in this order, as kube-scheduler's queue would (empty: class by
+    /// class in the order of [`Problem::classes`]).
+    pub queue: Vec<usize>,
 }
 
 impl Problem {
@@ -141,6 +146,9 @@ impl Problem {
         dim("free capacity entries", self.nodes.checked_mul(self.resources), self.free.len())?;
         dim("feasibility entries", cells, self.feasible.len())?;
         dim("score entries", cells, self.score.len())?;
+        if self.queue.iter().any(|&c| c >= self.classes.len()) {
+            return Err(SolverError::TooLarge { what: "class of a queue entry" });
+        }
         if let Some(p) =
             self.initial.iter().find(|p| p.class >= self.classes.len() || p.node >= self.nodes)
         {
@@ -265,7 +273,8 @@ pub trait Rescore {
 /// The order of classes within a priority tier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ClassOrder {
-    /// The order of [`Problem::classes`] (the caller's queue order).
+    /// The order of [`Problem::classes`] (the caller's queue order), after a first pass that
+    /// places the pods of [`Problem::queue`] one by one in its order.
     Given,
     /// Largest first: by dominant share of the total free capacity, then by the sum of shares,
     /// then in the given order.
@@ -424,6 +433,19 @@ pub(crate) fn solve_with(
             state.place_class(c);
         }
         state.quota_left = None;
+    }
+    if options.class_order == ClassOrder::Given {
+        // Pod by pod in the queue's order, each on its best node now (priority tiers first,
+        // as the queue's own order has them).
+        let mut queue: Vec<usize> = problem.queue.clone();
+        queue.sort_by_key(|&c| Reverse(problem.classes[c].priority));
+        for c in queue {
+            if state.unplaced[c] > 0
+                && let Some(node) = state.best_direct(c)
+            {
+                state.place(c, node);
+            }
+        }
     }
     for &c in &order {
         state.place_class(c);

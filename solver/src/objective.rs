@@ -19,6 +19,12 @@
 //!    assignment that serves the queue's head first, as kube-scheduler would.
 //! 4. The total static score of the placements (the profile's score).
 //!
+//! The queue order's greedy (`greedy-queue`, kube-scheduler's order) is also a *floor* for
+//! [`Objective::Resources`]: another strategy's assignment is kept over it only when it
+//! [`covers`] it — per tier at least its pods and its requested amount of every resource, and
+//! a pod of every class it serves — so that weighing pods by their share never trades away
+//! pods, CPU, memory or a whole workload that the queue order would have placed.
+//!
 //! Upstream counterpart: none — kube-scheduler places one pod at a time and has no batch
 //! objective; PrioritySort (`pkg/scheduler/framework/plugins/queuesort`) is the order the
 //! tie-break follows.
@@ -137,6 +143,43 @@ pub fn rank(problem: &Problem, assignment: &Assignment) -> Rank {
     Rank { tiers: tier_values(problem, &assignment.placements), queue, score }
 }
 
+/// Pods placed per class.
+pub fn placed(problem: &Problem, assignment: &Assignment) -> Vec<u32> {
+    problem
+        .classes
+        .iter()
+        .zip(&assignment.unplaced)
+        .map(|(c, &u)| c.count.saturating_sub(u))
+        .collect()
+}
+
+/// Whether `placed` (pods per class) covers `floor` (see the module documentation): in every
+/// priority tier at least as many pods and as much of every resource requested, and at least
+/// one pod of every class of which `floor` places one.
+pub fn covers(problem: &Problem, placed: &[u32], floor: &[u32]) -> bool {
+    let mut tiers: Vec<i32> = problem.classes.iter().map(|c| c.priority).collect();
+    tiers.sort_unstable();
+    tiers.dedup();
+    let served = placed.iter().zip(floor).all(|(&p, &f)| f == 0 || p > 0);
+    served
+        && tiers.iter().all(|&t| {
+            let sum = |counts: &[u32], r: Option<usize>| -> i128 {
+                problem
+                    .classes
+                    .iter()
+                    .zip(counts)
+                    .filter(|(c, _)| c.priority == t)
+                    .map(|(c, &n)| {
+                        let per_pod = r.map_or(1, |r| c.requests.get(r).copied().unwrap_or(0));
+                        i128::from(n) * i128::from(per_pod)
+                    })
+                    .sum()
+            };
+            sum(placed, None) >= sum(floor, None)
+                && (0..problem.resources).all(|r| sum(placed, Some(r)) >= sum(floor, Some(r)))
+        })
+}
+
 /// One way to run the greedy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
@@ -159,22 +202,23 @@ impl Strategy {
 }
 
 /// The strategies [`solve_best`] tries, in order: largest first (packs best when everything
-/// fits, and favours the pods worth most under [`Objective::Resources`]), smallest first (the
-/// most pods when a tier does not fit), LP-guided, and the queue order (kube-scheduler's
-/// order: a floor that follows PrioritySort). Later ones run only when the first leaves pods
-/// over.
+/// fits, and favours the pods worth most under [`Objective::Resources`]), the queue order
+/// (kube-scheduler's PrioritySort order, the floor), smallest first (the most pods when a tier
+/// does not fit) and LP-guided. Later ones run only when the first leaves pods over.
 pub const STRATEGIES: [Strategy; 4] = [
     Strategy::Order(ClassOrder::LargestFirst),
+    Strategy::Order(ClassOrder::Given),
     Strategy::Order(ClassOrder::SmallestFirst),
     Strategy::LpGuided,
-    Strategy::Order(ClassOrder::Given),
 ];
 
-/// The best assignment of [`STRATEGIES`] by [`rank`] (with relocation), and its strategy: the
-/// first one when it places every pod, else the greatest rank, ties to the earlier strategy.
-/// A failed or empty LP skips the LP-guided strategy.
+/// The best assignment of [`STRATEGIES`] (with relocation), and its strategy: the first one
+/// when it places every pod, else by [`Objective::Resources`] those that [`covers`] the queue
+/// order's first, then the greatest [`rank`], ties to the earlier strategy. A failed or empty
+/// LP skips the LP-guided strategy.
 pub fn solve_best(problem: &Problem) -> Result<(Assignment, Strategy), crate::SolverError> {
-    let mut best: Option<(Rank, Assignment, Strategy)> = None;
+    let mut best: Option<((bool, Rank), Assignment, Strategy)> = None;
+    let mut floor: Option<Vec<u32>> = None;
     for strategy in STRATEGIES {
         let assignment = match strategy {
             Strategy::Order(order) => {
@@ -190,9 +234,19 @@ pub fn solve_best(problem: &Problem) -> Result<(Assignment, Strategy), crate::So
             },
         };
         let done = assignment.unplaced.iter().all(|&u| u == 0);
-        let r = rank(problem, &assignment);
-        if best.as_ref().is_none_or(|b| r > b.0) {
-            best = Some((r, assignment, strategy));
+        let counts = placed(problem, &assignment);
+        if strategy == Strategy::Order(ClassOrder::Given)
+            && problem.objective == Objective::Resources
+        {
+            if let Some(b) = best.as_mut() {
+                b.0.0 = covers(problem, &placed(problem, &b.1), &counts);
+            }
+            floor = Some(counts.clone());
+        }
+        let admissible = floor.as_ref().is_none_or(|f| covers(problem, &counts, f));
+        let key = (admissible, rank(problem, &assignment));
+        if best.as_ref().is_none_or(|b| key > b.0) {
+            best = Some((key, assignment, strategy));
         }
         if done {
             break;

@@ -58,14 +58,15 @@
 //!    node's usage re-encoded once per change, then only the cells the greedy asks for, so a
 //!    placement costs the classes still placing, not a column of every class; [`Rescore`]).
 //!    [`SolverChoice`] picks the strategies: largest first (packs
-//!    best when the tier fits); when it leaves pods over, `auto` also tries smallest first
-//!    (places the most pods when the tier does not fit), the LP-guided greedy
-//!    ([`kplace_solver::lp_guide`]: quotas per class × node group from a tier-lexicographic LP
-//!    on the same objective, followed first) and the queue order (`greedy-queue`,
-//!    kube-scheduler's PrioritySort order, when the tier's pods × nodes are not huge), each
-//!    from a copy of the state, and keeps the best by [`BatchOptions::objective`]
-//!    ([`kplace_solver::objective`]: by default the tier's placed requests, each pod weighted
-//!    by its dominant share of the cluster; `pods` counts pods; then queue order, then
+//!    best when the tier fits); when it leaves pods over, `auto` also tries the queue order
+//!    (`greedy-queue`, kube-scheduler's PrioritySort order, when the tier's pods × nodes are
+//!    not huge), smallest first (places the most pods when the tier does not fit) and the
+//!    LP-guided greedy ([`kplace_solver::lp_guide`]: quotas per class × node group from a
+//!    tier-lexicographic LP on the same objective, followed first), each from a copy of the
+//!    state, and keeps the best by [`BatchOptions::objective`] ([`kplace_solver::objective`]:
+//!    by default the tier's placed requests, each pod weighted by its dominant share of the
+//!    cluster, among the results that cover the queue order's — no fewer pods, no less of any
+//!    resource, no class it serves left out; `pods` counts pods; then queue order, then
 //!    score). `--time-limit` ([`BatchOptions::deadline`]) stops trying further strategies.
 //! 5. **Batch preemption** ([`kplace_solver::solve_preemption`]): the greedy classes' pods
 //!    still unplaced (without conflicts, when the profile runs DefaultPreemption) free room in
@@ -699,6 +700,20 @@ fn plan_once(
 /// `summary.algorithm` of a plan that comes from the sequential scheduler (`--ensure-baseline`).
 pub const FALLBACK_ALGORITHM: &str = "greedy-sequential-fallback";
 
+/// Each pending pod's position in PrioritySort's queue ([`queue_order`]).
+fn queue_positions(pending: &[Pod]) -> Vec<usize> {
+    let mut position = vec![0usize; pending.len()];
+    for (at, i) in queue_order(pending).into_iter().enumerate() {
+        position[i] = at;
+    }
+    position
+}
+
+/// The pods of the first `n` solver classes.
+fn tier_pods_of(members: &[&[usize]], n: usize) -> usize {
+    members.iter().take(n).map(|m| m.len()).sum()
+}
+
 /// Whether `e` is a limit of the class × node matrices (an amount, weight or count outside
 /// their integer range, or more resource columns than they name) rather than a failure: the
 /// classes concerned are planned on the exact path instead.
@@ -848,9 +863,20 @@ struct GreedyPod {
     plan_index: usize,
 }
 
-/// The best strategy's result so far: its rank by the objective, pods placed per solver
-/// class, whether anything changed, and its state when it is not the live one.
-type Candidate = (Rank, Vec<usize>, bool, Option<Saved>);
+/// The best strategy's result so far.
+struct Candidate {
+    /// Whether it covers the queue order's result (the floor; true while there is none) and
+    /// its rank by the objective: the greater pair wins.
+    key: (bool, Rank),
+    /// Pods placed per solver class, as the solver counts them.
+    placed: Vec<u32>,
+    /// Pods placed per solver class, as the applier counts them (members taken in order).
+    next: Vec<usize>,
+    /// Whether anything changed.
+    changed: bool,
+    /// Its state, when it is not the live one.
+    saved: Option<Saved>,
+}
 
 /// A copy of the parts of a [`Run`] a greedy solve changes, to try another class order.
 #[derive(Clone)]
@@ -952,6 +978,7 @@ impl Run {
             inter_pod: Default::default(),
             objective: options.objective,
             capacity: Vec::new(),
+            queue: Vec::new(),
         };
         let mut keys = inter_pod::Keys::new(cluster);
         add_conflicts(&mut problem, &mut keys, cluster, &reps[..to_place.len()]);
@@ -1094,18 +1121,30 @@ impl Run {
             SolverChoice::Auto => vec![Strategy::Order(options.class_order), Strategy::LpGuided],
         };
         if options.try_orders && options.solver != SolverChoice::Lp {
+            // The queue order second (the floor of the resources objective), smallest first
+            // third.
             let tier_pods: usize = members.iter().take(to_place.len()).map(|m| m.len()).sum();
             for order in [ClassOrder::SmallestFirst, ClassOrder::Given] {
                 let cheap = order != ClassOrder::Given
                     || tier_pods.saturating_mul(n_nodes) <= QUEUE_ORDER_CELLS;
                 if order != options.class_order && cheap {
-                    let at = if order == ClassOrder::SmallestFirst { 1 } else { strategies.len() };
-                    strategies.insert(at, Strategy::Order(order));
+                    strategies.insert(1, Strategy::Order(order));
                 }
             }
         }
+        let mut floor: Option<Vec<u32>> = None;
+        if strategies.contains(&Strategy::Order(ClassOrder::Given)) {
+            // The tier's pods in PrioritySort's order, as their solver classes.
+            let mut pods: Vec<(usize, usize)> =
+                Vec::with_capacity(tier_pods_of(&members, to_place.len()));
+            for (k, m) in members.iter().take(to_place.len()).enumerate() {
+                pods.extend(m.iter().map(|&i| (i, k)));
+            }
+            let position = queue_positions(pending);
+            pods.sort_by_key(|&(i, _)| position[i]);
+            problem.queue = pods.into_iter().map(|(_, k)| k).collect();
+        }
         let backup = (strategies.len() > 1).then(|| self.save());
-        // (rank, per solver class pods placed, changed, the state it left when not live).
         let mut best: Option<Candidate> = None;
         let mut kept = strategies[0];
         for (i, &strategy) in strategies.iter().enumerate() {
@@ -1133,7 +1172,7 @@ impl Run {
                 }
                 let Some(backup) = &backup else { break };
                 if let Some(b) = best.as_mut() {
-                    b.3 = Some(self.save());
+                    b.saved = Some(self.save());
                 }
                 self.restore(backup.clone());
             }
@@ -1161,15 +1200,27 @@ impl Run {
             let assignment =
                 solve_greedy(guided.as_ref().unwrap_or(&problem), &greedy, Some(&mut applier))?;
             let (next, changed) = (applier.next, applier.changed);
-            let rank = kplace_solver::objective::rank(&problem, &assignment);
+            let placed = kplace_solver::objective::placed(&problem, &assignment);
+            if strategy == Strategy::Order(ClassOrder::Given)
+                && options.objective == Objective::Resources
+            {
+                if let Some(b) = best.as_mut() {
+                    b.key.0 = kplace_solver::objective::covers(&problem, &b.placed, &placed);
+                }
+                floor = Some(placed.clone());
+            }
+            let admissible = floor
+                .as_ref()
+                .is_none_or(|f| kplace_solver::objective::covers(&problem, &placed, f));
+            let key = (admissible, kplace_solver::objective::rank(&problem, &assignment));
             match best.as_mut() {
-                Some(b) if rank <= b.0 => {
-                    if let Some(saved) = b.3.take() {
+                Some(b) if key <= b.key => {
+                    if let Some(saved) = b.saved.take() {
                         self.restore(saved);
                     }
                 }
                 _ => {
-                    best = Some((rank, next, changed, None));
+                    best = Some(Candidate { key, placed, next, changed, saved: None });
                     kept = strategy;
                 }
             }
@@ -1177,7 +1228,7 @@ impl Run {
                 break;
             }
         }
-        let Some((_, next, changed, _)) = best else { return Ok(Ok(Vec::new())) };
+        let Some(Candidate { next, changed, .. }) = best else { return Ok(Ok(Vec::new())) };
         self.strategies.push(kept.name());
         if changed {
             self.version += 1;

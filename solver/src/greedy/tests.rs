@@ -29,6 +29,7 @@ fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
         inter_pod: InterPod::default(),
         objective: Objective::default(),
         capacity: Vec::new(),
+        queue: Vec::new(),
     }
 }
 

@@ -3,8 +3,8 @@
 use proptest::prelude::*;
 
 use super::{
-    Assignment, ClassOrder, GreedyOptions, Objective, Placed, Problem, SHARE_ONE, dominant_share,
-    pod_values, rank, solve_best, solve_greedy,
+    Assignment, ClassOrder, GreedyOptions, Objective, Placed, Problem, SHARE_ONE, covers,
+    dominant_share, placed, pod_values, rank, solve_best, solve_greedy,
 };
 use crate::greedy::ClassSpec;
 
@@ -27,33 +27,30 @@ fn problem(classes: Vec<ClassSpec>, free: &[&[i64]], objective: Objective) -> Pr
     }
 }
 
-/// Pods placed per class.
-fn placed(p: &Problem, a: &Assignment) -> Vec<u32> {
-    (0..p.classes.len())
-        .map(|c| a.placements.iter().filter(|pl| pl.class == c).count() as u32)
-        .collect()
-}
-
 #[test]
-fn the_objective_decides_between_one_large_pod_and_several_small_ones() {
-    struct Case {
-        name: &'static str,
-        objective: Objective,
-        want: Vec<u32>,
-    }
+fn one_large_pod_is_worth_the_small_pods_of_its_size() {
     // One node of 8 cpu; the queue holds seven 1-cpu pods, then one 8-cpu pod.
-    let cases = [
-        Case { name: "pods: the seven small pods", objective: Objective::Pods, want: vec![7, 0] },
-        Case {
-            name: "resources: the large pod, worth eight small ones",
-            objective: Objective::Resources,
-            want: vec![0, 1],
-        },
-    ];
-    for case in cases {
-        let p = problem(vec![class(7, 0, &[1]), class(1, 0, &[8])], &[&[8]], case.objective);
+    let assignment = |small: u32, large: u32| Assignment {
+        placements: (0..small)
+            .map(|_| Placed { class: 0, node: 0 })
+            .chain((0..large).map(|_| Placed { class: 1, node: 0 }))
+            .collect(),
+        unplaced: vec![7 - small, 1 - large],
+        ..Assignment::default()
+    };
+    let (small, large) = (assignment(7, 0), assignment(0, 1));
+    for (objective, large_wins) in [(Objective::Resources, true), (Objective::Pods, false)] {
+        let p = problem(vec![class(7, 0, &[1]), class(1, 0, &[8])], &[&[8]], objective);
+        assert_eq!(rank(&p, &large) > rank(&p, &small), large_wins, "{objective:?}");
+        // The large pod is worth eight small ones.
+        let values = pod_values(&p);
+        if objective == Objective::Resources {
+            assert_eq!(values[1], 8 * values[0]);
+        }
+        // Whatever the objective, the queue order's seven pods are the floor: the large
+        // pod alone places fewer pods, so it is not kept.
         let (a, _) = solve_best(&p).expect("valid");
-        assert_eq!(placed(&p, &a), case.want, "{}", case.name);
+        assert_eq!(placed(&p, &a), vec![7, 0], "{objective:?}");
     }
 }
 
@@ -142,24 +139,51 @@ proptest! {
         }
     }
 
-    /// The best strategy ranks at least as high as each strategy alone, and its tier values
-    /// are the sums of its placed pods' values.
+    /// The best strategy covers the queue order's assignment (resources objective) and ranks
+    /// at least as high as each strategy alone that covers it; its tier values are the sums
+    /// of its placed pods' values.
     #[test]
-    fn the_best_strategy_outranks_every_single_one(p in small_problem()) {
+    fn the_best_strategy_covers_the_queue_order_and_outranks_the_others(p in small_problem()) {
         let (best, _) = solve_best(&p).expect("valid");
         let best_rank = rank(&p, &best);
         let values = pod_values(&p);
         let total: u128 = best.placements.iter().map(|pl| u128::from(values[pl.class])).sum();
         prop_assert_eq!(best_rank.tiers.iter().map(|t| t.1).sum::<u128>(), total);
-        for order in [ClassOrder::LargestFirst, ClassOrder::SmallestFirst, ClassOrder::Given] {
+        let solve = |order| {
             let options = GreedyOptions { class_order: order, relocate: true };
-            let a = solve_greedy(&p, &options, None).expect("valid");
-            if best.unplaced.iter().all(|&u| u == 0) {
+            solve_greedy(&p, &options, None).expect("valid")
+        };
+        let queue = placed(&p, &solve(ClassOrder::Given));
+        let all_placed = best.unplaced.iter().all(|&u| u == 0);
+        let resources = p.objective == Objective::Resources;
+        if resources {
+            prop_assert!(covers(&p, &placed(&p, &best), &queue), "the floor is not covered");
+        }
+        for order in [ClassOrder::LargestFirst, ClassOrder::SmallestFirst, ClassOrder::Given] {
+            let a = solve(order);
+            if all_placed {
                 // Everything fits: the first strategy's answer is kept; no tier can do better.
                 prop_assert!(best_rank.tiers >= rank(&p, &a).tiers, "{order:?}");
-            } else {
+            } else if !resources || covers(&p, &placed(&p, &a), &queue) {
                 prop_assert!(best_rank >= rank(&p, &a), "{order:?}");
             }
+        }
+    }
+
+    /// `covers` is a partial order's "at least": every assignment covers itself, and adding
+    /// a pod to a class keeps covering.
+    #[test]
+    fn an_assignment_covers_itself_and_less(p in small_problem(), extra in 0usize..4) {
+        let counts: Vec<u32> = p.classes.iter().map(|c| c.count / 2).collect();
+        prop_assert!(covers(&p, &counts, &counts));
+        let mut more = counts.clone();
+        if let Some(c) = more.get_mut(extra) {
+            *c += 1;
+        }
+        prop_assert!(covers(&p, &more, &counts));
+        if more != counts {
+            // One pod fewer in its tier.
+            prop_assert!(!covers(&p, &counts, &more));
         }
     }
 }
