@@ -2,7 +2,8 @@
 //! every command that encodes (issue: a node of 41 TiB of memory, of 42,950 CPUs or of
 //! 42,949,673 pods, or a pod with `maxSkew: 2147483647, whenUnsatisfiable: ScheduleAnyway`,
 //! made `plan` exit 1): `plan` places every pod and names what it degraded in
-//! `summary.degraded`; `baseline`, `compare` and `explain` succeed on the same snapshots.
+//! `summary.degraded` (the maxSkew pod's spread score is the solver's, so it needs no exact
+//! path); `baseline`, `compare` and `explain` succeed on the same snapshots.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -75,9 +76,12 @@ fn plan_and_the_other_commands_degrade_on_objects_outside_the_encoded_range() {
             (resource, unit, vec!["node/big".to_string()]),
             "{name}"
         );
+        // The huge `ScheduleAnyway` maxSkew is no reason for the exact path: the matrix of a
+        // class the solve places leaves PodTopologySpread's score to the solver's soft terms,
+        // which count pods and take no maxSkew.
         let exact: Vec<&str> =
             d.exact_path.iter().flat_map(|e| e.pods.iter().map(String::as_str)).collect();
-        assert_eq!(exact, ["d/skewed"], "{name}: the huge maxSkew goes the exact path");
+        assert!(exact.is_empty(), "{name}: nothing goes the exact path: {exact:?}");
 
         for args in [
             vec!["baseline", snap, "--backend", "cpu"],
