@@ -251,7 +251,11 @@ pub fn load_cluster(
     args: &SnapshotArgs,
     config: Option<&kplace::framework::config::SchedulerConfig>,
 ) -> anyhow::Result<Loaded> {
-    load_cluster_and_snapshot(args, config).map(|(loaded, _)| loaded)
+    let (loaded, snapshot) = load_cluster_and_snapshot(args, config)?;
+    // The typed objects are no longer needed: freeing them (about half a second at 100,000
+    // nodes and 100,000 pods) happens beside the command rather than before it goes on.
+    std::thread::spawn(move || drop(snapshot));
+    Ok(loaded)
 }
 
 /// [`load_cluster`], also returning the typed objects read (for what the model does not keep).

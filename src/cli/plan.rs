@@ -119,5 +119,9 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     plan.summary.timings_ms.load = loaded.load_ms;
     plan.summary.timings_ms.build = loaded.build_ms;
     super::baseline::print_plan(&plan, args.output, &loaded.cluster.pending)?;
+    std::io::Write::flush(&mut std::io::stdout())?;
+    // The process ends here: its memory goes back to the system at once, without freeing the
+    // model and the plan object by object.
+    std::mem::forget((plan, loaded.cluster.pending, loaded.cluster.gangs, state));
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1 as k8s;
+use rayon::prelude::*;
 
 use super::convert::{self, ConvertError, PodContext};
 use super::{BatchFilter, ObjectRef, PodGroup, Snapshot, SnapshotError, Source, Sourced, Warning};
@@ -146,29 +147,40 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
         namespace_labels.insert(name, labels);
     }
 
-    // Nodes, sorted by name.
-    let mut nodes = Vec::with_capacity(snapshot.nodes.len());
-    for n in &snapshot.nodes {
-        let object = ObjectRef {
-            kind: "Node".into(),
-            namespace: None,
-            name: n.object.metadata.name.clone().unwrap_or_default(),
-        };
-        let node = convert::node(&n.object).map_err(|e| field_error(&n.source, &object, e))?;
-        if let Some(status) = &n.object.status
-            && let (Some(alloc), Some(cap)) = (&status.allocatable, &status.capacity)
-        {
-            for name in cap.keys().filter(|k| !alloc.contains_key(*k)) {
-                warnings.push(Warning {
-                    source: Some(n.source.clone()),
-                    object: Some(object.clone()),
-                    message: format!(
-                        "status.allocatable has no {name:?} although status.capacity has; \
-                         counted as 0, as kube-scheduler does"
-                    ),
-                });
+    // Nodes, converted on all cores, then sorted by name; the first error in file order stops.
+    let converted: Vec<_> = snapshot
+        .nodes
+        .par_iter()
+        .with_min_len(256)
+        .map(|n| {
+            let object = ObjectRef {
+                kind: "Node".into(),
+                namespace: None,
+                name: n.object.metadata.name.clone().unwrap_or_default(),
+            };
+            let node = convert::node(&n.object).map_err(|e| field_error(&n.source, &object, e))?;
+            let mut node_warnings = Vec::new();
+            if let Some(status) = &n.object.status
+                && let (Some(alloc), Some(cap)) = (&status.allocatable, &status.capacity)
+            {
+                for name in cap.keys().filter(|k| !alloc.contains_key(*k)) {
+                    node_warnings.push(Warning {
+                        source: Some(n.source.clone()),
+                        object: Some(object.clone()),
+                        message: format!(
+                            "status.allocatable has no {name:?} although status.capacity has; \
+                             counted as 0, as kube-scheduler does"
+                        ),
+                    });
+                }
             }
-        }
+            Ok((node, node_warnings))
+        })
+        .collect();
+    let mut nodes = Vec::with_capacity(converted.len());
+    for c in converted {
+        let (node, node_warnings) = c?;
+        warnings.extend(node_warnings);
         nodes.push(node);
     }
     nodes.sort_by(|a, b| a.name.cmp(&b.name));
@@ -192,84 +204,64 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
         (&a.object.metadata.namespace, &a.object.metadata.name)
             .cmp(&(&b.object.metadata.namespace, &b.object.metadata.name))
     });
+    // What each pod becomes, worked out on all cores; the effects are then applied in order, so
+    // counts, warnings and the first error are those of a one-by-one pass.
+    let steps: Vec<PodStep> = pods
+        .par_iter()
+        .with_min_len(256)
+        .map(|p| pod_step(p, options, &classes, default_class, &selectors, &field_error))
+        .collect();
     let mut pending = Vec::new();
     let mut ignored = IgnoredPods::default();
     let mut gangs = GangBuilder::default();
     // Pending gang members outside the batch, per gang.
     let mut outside_gangs: BTreeMap<GangKey, usize> = BTreeMap::new();
-    for p in pods {
-        let k8s_pod = &p.object;
-        let object = ObjectRef {
-            kind: "Pod".into(),
-            namespace: k8s_pod.metadata.namespace.clone(),
-            name: k8s_pod.metadata.name.clone().unwrap_or_default(),
-        };
-        let spec = k8s_pod.spec.as_ref();
-        let phase = convert::pod_phase(k8s_pod.status.as_ref().and_then(|s| s.phase.as_deref()))
-            .map_err(|e| field_error(&p.source, &object, e))?;
-        if matches!(phase, crate::model::PodPhase::Succeeded | crate::model::PodPhase::Failed) {
-            ignored.terminal += 1;
-            continue;
-        }
-        let node_name = spec.and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty());
-        if node_name.is_none() {
-            if !options.batch.admits_pod(k8s_pod) {
+    for (p, step) in pods.iter().zip(steps) {
+        let (node_name, pod, pod_warnings) = match step {
+            PodStep::Error(e) => return Err(e),
+            PodStep::Terminal => {
+                ignored.terminal += 1;
+                continue;
+            }
+            PodStep::OutsideBatch(gang) => {
                 ignored.outside_batch += 1;
-                let empty = Labels::new();
-                let meta = &k8s_pod.metadata;
-                let labels = meta.labels.as_ref().unwrap_or(&empty);
-                let annotations = meta.annotations.as_ref().unwrap_or(&empty);
-                if let Some((convention, name)) = gang_membership(labels, annotations) {
-                    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-                    let key = GangKey { convention, namespace, name: name.to_string() };
+                if let Some(key) = gang {
                     *outside_gangs.entry(key).or_insert(0usize) += 1;
                 }
                 continue;
             }
-            let scheduler = spec
-                .and_then(|s| s.scheduler_name.as_deref())
-                .filter(|s| !s.is_empty())
-                .unwrap_or("default-scheduler");
-            if k8s_pod.metadata.deletion_timestamp.is_some() {
+            PodStep::Terminating => {
                 ignored.terminating += 1;
                 continue;
             }
-            if !options.scheduler_names.iter().any(|s| s == scheduler) {
+            PodStep::OtherScheduler => {
                 ignored.other_scheduler += 1;
                 continue;
             }
-            if spec.and_then(|s| s.scheduling_gates.as_ref()).is_some_and(|g| !g.is_empty()) {
+            PodStep::Gated(warning) => {
                 ignored.gated += 1;
-                warnings.push(Warning {
-                    source: Some(p.source.clone()),
-                    object: Some(object.clone()),
-                    message: "pod has scheduling gates; it is not placed until they are removed"
-                        .to_string(),
-                });
+                warnings.push(*warning);
                 continue;
             }
-        }
-        let (priority, preemption_policy) = resolve_priority(k8s_pod, &classes, default_class)
-            .map_err(|e| field_error(&p.source, &object, e))?;
-        let gang = gangs.member(k8s_pod, &object, &p.source, &mut warnings);
-        let ctx = PodContext {
-            priority,
-            preemption_policy,
-            default_spread_selector: selectors.default_selector(k8s_pod),
-            gang,
+            PodStep::Model { node_name, pod, warnings } => (node_name, pod, warnings),
         };
-        let pod = convert::pod(k8s_pod, &ctx).map_err(|e| field_error(&p.source, &object, e))?;
+        warnings.extend(pod_warnings);
+        let object = || ObjectRef {
+            kind: "Pod".into(),
+            namespace: p.object.metadata.namespace.clone(),
+            name: p.object.metadata.name.clone().unwrap_or_default(),
+        };
         match &node_name {
             Some(node) => match state.node_index(node) {
                 Some(i) => {
                     gangs.count(&pod);
-                    state.nodes[i].add_pod(Arc::new(pod));
+                    state.nodes[i].add_pod(Arc::new(*pod));
                 }
                 None => {
                     ignored.unknown_node += 1;
                     warnings.push(Warning {
                         source: Some(p.source.clone()),
-                        object: Some(object),
+                        object: Some(object()),
                         message: format!(
                             "bound to node {node:?}, which is not in the snapshot; the pod is ignored"
                         ),
@@ -279,9 +271,9 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
             None => {
                 gangs.count(&pod);
                 if pod.has_pvc {
-                    claim_pods.push((p.source.clone(), object));
+                    claim_pods.push((p.source.clone(), object()));
                 }
-                pending.push(pod);
+                pending.push(*pod);
             }
         }
     }
@@ -357,6 +349,98 @@ pub fn build(snapshot: &Snapshot, options: &BuildOptions) -> Result<Cluster, Sna
     Ok(Cluster { state, pending, ignored, warnings, gangs })
 }
 
+/// What one pod of the snapshot becomes in the model.
+enum PodStep {
+    /// Succeeded or Failed.
+    Terminal,
+    /// Pending outside the batch (`-n`/`-l`), with the gang it names.
+    OutsideBatch(Option<GangKey>),
+    /// Pending and being deleted.
+    Terminating,
+    /// Pending for a scheduler kplace does not serve.
+    OtherScheduler,
+    /// Pending with scheduling gates (the warning).
+    Gated(Box<Warning>),
+    /// In the model: bound to `node_name`, or pending; with its gang warnings.
+    Model { node_name: Option<String>, pod: Box<Pod>, warnings: Vec<Warning> },
+    /// The load stops.
+    Error(SnapshotError),
+}
+
+/// See [`PodStep`]; `field_error` words a conversion error.
+fn pod_step(
+    p: &Sourced<k8s::Pod>,
+    options: &BuildOptions,
+    classes: &BTreeMap<String, Class>,
+    default_class: Option<Class>,
+    selectors: &SelectorIndex<'_>,
+    field_error: &(impl Fn(&Source, &ObjectRef, ConvertError) -> SnapshotError + Sync),
+) -> PodStep {
+    let k8s_pod = &p.object;
+    let object = ObjectRef {
+        kind: "Pod".into(),
+        namespace: k8s_pod.metadata.namespace.clone(),
+        name: k8s_pod.metadata.name.clone().unwrap_or_default(),
+    };
+    let spec = k8s_pod.spec.as_ref();
+    let phase = match convert::pod_phase(k8s_pod.status.as_ref().and_then(|s| s.phase.as_deref())) {
+        Ok(phase) => phase,
+        Err(e) => return PodStep::Error(field_error(&p.source, &object, e)),
+    };
+    if matches!(phase, crate::model::PodPhase::Succeeded | crate::model::PodPhase::Failed) {
+        return PodStep::Terminal;
+    }
+    let node_name = spec.and_then(|s| s.node_name.clone()).filter(|n| !n.is_empty());
+    if node_name.is_none() {
+        if !options.batch.admits_pod(k8s_pod) {
+            let empty = Labels::new();
+            let meta = &k8s_pod.metadata;
+            let labels = meta.labels.as_ref().unwrap_or(&empty);
+            let annotations = meta.annotations.as_ref().unwrap_or(&empty);
+            let gang = gang_membership(labels, annotations).map(|(convention, name)| GangKey {
+                convention,
+                namespace: meta.namespace.clone().unwrap_or_else(|| "default".into()),
+                name: name.to_string(),
+            });
+            return PodStep::OutsideBatch(gang);
+        }
+        let scheduler = spec
+            .and_then(|s| s.scheduler_name.as_deref())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("default-scheduler");
+        if k8s_pod.metadata.deletion_timestamp.is_some() {
+            return PodStep::Terminating;
+        }
+        if !options.scheduler_names.iter().any(|s| s == scheduler) {
+            return PodStep::OtherScheduler;
+        }
+        if spec.and_then(|s| s.scheduling_gates.as_ref()).is_some_and(|g| !g.is_empty()) {
+            return PodStep::Gated(Box::new(Warning {
+                source: Some(p.source.clone()),
+                object: Some(object),
+                message: "pod has scheduling gates; it is not placed until they are removed"
+                    .to_string(),
+            }));
+        }
+    }
+    let (priority, preemption_policy) = match resolve_priority(k8s_pod, classes, default_class) {
+        Ok(r) => r,
+        Err(e) => return PodStep::Error(field_error(&p.source, &object, e)),
+    };
+    let mut warnings = Vec::new();
+    let gang = GangBuilder::member(k8s_pod, &object, &p.source, &mut warnings);
+    let ctx = PodContext {
+        priority,
+        preemption_policy,
+        default_spread_selector: selectors.default_selector(k8s_pod),
+        gang,
+    };
+    match convert::pod(k8s_pod, &ctx) {
+        Ok(pod) => PodStep::Model { node_name, pod: Box::new(pod), warnings },
+        Err(e) => PodStep::Error(field_error(&p.source, &object, e)),
+    }
+}
+
 /// At most this many pod names are listed in a gang warning.
 const LISTED_PODS: usize = 8;
 
@@ -383,7 +467,6 @@ impl GangBuilder {
     /// The gang a pod names (coscheduling label, else Volcano annotation), warning when it names
     /// both or only Volcano's controller annotation.
     fn member(
-        &self,
         pod: &k8s::Pod,
         object: &ObjectRef,
         source: &Source,

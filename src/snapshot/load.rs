@@ -2,7 +2,7 @@
 //! kind dispatch and typed deserialization.
 //!
 //! Files are read and parsed on all cores, and so are the documents and `List` items of a
-//! large file ([`fast_json`], [`split_yaml`]); what each object becomes is worked out apart
+//! large file ([`fast_json`], [`fast_yaml`], [`split_yaml`]); what each object becomes is worked out apart
 //! ([`object`]) and added to the snapshot in file order, so that duplicates, warnings and the
 //! first error are those a one-by-one read meets. The fast readers give way to the general
 //! one (a `serde_json::Value` per document, then the typed object through
@@ -10,6 +10,7 @@
 //! are worded by one reader only.
 
 mod fast_json;
+mod fast_yaml;
 mod object;
 mod slim;
 mod split_yaml;
@@ -393,6 +394,9 @@ fn prepare_yaml(
     strictness: Strictness,
 ) -> Result<Vec<Prepared>, SnapshotError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some(prepared) = fast_yaml::prepare(file, text, strictness) {
+        return Ok(prepared);
+    }
     // Cut into pieces parsed apart when that is sure to read the same; any error is worded by
     // the whole-file parse.
     if let Some(docs) = split_yaml::parse(text) {

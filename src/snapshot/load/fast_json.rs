@@ -177,11 +177,11 @@ fn scan(b: &[u8]) -> Option<Vec<DocSpan>> {
 }
 
 /// One piece of the text to read on its own: a document, or an element of a `List`.
-struct Unit<'t> {
-    text: &'t str,
-    source: Source,
+pub(super) struct Unit<'t> {
+    pub(super) text: &'t str,
+    pub(super) source: Source,
     /// For a `List` element: the list's item kind (typed lists) and apiVersion.
-    list: Option<(Option<&'t str>, &'t str)>,
+    pub(super) list: Option<(Option<&'t str>, &'t str)>,
 }
 
 /// See the module documentation.
@@ -238,7 +238,9 @@ pub(super) fn prepare(file: &Path, text: &str, strictness: Strictness) -> Option
     Some(prepared)
 }
 
-fn prepare_unit(unit: Unit<'_>, strictness: Strictness) -> Option<Vec<Prepared>> {
+/// One document or `List` element of JSON text, typed; `None` where the general reader must
+/// read the file (the fast YAML reader hands its pieces, turned into JSON, here too).
+pub(super) fn prepare_unit(unit: Unit<'_>, strictness: Strictness) -> Option<Vec<Prepared>> {
     let (item_kind, api_version) = unit.list.unwrap_or((None, ""));
     let seed = ItemSeed { default_kind: item_kind, default_api_version: api_version };
     let mut de = serde_json::Deserializer::from_str(unit.text);
