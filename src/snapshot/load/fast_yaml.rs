@@ -979,7 +979,7 @@ mod tests {
             // A document stream, with comments, blank lines and typed lists.
             "# a stream\napiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n    \
              kubernetes.io/arch: arm64   # a comment\n    \"quoted key\": 'it''s'\n\n---\n\
-             # before\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\n",
+             # before\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ns\n",
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    \
              image: \"x\\ty\\u00e9\\x41\\\\\\\"\"\n    args:\n    - -c\n    - |\n      echo a\n\n      \
              echo b\n    - |-\n      kept\n    command: []\n    resources:\n      requests:\n        \
@@ -987,8 +987,7 @@ mod tests {
             // A List, entries at column 0 and 2, bare `-` inside.
             "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    \
              name: a\n# between\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n  \
-             data:\n    x: yes\n    y:\n    - - 1\n      - ~\n    -\n      z: on\nmetadata:\n  \
-             resourceVersion: \"\"\n",
+             data:\n    x: yes\n    w: ~\nmetadata:\n  resourceVersion: \"\"\n",
             "apiVersion: v1\nkind: PodList\nitems:\n  - metadata:\n      name: p2\n    spec:\n      \
              containers: []\n  - metadata:\n      name: p3\n      namespace: x\n    spec:\n      \
              containers: []\n",
@@ -998,6 +997,13 @@ mod tests {
         for text in cases {
             same(text);
         }
+    }
+
+    #[test]
+    fn a_duplicate_key_inside_an_unread_kind_is_skipped_as_in_json() {
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: x\n  a: y\n";
+        let got = fast(text, Strictness::Strict).expect("read fast");
+        assert!(got.starts_with("Ok(())") && got.contains("\"ConfigMap\": 1"), "{got}");
     }
 
     #[test]
@@ -1024,6 +1030,14 @@ mod tests {
             ("a carriage return", node.replace('\n', "\r\n")),
             ("a document that is not a mapping", "- a\n- b\n".to_string()),
             ("a duplicate key", format!("{node}  name: m\n")),
+            (
+                "a sequence nested on its parent's line",
+                format!("{node}  labels:\n    y:\n    - - 1\n      - ~\n"),
+            ),
+            (
+                "an entry on the line after its dash",
+                format!("{node}  labels:\n    y:\n    -\n      z: on\n"),
+            ),
             ("a node that does not type", format!("{node}spec:\n  unschedulable: 3\n")),
             ("a bad List item", "apiVersion: v1\nkind: List\nitems:\n- 3\n".to_string()),
             ("a list without an apiVersion", "kind: List\nitems:\n- a: 1\n".to_string()),
@@ -1140,9 +1154,13 @@ mod tests {
 
     type Pairs = Vec<(&'static str, (String, Style))>;
 
+    /// Distinct keys with generated values (a duplicate key inside a kind kplace does not read
+    /// is skipped unread by the fast reader, as by the JSON reader: see
+    /// `a_duplicate_key_inside_an_unread_kind_is_skipped_as_in_json`).
     fn pairs() -> impl Strategy<Value = Pairs> {
         let keys = &["app", "tier", "yes", "1", "a b", "k8s.io/x", "\"q\""][..];
-        proptest::collection::vec((proptest::sample::select(keys), scalar()), 0..4)
+        (proptest::sample::subsequence(keys, 0..4), proptest::collection::vec(scalar(), 4))
+            .prop_map(|(keys, values)| keys.into_iter().zip(values).collect())
     }
 
     /// A block mapping of generated pairs, the value of a key at `indent - 2`.
