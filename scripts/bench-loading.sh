@@ -39,7 +39,7 @@ ls -l fm.yaml fm.json fm-list.yaml big.json
 
 load_ms() { # kplace's own load figure (summary.timings_ms.load) of `plan FILE`
     "$KPLACE" plan "$1" --backend cpu -o json -q | python3 -c \
-        'import json,sys; t=json.load(sys.stdin)["summary"]["timings_ms"]; print(f"load {t[\"load\"]:.0f} ms  build {t[\"build\"]:.0f} ms")'
+        'import json,sys; t=json.load(sys.stdin)["summary"]["timings_ms"]; print("load %.0f ms  build %.0f ms" % (t["load"], t["build"]))'
 }
 
 echo "== $(date -u +%FT%TZ) $(uptime)"
