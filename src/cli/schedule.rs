@@ -74,6 +74,9 @@ pub struct ScheduleArgs {
     /// that node can take it (repeatable).
     #[arg(long, value_name = "PLAN")]
     steer: Vec<std::path::PathBuf>,
+    /// What each batch maximizes within a priority tier (as `kplace plan --objective`).
+    #[arg(long, value_enum, default_value_t = super::plan::ObjectiveArg::Resources)]
+    objective: super::plan::ObjectiveArg,
     #[command(flatten)]
     backend: super::BackendArgs,
 }
@@ -102,6 +105,7 @@ fn options(
     }
     let mut o = ScheduleOptions::new(names);
     o.backend = args.backend.backend;
+    o.objective = args.objective.into();
     for path in &args.steer {
         let plan = kplace::bind::read_plan(path)?;
         if plan.moves.is_empty() {

@@ -121,6 +121,8 @@ pub struct ScheduleOptions {
     /// Where batches are evaluated (`--backend`): the GPU context is opened once, at start,
     /// and kept. Under `auto` a GPU failure moves the rest of the run to the CPU.
     pub backend: crate::eval::Backend,
+    /// What each batch maximizes within a priority tier (`--objective`).
+    pub objective: kplace_solver::Objective,
     /// Test hook: planning fails for batches holding a pod it picks (never set by the CLI).
     #[doc(hidden)]
     pub plan_fault: Option<planner::PlanFault>,
@@ -173,6 +175,7 @@ impl ScheduleOptions {
             shutdown_timeout: Duration::from_secs(10),
             steer: Vec::new(),
             backend: crate::eval::Backend::Cpu,
+            objective: kplace_solver::Objective::default(),
             plan_fault: None,
             before_bind: None,
         }
@@ -701,6 +704,7 @@ impl Loop {
         let mut evaluator = self.evaluator.take().unwrap_or(Evaluator::Cpu);
         let backend = self.options.backend;
         let fault = self.options.plan_fault.clone();
+        let objective = self.options.objective;
         let planned = tokio::task::spawn_blocking(move || {
             let mut attempt = |state,
                                pods: &[crate::model::Pod],
@@ -710,13 +714,15 @@ impl Loop {
                 if let Some(f) = &fault {
                     f.check(pods)?;
                 }
-                planner::plan_batch_steered(state, pods, &config, now_unix, steering, evaluator)
-                    .map_err(|e| match e {
-                        crate::batch::BatchError::Eval(crate::eval::EvalError::Gpu(g)) => {
-                            format!("{GPU_FAILED}{g}")
-                        }
-                        e => e.to_string(),
-                    })
+                planner::plan_batch_steered(
+                    state, pods, &config, now_unix, objective, steering, evaluator,
+                )
+                .map_err(|e| match e {
+                    crate::batch::BatchError::Eval(crate::eval::EvalError::Gpu(g)) => {
+                        format!("{GPU_FAILED}{g}")
+                    }
+                    e => e.to_string(),
+                })
             };
             // Under `auto`, a GPU failure is retried on the CPU: keep copies to retry from.
             let retry = (backend == crate::eval::Backend::Auto

@@ -20,6 +20,7 @@ use crate::framework::config::SchedulerConfig;
 use crate::framework::runtime::{Framework, PreFilterOutcome};
 use crate::model::{ClusterState, Pod};
 use crate::plan::{Move, Placement, Plan};
+use kplace_solver::Objective;
 
 /// One move of a rebalancing plan whose replacement `kplace schedule` steers: the first pending
 /// pod with the same controlling owner as the moved pod, seen once the moved pod is gone or
@@ -88,6 +89,7 @@ pub fn plan_batch_steered(
     batch: &[Pod],
     config: &SchedulerConfig,
     now_unix: i64,
+    objective: Objective,
     steering: &mut [Steer],
     evaluator: &mut Evaluator,
 ) -> Result<Plan, BatchError> {
@@ -126,7 +128,7 @@ pub fn plan_batch_steered(
         cluster.nodes[node].add_pod(Arc::new(placed));
         steered.push(Placement { pod: pod.key(), node: s.node.clone() });
     }
-    let mut plan = plan_batch(cluster, &rest, config, now_unix, evaluator)?;
+    let mut plan = plan_batch(cluster, &rest, config, now_unix, objective, evaluator)?;
     if !steered.is_empty() {
         steered.append(&mut plan.placements);
         plan.placements = steered;
@@ -134,16 +136,18 @@ pub fn plan_batch_steered(
     Ok(plan)
 }
 
-/// Plans one batch. `now_unix` is the preemption clock (Unix seconds). Deterministic for given
-/// inputs: the sequential parts use seed 0.
+/// Plans one batch. `now_unix` is the preemption clock (Unix seconds); `objective` is what the
+/// batch maximizes within a priority tier (`--objective`). Deterministic for given inputs: the
+/// sequential parts use seed 0.
 pub fn plan_batch(
     cluster: ClusterState,
     batch: &[Pod],
     config: &SchedulerConfig,
     now_unix: i64,
+    objective: Objective,
     evaluator: &mut Evaluator,
 ) -> Result<Plan, BatchError> {
-    let options = BatchOptions { now: now_unix, ..BatchOptions::default() };
+    let options = BatchOptions { now: now_unix, objective, ..BatchOptions::default() };
     let progress = crate::progress::Progress::hidden();
     plan_greedy_on(cluster, batch, config, &options, &progress, evaluator)
 }
@@ -295,6 +299,29 @@ mod tests {
                 pods.iter().map(|p| Placement { pod: p.key(), node: "n".into() }).collect();
             Ok(Plan { placements, ..Plan::default() })
         }
+    }
+
+    #[test]
+    fn each_batch_is_planned_under_the_objective_it_is_given() {
+        // One 4-CPU node; the queue holds a 4-CPU pod first, then three 1-CPU pods. By
+        // placed resources the big pod wins (it is also the queue order's floor); by placed
+        // pods the three small ones do.
+        let state = cluster(vec![NodeBuilder::new("n").cpu(4000).obj()], vec![]);
+        let mut batch = vec![PodBuilder::new("d", "big").cpu(4000).created(1).obj()];
+        batch.extend(
+            (0..3).map(|i| PodBuilder::new("d", &format!("small{i}")).cpu(1000).created(2).obj()),
+        );
+        let config = SchedulerConfig::default();
+        let placed = |objective| {
+            let plan =
+                plan_batch(state.clone(), &batch, &config, 0, objective, &mut Evaluator::Cpu)
+                    .expect("the batch plans");
+            let mut pods: Vec<String> = plan.placements.into_iter().map(|p| p.pod).collect();
+            pods.sort();
+            pods
+        };
+        assert_eq!(placed(Objective::Resources), ["d/big"]);
+        assert_eq!(placed(Objective::Pods), ["d/small0", "d/small1", "d/small2"]);
     }
 
     #[test]
