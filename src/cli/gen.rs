@@ -1,5 +1,5 @@
-//! `kplace gen`: writes a synthetic cluster snapshot (a YAML stream) that the other commands
-//! read, or lists the workloads (`--list`).
+//! `kplace gen`: writes a synthetic cluster snapshot (a YAML stream, or one JSON List when the
+//! file name ends in `.json`) that the other commands read, or lists the workloads (`--list`).
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use kplace::r#gen::{GenParams, Workload, write_yaml_with_progress};
+use kplace::r#gen::{Format, GenParams, Workload, write_with_progress, write_yaml_with_progress};
 
 use super::output::{count, print_stdout};
 
@@ -30,7 +30,8 @@ pub struct GenArgs {
     /// Seed of the random stream: the same seed gives the same file.
     #[arg(long, value_name = "S", default_value_t = 42)]
     seed: u64,
-    /// Where to write the snapshot (`-` for stdout).
+    /// Where to write the snapshot (`-` for stdout): a YAML stream, or one JSON List when the
+    /// name ends in `.json`.
     #[arg(short, long, value_name = "FILE", required_unless_present = "list")]
     output: Option<PathBuf>,
     /// Describe every workload (what it mirrors, its nodes and pods, its knobs) and exit.
@@ -66,7 +67,8 @@ pub fn run(args: &GenArgs) -> anyhow::Result<ExitCode> {
         let file = std::fs::File::create(output)
             .with_context(|| format!("creating {}", output.display()))?;
         let mut writer = BufWriter::with_capacity(1 << 20, file);
-        let summary = write_yaml_with_progress(&params, &mut writer, &super::progress())
+        let format = Format::for_path(output);
+        let summary = write_with_progress(&params, &mut writer, format, &super::progress())
             .with_context(|| format!("writing {}", output.display()))?;
         writer.flush().with_context(|| format!("writing {}", output.display()))?;
         summary

@@ -261,7 +261,35 @@ pub fn write_yaml<W: Write>(params: &GenParams, out: W) -> Result<GenSummary, Ge
 /// [`write_yaml`], reporting nodes and pods written as steps of a `progress` bar.
 pub fn write_yaml_with_progress<W: Write>(
     params: &GenParams,
+    out: W,
+    progress: &Progress,
+) -> Result<GenSummary, GenError> {
+    write_with_progress(params, out, Format::Yaml, progress)
+}
+
+/// How [`write_with_progress`] writes the snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A YAML stream, each object a document opened by `---`.
+    Yaml,
+    /// One JSON `List` of every object, as `kubectl get -o json` prints several kinds.
+    JsonList,
+}
+
+impl Format {
+    /// The format a file name asks for: `.json` a JSON List, anything else YAML.
+    pub fn for_path(path: &std::path::Path) -> Format {
+        let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        if json { Format::JsonList } else { Format::Yaml }
+    }
+}
+
+/// Generates the snapshot and writes it to `out` in `format`, reporting nodes and pods written
+/// as steps of a `progress` bar. `out` should be buffered; it is flushed at the end.
+pub fn write_with_progress<W: Write>(
+    params: &GenParams,
     mut out: W,
+    format: Format,
     progress: &Progress,
 ) -> Result<GenSummary, GenError> {
     let mut generator = generate(params)?;
@@ -269,15 +297,34 @@ pub fn write_yaml_with_progress<W: Write>(
     let mut bytes = 0u64;
     let task = progress.bar("gen: nodes + pods", (params.nodes + params.pods) as u64);
     let mut objects = 0u64;
+    if format == Format::JsonList {
+        buf.push_str("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    }
     while let Some(object) = generator.next() {
         objects += 1;
         if objects.is_multiple_of(1024) {
             let s = generator.summary();
             task.set_position((s.nodes + s.bound_pods + s.pending_pods) as u64);
         }
+        match format {
+            Format::Yaml => {
+                buf.push_str("---\n");
+                yaml::write_document(&object, &mut buf);
+            }
+            Format::JsonList => {
+                if objects > 1 {
+                    buf.push_str(",\n");
+                }
+                // A `Value` always serializes (its map keys are strings).
+                buf.push_str(&serde_json::to_string(&object).unwrap_or_default());
+            }
+        }
+        out.write_all(buf.as_bytes())?;
+        bytes += buf.len() as u64;
         buf.clear();
-        buf.push_str("---\n");
-        yaml::write_document(&object, &mut buf);
+    }
+    if format == Format::JsonList {
+        buf.push_str("],\"metadata\":{\"resourceVersion\":\"\"}}\n");
         out.write_all(buf.as_bytes())?;
         bytes += buf.len() as u64;
     }

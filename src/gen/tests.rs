@@ -106,6 +106,40 @@ fn every_workload_loads_with_the_asked_for_counts_and_bound_pods_that_fit() {
 }
 
 #[test]
+fn a_json_list_holds_the_same_objects_as_the_yaml_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    for (workload, init, _) in SMALL {
+        let p = params(workload, 20, 60, init);
+        let read = |name: &str, format: Format| {
+            let path = dir.path().join(name);
+            let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+            let summary = write_with_progress(&p, file, format, &Progress::hidden()).unwrap();
+            assert_eq!(summary.bytes, std::fs::metadata(&path).unwrap().len(), "{name}: bytes");
+            (summary, load(std::slice::from_ref(&path)).unwrap())
+        };
+        let (yaml_summary, yaml) = read("cluster.yaml", Format::for_path("c.yaml".as_ref()));
+        let (json_summary, json) = read("cluster.json", Format::for_path("c.JSON".as_ref()));
+        let name = workload.name();
+        assert_eq!(yaml_summary.nodes, json_summary.nodes, "{name}");
+        assert_eq!(yaml_summary.pending_pods, json_summary.pending_pods, "{name}");
+        fn objects<T: Clone>(v: &[crate::snapshot::Sourced<T>]) -> Vec<T> {
+            v.iter().map(|s| s.object.clone()).collect()
+        }
+        assert_eq!(objects(&yaml.nodes), objects(&json.nodes), "{name}: nodes");
+        assert_eq!(objects(&yaml.pods), objects(&json.pods), "{name}: pods");
+        assert_eq!(objects(&yaml.pdbs), objects(&json.pdbs), "{name}: budgets");
+        assert_eq!(objects(&yaml.namespaces), objects(&json.namespaces), "{name}: namespaces");
+        assert_eq!(
+            objects(&yaml.priority_classes),
+            objects(&json.priority_classes),
+            "{name}: priority classes"
+        );
+        assert_eq!(objects(&yaml.services), objects(&json.services), "{name}: services");
+        assert_eq!(yaml.pods.len(), 60, "{name}: the objects are there");
+    }
+}
+
+#[test]
 fn an_init_batch_larger_than_the_cluster_binds_only_what_fits() {
     for workload in Workload::ALL {
         let (summary, _, cluster) = generate_and_load(&params(workload, 5, 500, 500));
