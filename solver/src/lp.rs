@@ -22,7 +22,10 @@
 //! with the tiers above held at their optimum (minus a rounding tolerance); then the total
 //! score (each group's mean static score per class) with every tier held. Quotas are the
 //! rounded-down values. Conflicts ([`Problem::conflicts`]) are not in the relaxation; the greedy
-//! enforces them exactly while following the quotas.
+//! enforces them exactly while following the quotas. `DoNotSchedule` spread rules are: groups
+//! never straddle a domain of a spread rule's topology, and each domain's final count is held
+//! within `maxSkew` of the least eligible one (domain quotas; [`rules`]). The exact MIP takes
+//! every hard inter-pod rule ([`rules::mip`]).
 //!
 //! The default LP backend is microlp's simplex (pure Rust); with the `highs` feature, HiGHS.
 //! A simplex gives a vertex, whose values are mostly whole (an interior point method gives the
@@ -38,6 +41,8 @@ use good_lp::{
 };
 
 use crate::greedy::{Problem, SolverError};
+
+mod rules;
 
 /// Relative slack when a tier is held at its optimum in the next LPs.
 const HOLD_TOLERANCE: f64 = 1e-6;
@@ -88,14 +93,16 @@ impl From<ResolutionError> for LpError {
     }
 }
 
-/// Groups nodes by their feasibility for the classes that have pods to place and by the
-/// binary order of magnitude of their free capacity per resource (`⌊log2(free + 1)⌋`: an empty
+/// Groups nodes by their feasibility for the classes that have pods to place, their domains
+/// in the topologies of spread rules ([`rules::group_key`]) and the binary order of magnitude of their free capacity per resource (`⌊log2(free + 1)⌋`: an empty
 /// large node, an empty small one and a nearly full one land in different groups, nodes of one
 /// pool with similar room in one). Groups are numbered in the order of their first node.
 fn group_nodes(problem: &Problem) -> (usize, Vec<usize>) {
     let active: Vec<usize> =
         (0..problem.classes.len()).filter(|&c| problem.classes[c].count > 0).collect();
-    let mut ids: BTreeMap<(Vec<bool>, Vec<u32>), usize> = BTreeMap::new();
+    // (feasibility column, free room magnitudes, spread domains) → group.
+    type Key = (Vec<bool>, Vec<u32>, Vec<u32>);
+    let mut ids: BTreeMap<Key, usize> = BTreeMap::new();
     let mut group_of_node = Vec::with_capacity(problem.nodes);
     for node in 0..problem.nodes {
         let column: Vec<bool> =
@@ -103,8 +110,9 @@ fn group_nodes(problem: &Problem) -> (usize, Vec<usize>) {
         let free = &problem.free[node * problem.resources..(node + 1) * problem.resources];
         let magnitude: Vec<u32> =
             free.iter().map(|&f| 64 - (f.max(0) as u64).leading_zeros()).collect();
+        let domains = rules::group_key(problem, node);
         let next = ids.len();
-        group_of_node.push(*ids.entry((column, magnitude)).or_insert(next));
+        group_of_node.push(*ids.entry((column, magnitude, domains)).or_insert(next));
     }
     (ids.len(), group_of_node)
 }
@@ -163,7 +171,7 @@ pub fn lp_guide(problem: &Problem, options: &LpOptions) -> Result<Option<Guide>,
             continue;
         }
         for (node, &g) in group_of_node.iter().enumerate() {
-            if problem.feasible[c * problem.nodes + node] {
+            if problem.feasible[c * problem.nodes + node] && rules::has_keys(problem, c, node) {
                 cap[c * groups + g] += fit_count(problem, c, node);
             }
         }
@@ -223,6 +231,7 @@ pub fn lp_guide(problem: &Problem, options: &LpOptions) -> Result<Option<Guide>,
                 }
             }
         }
+        constraints.extend(rules::spread_lp(problem, &group_of_node, &cells, &x, vars));
         (x, constraints)
     };
 
@@ -287,10 +296,11 @@ fn relative_values(problem: &Problem) -> Vec<f64> {
 /// The exact optimum of `problem` by branch and bound over per-node integer variables: the
 /// value placed per priority tier under the problem's objective (highest priority first, each
 /// maximized with the tiers above held at their optimum; [`crate::objective::tier_values`]'s
-/// units: pods, or the sum of dominant shares), honouring capacity, feasibility, per-node limits and
+/// units: pods, or the sum of dominant shares), honouring capacity, feasibility, per-node limits,
 /// conflicts (for each conflict, domain and class pair, at most one of the two classes in the
-/// domain, or at most one pod when the class conflicts with itself). Initial pods stay where
-/// they are. `None` when the time limit ran out before an optimum was proven.
+/// domain, or at most one pod when the class conflicts with itself) and the hard inter-pod
+/// rules on the final counts ([`rules`]: a relaxation of their pod-by-pod form). Initial pods
+/// stay where they are. `None` when the time limit ran out before an optimum was proven.
 ///
 /// Meant for problems of a few nodes and classes (quality tests): the MIP has
 /// `classes × nodes` integer variables plus one indicator per class and conflicting domain.
@@ -314,7 +324,10 @@ pub fn solve_exact(
         let mut x: Vec<Option<Variable>> = Vec::with_capacity(problem.classes.len() * n);
         for (c, class) in problem.classes.iter().enumerate() {
             for node in 0..n {
-                if class.count > 0 && problem.feasible[c * n + node] {
+                if class.count > 0
+                    && problem.feasible[c * n + node]
+                    && rules::has_keys(problem, c, node)
+                {
                     let upper = class.max_per_node.unwrap_or(class.count).min(class.count);
                     x.push(Some(vars.add(variable().integer().min(0).max(upper))));
                 } else {
@@ -383,6 +396,7 @@ pub fn solve_exact(
                 }
             }
         }
+        constraints.extend(rules::mip(problem, &x, &mut vars));
         let weighted = |pred: &dyn Fn(usize) -> bool| -> Expression {
             let mut e = Expression::from(0.0);
             for (i, v) in x.iter().enumerate() {

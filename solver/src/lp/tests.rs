@@ -12,6 +12,7 @@ use crate::greedy::{
     Assignment, ClassOrder, ClassSpec, Conflict, GreedyOptions, NO_DOMAIN, solve_greedy,
 };
 use crate::objective::Objective;
+use crate::topology::{Counter, InterPod, Rule};
 
 fn class(count: u32, priority: i32, requests: &[i64]) -> ClassSpec {
     ClassSpec { count, priority, requests: requests.to_vec(), max_per_node: None }
@@ -98,6 +99,124 @@ fn the_exact_mip_honours_conflicts_and_tiers() {
     let exact = solve_exact(&p, Duration::from_secs(20)).expect("solves").expect("optimal");
     // Node 2 is in no zone: class 1 puts both pods there, and class 0 takes zone 0 freely.
     assert_eq!(exact, vec![(5, 2), (0, 3)]);
+}
+
+/// `problem` with one topology (`domains`, a domain per node) and `rules` of class 0 over one
+/// counter of class 0's own pods (`initial`: its count per domain before the solve).
+fn with_rule(mut p: Problem, domains: &[u32], initial: &[u32], rule: Rule) -> Problem {
+    p.topologies = 1;
+    p.domains = domains.to_vec();
+    p.inter_pod = InterPod {
+        counters: vec![Counter {
+            topology: 0,
+            members: vec![0],
+            initial: initial.to_vec(),
+            ..Counter::default()
+        }],
+        rules: vec![rule],
+    };
+    p.objective = Objective::Pods;
+    p
+}
+
+#[test]
+fn the_exact_mip_honours_spread_affinity_and_anti_affinity() {
+    let spread =
+        |max_skew, min_domains| Rule::Spread { class: 0, counter: 0, max_skew, min_domains };
+    let affinity = Rule::Affinity { class: 0, counters: vec![0], self_match: true };
+    let anti = Rule::AntiAffinity { class: 0, counter: 0 };
+    // (case, room per node, domain per node, counted before per domain, rule, pods placed)
+    type Case<'a> = (&'a str, &'a [i64], &'a [u32], &'a [u32], Rule, u128);
+    let cases: &[Case] = &[
+        (
+            "spread: the full zone holds the others to maxSkew",
+            &[4, 4, 0],
+            &[0, 1, 2],
+            &[],
+            spread(1, 1),
+            2,
+        ),
+        ("spread: a wider skew lets more in", &[4, 4, 0], &[0, 1, 2], &[], spread(2, 1), 4),
+        ("spread: two roomy zones take all", &[4, 4], &[0, 1], &[], spread(1, 1), 6),
+        (
+            "spread: too few domains for minDomains pin the minimum at 0",
+            &[4, 4],
+            &[0, 1],
+            &[],
+            spread(1, 3),
+            2,
+        ),
+        (
+            "spread: a node without the key takes none",
+            &[4, 4],
+            &[0, NO_DOMAIN],
+            &[],
+            spread(1, 1),
+            4,
+        ),
+        (
+            "affinity: the first pod picks one zone, the rest follow",
+            &[3, 2],
+            &[0, 1],
+            &[],
+            affinity.clone(),
+            3,
+        ),
+        (
+            "affinity: only where a matching pod runs",
+            &[3, 2],
+            &[0, 1],
+            &[0, 1],
+            affinity.clone(),
+            2,
+        ),
+        (
+            "anti-affinity: one of its own pods per zone",
+            &[4, 4, 4],
+            &[0, 0, 1],
+            &[],
+            anti.clone(),
+            2,
+        ),
+        (
+            "anti-affinity: none where a counted pod runs",
+            &[4, 4, 4],
+            &[0, 0, 1],
+            &[1, 0],
+            anti.clone(),
+            1,
+        ),
+    ];
+    for (case, room, domains, initial, rule, want) in cases {
+        let free: Vec<&[i64]> = room.iter().map(std::slice::from_ref).collect();
+        let p = with_rule(problem(vec![class(6, 0, &[1])], &free), domains, initial, rule.clone());
+        let exact = solve_exact(&p, Duration::from_secs(20)).expect("solves").expect("optimal");
+        assert_eq!(exact, vec![(0, *want)], "{case}");
+        // The greedy's pod-by-pod placement reaches the same count on these.
+        let got = per_tier(&p, &best_of_strategies(&p));
+        assert_eq!(got, exact, "{case}: the strategies");
+    }
+}
+
+#[test]
+fn lp_quotas_keep_a_spread_class_within_its_skew() {
+    // Zone 0 has room for 10 pods, zone 1 for 2: spread with maxSkew 1 over its own pods
+    // allows 3 + 2. Without the rule the LP would send all 8 to zone 0.
+    let p = problem(vec![class(8, 0, &[1])], &[&[10], &[2]]);
+    let p = with_rule(
+        p,
+        &[0, 1],
+        &[],
+        Rule::Spread { class: 0, counter: 0, max_skew: 1, min_domains: 1 },
+    );
+    let guide = lp_guide(&p, &LpOptions::default()).expect("solves").expect("a guide");
+    assert_ne!(guide.group_of_node[0], guide.group_of_node[1], "one group per zone");
+    let quota = |node: usize| guide.quota[guide.group_of_node[node]];
+    assert!(quota(0) <= 3, "zone 0's quota {} exceeds the skew", quota(0));
+    assert!(quota(0) + quota(1) >= 4, "the quotas place too little: {guide:?}");
+    let unruled = Problem { inter_pod: InterPod::default(), ..p.clone() };
+    let guide = lp_guide(&unruled, &LpOptions::default()).expect("solves").expect("a guide");
+    assert!(guide.quota[guide.group_of_node[0]] > 3, "without the rule: {guide:?}");
 }
 
 /// The value placed per priority tier, highest first.
@@ -187,6 +306,95 @@ fn the_strategies_match_the_exact_optimum_per_tier_on_small_problems() {
     );
 }
 
+/// [`small_problem`] with hard inter-pod rules: each class, with some chance, spreads its own
+/// pods (`maxSkew` 1–2, `minDomains` 1–3), requires affinity to its own pods or avoids them,
+/// over the problem's one topology, with a few of its pods counted before the solve.
+fn small_problem_with_rules() -> impl Strategy<Value = Problem> {
+    small_problem().prop_flat_map(|p| {
+        let n_classes = p.classes.len();
+        let n_nodes = p.nodes;
+        let rule = (0u8..4, 1u32..3, 1u32..4, prop::collection::vec(0u32..2, n_nodes));
+        (Just(p), prop::collection::vec(rule, n_classes)).prop_map(move |(mut p, rules)| {
+            // Domain ids must be below the number of nodes.
+            for d in &mut p.domains {
+                *d %= n_nodes as u32;
+            }
+            for (c, (kind, max_skew, min_domains, initial)) in rules.into_iter().enumerate() {
+                let initial = if kind == 1 { vec![0; n_nodes] } else { initial };
+                let counter = p.inter_pod.counters.len();
+                let rule = match kind {
+                    0 => Rule::Spread { class: c, counter, max_skew, min_domains },
+                    1 | 2 => Rule::Affinity { class: c, counters: vec![counter], self_match: true },
+                    _ => Rule::AntiAffinity { class: c, counter },
+                };
+                p.inter_pod.counters.push(Counter {
+                    topology: 0,
+                    members: vec![c],
+                    initial,
+                    ..Counter::default()
+                });
+                p.inter_pod.rules.push(rule);
+            }
+            p
+        })
+    })
+}
+
+#[test]
+fn the_strategies_are_near_the_exact_optimum_with_spread_and_affinity_rules() {
+    // Random small problems where every class has a hard spread, affinity or anti-affinity
+    // rule, both objectives. The MIP states the rules on the final counts, a relaxation of
+    // their pod-by-pod form (see `rules`), so it bounds what any sequential placement can
+    // reach from above: the kept strategy is never above it. Measured: the rules lower the
+    // optimum of 56 (pods) and 62 (resources) of the 150; the kept strategy reaches the
+    // relaxed optimum on 147 of 150 with the pods objective (1.92% of the optimum's pods lost
+    // in all) and on 140 of 150 with the resources objective (2.22% of the value).
+    for objective in [Objective::Pods, Objective::Resources] {
+        let mut runner = TestRunner::deterministic();
+        let (mut solved, mut optimal, mut binding) = (0u32, 0u32, 0u32);
+        let (mut got_total, mut optimum) = (0u128, 0u128);
+        for _ in 0..150 {
+            let mut p =
+                small_problem_with_rules().new_tree(&mut runner).expect("a problem").current();
+            p.objective = objective;
+            let Some(exact) = solve_exact(&p, Duration::from_secs(5)).expect("solves") else {
+                continue;
+            };
+            solved += 1;
+            let free = Problem { inter_pod: InterPod::default(), ..p.clone() };
+            if solve_exact(&free, Duration::from_secs(5))
+                .expect("solves")
+                .is_some_and(|f| f != exact)
+            {
+                binding += 1;
+            }
+            let got = per_tier(&p, &best_of_strategies(&p));
+            let differs = got.iter().zip(&exact).find(|(g, e)| g.1.abs_diff(e.1) * 1_000_000 > e.1);
+            match differs {
+                None => optimal += 1,
+                Some((g, e)) => {
+                    assert!(g.1 < e.1, "above the relaxed optimum: {got:?} > {exact:?}\n{p:?}")
+                }
+            }
+            got_total += got.iter().map(|t| t.1).sum::<u128>();
+            optimum += exact.iter().map(|t| t.1).sum::<u128>();
+        }
+        let gap = 1.0 - got_total as f64 / optimum.max(1) as f64;
+        eprintln!(
+            "{objective:?} with rules: optimal on {optimal} of {solved} problems; {:.2}% of the \
+             optimum lost in all; the rules lower the optimum of {binding}",
+            gap * 100.0
+        );
+        assert!(binding >= 30, "{objective:?}: the rules bind on only {binding} problems");
+        assert!(solved >= 120, "{objective:?}: only {solved} problems solved exactly");
+        assert!(
+            optimal * 100 >= solved * 85,
+            "{objective:?}: optimal on only {optimal} of {solved}"
+        );
+        assert!(gap <= 0.03, "{objective:?}: the strategies lose {:.2}%", gap * 100.0);
+    }
+}
+
 #[test]
 fn the_strategies_are_near_the_exact_optimum_of_placed_resources_on_small_problems() {
     // The same instances with the default objective (placed pods weighted by dominant share
@@ -238,8 +446,19 @@ proptest! {
 
     #[test]
     fn guided_assignments_respect_capacity_and_conflicts(p in small_problem()) {
-        let Some(guide) = lp_guide(&p, &LpOptions::default()).expect("solves") else {
-            return Ok(());
+        let guide = match lp_guide(&p, &LpOptions::default()) {
+            Ok(Some(guide)) => guide,
+            Ok(None) => return Ok(()),
+            // microlp 0.6 reports a singular basis on a few problems (one is kept in
+            // proptest-regressions); `plan` then goes on without the LP-guided strategy.
+            Err(LpError::Backend(e)) => {
+                let (a, strategy) = crate::objective::solve_best(&p).expect("valid without the LP");
+                prop_assert_ne!(strategy, crate::objective::Strategy::LpGuided, "{}", e);
+                let wanted: u32 = p.classes.iter().map(|c| c.count).sum();
+                prop_assert_eq!(a.placements.len() as u32 + a.unplaced.iter().sum::<u32>(), wanted);
+                return Ok(());
+            }
+            Err(e) => panic!("the LP failed: {e}"),
         };
         prop_assert_eq!(guide.group_of_node.len(), p.nodes);
         let guided = Problem { guide: Some(guide), ..p.clone() };
