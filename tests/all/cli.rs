@@ -2,21 +2,12 @@
 //! exit codes and error messages.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use crate::run::kplace;
 use serde_json::Value;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .current_dir(root())
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("kplace runs")
 }
 
 fn json(args: &[&str]) -> Value {

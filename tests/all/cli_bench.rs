@@ -4,17 +4,10 @@
 //! `--upstream`, a fake external scheduler (and the real kso when present) is timed on a file
 //! holding the case's every pod, and its failures are reported without stopping the bench.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::run::kplace;
 use kplace::compare::bench::{BenchReport, BenchRun, SCHEMA_VERSION};
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("kplace runs")
-}
 
 fn check_run(what: &str, run: &BenchRun, pending: usize, repeat: usize) {
     assert_eq!(run.decision_ms.len(), repeat, "{what}: one time per repeat");

@@ -3,28 +3,9 @@
 //! figures add up, both plans pass `kplace check`, and no progress bar reaches a piped stderr.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use crate::run::{kplace, ok};
 use kplace::compare::{Comparison, SCHEMA_VERSION, Side};
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("kplace runs")
-}
-
-fn ok(args: &[&str]) -> Output {
-    let out = kplace(args);
-    assert!(
-        out.status.success(),
-        "kplace {args:?} failed ({:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn demo_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo")

@@ -3,29 +3,11 @@
 //! get the documented exit codes, and a 5,000-node, 10,000-pod cluster is quick to write.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::time::Instant;
 
+use crate::run::{kplace, ok};
 use kplace::r#gen::Workload;
 use serde_json::Value;
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("kplace runs")
-}
-
-fn ok(args: &[&str]) -> Output {
-    let out = kplace(args);
-    assert!(
-        out.status.success(),
-        "kplace {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&ok(args).stdout).expect("stdout is exactly one JSON document")

@@ -7,31 +7,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::{Command, Output};
 
+use crate::run::{kplace, ok};
 use serde_json::Value;
 
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOST: &str = "kubernetes.io/hostname";
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("kplace runs")
-}
-
-fn ok(args: &[&str]) -> Output {
-    let out = kplace(args);
-    assert!(
-        out.status.success(),
-        "kplace {args:?} failed ({:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&ok(args).stdout).expect("one JSON document")

@@ -3,8 +3,8 @@
 //! shows the gang totals, and `kplace check` holds a plan to all-or-nothing.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
+use crate::run::kplace;
 use kplace::check::{ViolationKind, check};
 use kplace::model::GangConvention;
 use kplace::plan::{Placement, Plan, Unschedulable};
@@ -18,15 +18,6 @@ fn root() -> PathBuf {
 fn fixture() -> Cluster {
     let snap = snapshot::load(&[root().join("fixtures/gangs")]).expect("the fixture loads");
     snapshot::build(&snap, &BuildOptions::default()).expect("the fixture builds")
-}
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .current_dir(root())
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("kplace runs")
 }
 
 #[test]

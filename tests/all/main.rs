@@ -28,6 +28,7 @@ mod out_of_range_cli;
 mod plan_check_cli;
 mod plan_objective;
 mod rebalance_cli;
+mod run;
 mod schedule;
 mod schedule_faults;
 mod snapshot_bad_input;

@@ -3,21 +3,14 @@
 //! `baseline`, and a tampered plan is rejected with exit code 3.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::run::kplace_logging;
 use kplace::check::CheckReport;
 use kplace::plan::Plan;
 
 fn demo_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo")
-}
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .env("RUST_LOG", "error")
-        .output()
-        .expect("kplace runs")
 }
 
 fn plan_of(command: &str) -> Plan {
@@ -185,4 +178,8 @@ fn check_verifies_disruption_budgets_wave_by_wave() {
             );
         }
     }
+}
+
+fn kplace(args: &[&str]) -> Output {
+    kplace_logging(args, "error")
 }

@@ -5,28 +5,9 @@
 //! `--ensure-baseline` are recorded in its settings.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
+use crate::run::ok;
 use serde_json::Value;
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("kplace runs")
-}
-
-fn ok(args: &[&str]) -> Output {
-    let out = kplace(args);
-    assert!(
-        out.status.success(),
-        "kplace {args:?} failed ({:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 fn compare(path: &Path, extra: &[&str]) -> Value {
     let path = path.to_str().expect("a UTF-8 path");

@@ -6,8 +6,9 @@
 //! accepts the rebalancing plans (moves replayed wave by wave) and rejects corrupted moves.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::run::kplace_logging;
 use kplace::plan::Plan;
 use kplace::rebalance::budget::{Budget, budgets};
 use kplace::rebalance::waves::{check_moves, verify_waves};
@@ -16,15 +17,6 @@ use serde_json::Value;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .current_dir(root())
-        .env("RUST_LOG", "error")
-        .output()
-        .expect("kplace runs")
 }
 
 fn plan(args: &[&str]) -> Plan {
@@ -340,4 +332,8 @@ fn plans_on_a_generated_cluster_move_pods_improve_their_objective_and_pass_check
         "{:#?}",
         report.violations
     );
+}
+
+fn kplace(args: &[&str]) -> Output {
+    kplace_logging(args, "error")
 }

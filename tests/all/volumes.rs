@@ -3,18 +3,8 @@
 //! VolumeRestrictions' PreFilters), `explain` and `snapshot` carry the claims, and a snapshot
 //! without claims says why its pods fail.
 
-use std::process::{Command, Output};
-
+use crate::run::kplace;
 use serde_json::Value;
-
-fn kplace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("kplace runs")
-}
 
 fn plan(command: &str, snapshot: &str) -> Value {
     let out = kplace(&[command, snapshot, "--backend", "cpu", "-q", "-o", "json"]);
