@@ -1194,6 +1194,7 @@ impl Run {
                 prepared: &prepared,
                 source: &source,
                 resource_planes: &resource_planes,
+                max_part: source.iter().map(|&(g, c)| resource_planes[g].max_part(c)).collect(),
                 usage: vec![None; encs.len() * n_nodes],
             };
             let greedy = GreedyOptions { class_order, relocate: options.relocate };
@@ -1697,6 +1698,16 @@ impl ResourcePlanes {
             .sum()
     }
 
+    /// The most the usage-dependent part of class `c`'s score can be, whatever the usage:
+    /// every plane's raw score is at most [`crate::framework::MAX_NODE_SCORE`].
+    fn max_part(&self, c: usize) -> i64 {
+        self.planes
+            .iter()
+            .filter(|(_, _, skipped)| !skipped.get(c).copied().unwrap_or(false))
+            .map(|&(_, weight, _)| weight.max(0) * crate::framework::MAX_NODE_SCORE)
+            .sum()
+    }
+
     /// The weighted sum for class `c` of an update's NodeResourcesFit and
     /// NodeResourcesBalancedAllocation raw scores.
     fn updated(&self, c: usize, fit_raw: i32, balanced_raw: i32) -> i64 {
@@ -1742,6 +1753,8 @@ struct Applier<'a> {
     source: &'a [(usize, usize)],
     /// Per group: the usage-dependent score planes.
     resource_planes: &'a [ResourcePlanes],
+    /// Per solver class: [`ResourcePlanes::max_part`] (for [`Rescore::bound`]).
+    max_part: Vec<i64>,
     /// Per group × node (`g * nodes + node`), once asked for since the node last changed: the
     /// node's usage in the group's units (`None` when it no longer fits them). A class's
     /// usage-dependent score there is computed from it when the solver asks for that cell, so
@@ -1850,6 +1863,18 @@ impl Rescore for Applier<'_> {
             Some(part) => self.static_part.get(cell).copied().unwrap_or(0) + part,
             None => self.score.get(cell).copied().unwrap_or(0),
         }
+    }
+
+    /// The static part plus the most the resource planes can add (at least the matrix's score,
+    /// which a failed update returns).
+    fn bound(&mut self, class: usize, node: usize) -> i64 {
+        let cell = class * self.nodes + node;
+        let (Some(&fixed), Some(&part), Some(&score)) =
+            (self.static_part.get(cell), self.max_part.get(class), self.score.get(cell))
+        else {
+            return i64::MAX;
+        };
+        (fixed + part).max(score)
     }
 }
 
