@@ -268,6 +268,14 @@ pub trait Rescore {
 
     /// The score of `class` on `node`, whose free capacity per resource is now `free`.
     fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64;
+
+    /// An upper bound of every score [`Rescore::rescore`] may return for `class` on `node`,
+    /// whatever the node's usage: the greedy rescores a changed node only when this bound could
+    /// beat the best node found so far (the default, `i64::MAX`, rescores every one).
+    fn bound(&mut self, class: usize, node: usize) -> i64 {
+        let _ = (class, node);
+        i64::MAX
+    }
 }
 
 /// The order of classes within a priority tier.
@@ -427,6 +435,7 @@ pub(crate) fn solve_with(
             &problem.domains,
         ),
         scan_pods,
+        deferred: Vec::new(),
     };
     if state.quota_left.is_some() {
         for &c in &order {
@@ -509,6 +518,8 @@ struct State<'p, 'r> {
     topo: TopologyState,
     /// Classes with at most this many pods left pick nodes by a scan ([`SCAN_PODS`]).
     scan_pods: u32,
+    /// Scratch of [`State::best_direct`]: changed nodes as `(bound, node, soft score)`.
+    deferred: Vec<(i64, Reverse<usize>, i64)>,
 }
 
 /// Nodes of one class that share their domains in every topology of the class's inter-pod
@@ -772,21 +783,55 @@ impl State<'_, '_> {
     }
 
     /// The best node that can take a pod of class `c` now (highest score, lowest index).
+    ///
+    /// Nodes whose usage has not changed score from the matrix; a changed node is rescored
+    /// only if [`Rescore::bound`] says it could beat the best found so far, highest bound
+    /// first. Since a bound is at least the node's score and keys are unique per node, the
+    /// result is the one a rescoring of every node gives (a property test compares the two).
     fn best_direct(&mut self, c: usize) -> Option<usize> {
         let mut best: Option<(i64, Reverse<usize>)> = None;
         let n_nodes = self.problem.nodes;
+        let bounded = self.rescore.is_some();
+        let mut deferred = std::mem::take(&mut self.deferred);
+        deferred.clear();
         for node in 0..n_nodes {
-            if !self.problem.feasible[c * n_nodes + node] {
+            if !self.problem.feasible[c * n_nodes + node] || !self.can_take(c, node) {
                 continue;
             }
-            if self.can_take(c, node) {
-                let key = (self.total_score(c, node), Reverse(node));
-                if best.is_none_or(|b| key > b) {
-                    best = Some(key);
+            if bounded && self.changed[node] {
+                let soft = self.topo.soft(c, node);
+                let bound = self.rescore_bound(c, node).saturating_add(soft);
+                if best.is_none_or(|b| (bound, Reverse(node)) > b) {
+                    deferred.push((bound, Reverse(node), soft));
                 }
+                continue;
+            }
+            let key = (self.total_score(c, node), Reverse(node));
+            if best.is_none_or(|b| key > b) {
+                best = Some(key);
             }
         }
+        // The changed nodes, highest bound first, until no bound can beat the best.
+        let mut heap = BinaryHeap::from(deferred);
+        while let Some((bound, Reverse(node), soft)) = heap.pop() {
+            if best.is_some_and(|b| (bound, Reverse(node)) <= b) {
+                break;
+            }
+            let key = (self.score(c, node).saturating_add(soft), Reverse(node));
+            if best.is_none_or(|b| key > b) {
+                best = Some(key);
+            }
+        }
+        self.deferred = heap.into_vec();
         best.map(|(_, Reverse(n))| n)
+    }
+
+    /// An upper bound of [`State::score`] of `c` on `node`, whatever the node's usage.
+    fn rescore_bound(&mut self, c: usize, node: usize) -> i64 {
+        match self.rescore.as_mut() {
+            Some(r) if self.changed[node] => r.bound(c, node),
+            _ => self.problem.score[self.cell(c, node)],
+        }
     }
 
     /// One relocation for an unplaced pod of class `c`: on a node where it lacks room, move one
@@ -895,4 +940,4 @@ impl State<'_, '_> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -133,7 +133,9 @@ use crate::baseline::scheduler::{
 use crate::encode::classes::classify;
 use crate::encode::{EncodeError, Encoded};
 use crate::eval::columns::{self, NodeUsage};
+use crate::eval::prep::STRATEGY_LEAST_ALLOCATED;
 use crate::eval::{CELL_FEASIBLE, EvalError, Evaluator, LeanMatrix, Prepared};
+use crate::framework::MAX_NODE_SCORE;
 use crate::framework::config::SchedulerConfig;
 use crate::framework::profile::PluginName;
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
@@ -159,6 +161,16 @@ const KEPT_PLANES: [PluginName; 2] =
 /// The queue-order strategy runs only when the tier's pods × nodes are at most this: it is a
 /// floor for the objective, not worth a fourth greedy pass on the largest batches.
 const QUEUE_ORDER_CELLS: usize = 1 << 28;
+
+/// An [`Applier::static_part`] that does not fit 32 bits: the cell keeps the matrix's score.
+const NO_STATIC_PART: i32 = i32::MIN;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: whether [`Applier`] gives the greedy its bounds (off: every changed node is
+    /// rescored, as without [`Rescore::bound`]).
+    static BOUNDS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
 
 /// The hostname label (`kubernetes.io/hostname`).
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
@@ -1054,7 +1066,10 @@ impl Run {
         }
         let mut source = vec![(0usize, 0usize); global.len()];
         let mut resource_planes = Vec::with_capacity(groups.len());
-        let mut static_part = vec![0i64; global.len() * n_nodes];
+        // Per cell: the score without the usage-dependent planes (NO_STATIC_PART when it does
+        // not fit 32 bits) and NodeResourcesFit's raw score at the tier's start.
+        let mut static_part = vec![0i32; global.len() * n_nodes];
+        let mut fit_start = vec![0u8; global.len() * n_nodes];
         for (g, (_, ks)) in groups.iter().enumerate() {
             let m = match evaluator.evaluate_lean(&prepared[g], &KEPT_PLANES) {
                 Ok(m) => m,
@@ -1071,12 +1086,13 @@ impl Run {
                 // The solver's soft spread terms replace the tier-start spread score: such a
                 // class's matrix has no PodTopologySpread score ([`Frameworks::variant`]).
                 let row = m.cell(c, 0)..m.cell(c, 0) + n_nodes;
-                let resource: Vec<(&[i32], i64)> = planes
+                let resource: Vec<(&[i32], i64, bool)> = planes
                     .planes
                     .iter()
-                    .filter(|(_, _, skipped)| !skipped.get(c).copied().unwrap_or(false))
-                    .filter_map(|&(i, weight, _)| {
-                        Some((m.planes[i].normalized.get(row.clone())?, weight))
+                    .zip(&planes.is_fit)
+                    .filter(|((_, _, skipped), _)| !skipped.get(c).copied().unwrap_or(false))
+                    .filter_map(|(&(i, weight, _), &fit)| {
+                        Some((m.planes[i].normalized.get(row.clone())?, weight, fit))
                     })
                     .collect();
                 let at = k * n_nodes..(k + 1) * n_nodes;
@@ -1084,15 +1100,29 @@ impl Run {
                 let out = problem.feasible[at.clone()]
                     .iter_mut()
                     .zip(&mut problem.score[at.clone()])
-                    .zip(&mut static_part[at]);
-                for ((n, (&word, &total)), ((feasible, score), fixed)) in cells.zip(out) {
+                    .zip(static_part[at.clone()].iter_mut().zip(&mut fit_start[at]));
+                for ((n, (&word, &total)), ((feasible, score), (fixed, fit0))) in cells.zip(out) {
                     if word & CELL_FEASIBLE == 0 {
                         continue;
                     }
                     let total = i64::from(total);
                     *feasible = true;
                     *score = total;
-                    *fixed = total - resource.iter().map(|(v, w)| w * i64::from(v[n])).sum::<i64>();
+                    let mut part = 0i64;
+                    for &(v, w, fit) in &resource {
+                        part += w * i64::from(v[n]);
+                        if fit {
+                            // Out of range (never, for a class without score errors): no bound.
+                            *fit0 = u8::try_from(v[n])
+                                .ok()
+                                .filter(|&f| i64::from(f) <= MAX_NODE_SCORE)
+                                .unwrap_or(MAX_NODE_SCORE as u8);
+                        }
+                    }
+                    *fixed = i32::try_from(total - part)
+                        .ok()
+                        .filter(|&f| f != NO_STATIC_PART)
+                        .unwrap_or(NO_STATIC_PART);
                 }
             }
             resource_planes.push(planes);
@@ -1188,12 +1218,21 @@ impl Run {
                 moving: vec![None; global.len()],
                 changed: false,
                 static_part: &static_part,
+                fit_start: &fit_start,
+                shrunk: vec![false; n_nodes],
                 score: &problem.score,
                 nodes: n_nodes,
                 encs: &encs,
                 prepared: &prepared,
                 source: &source,
                 resource_planes: &resource_planes,
+                max_part: source
+                    .iter()
+                    .map(|&(g, c)| {
+                        let monotone = prepared[g].fit_strategy == STRATEGY_LEAST_ALLOCATED;
+                        resource_planes[g].max_part(c, monotone)
+                    })
+                    .collect(),
                 usage: vec![None; encs.len() * n_nodes],
             };
             let greedy = GreedyOptions { class_order, relocate: options.relocate };
@@ -1697,6 +1736,26 @@ impl ResourcePlanes {
             .sum()
     }
 
+    /// The most the usage-dependent part of class `c`'s score can be, as `(fit weight, rest)`:
+    /// at most `fit weight × NodeResourcesFit's raw score at the tier's start + rest` on a node
+    /// whose usage only grew since. Every plane's raw score is at most [`MAX_NODE_SCORE`], and
+    /// with `monotone` (LeastAllocated) NodeResourcesFit's only falls as usage grows; otherwise
+    /// the fit weight is 0 and its plane counts in the rest.
+    fn max_part(&self, c: usize, monotone: bool) -> (i64, i64) {
+        let (mut fit_weight, mut rest) = (0, 0);
+        for (&(_, weight, ref skipped), &fit) in self.planes.iter().zip(&self.is_fit) {
+            if skipped.get(c).copied().unwrap_or(false) {
+                continue;
+            }
+            if fit && monotone {
+                fit_weight += weight.max(0);
+            } else {
+                rest += weight.max(0) * MAX_NODE_SCORE;
+            }
+        }
+        (fit_weight, rest)
+    }
+
     /// The weighted sum for class `c` of an update's NodeResourcesFit and
     /// NodeResourcesBalancedAllocation raw scores.
     fn updated(&self, c: usize, fit_raw: i32, balanced_raw: i32) -> i64 {
@@ -1730,8 +1789,14 @@ struct Applier<'a> {
     moving: Vec<Option<usize>>,
     /// Whether anything was placed or moved.
     changed: bool,
-    /// Per solver class × node, the part of the score that does not depend on usage.
-    static_part: &'a [i64],
+    /// Per solver class × node, the part of the score that does not depend on usage
+    /// ([`NO_STATIC_PART`]: none; the matrix's score stays).
+    static_part: &'a [i32],
+    /// Per solver class × node, NodeResourcesFit's raw score at the tier's start.
+    fit_start: &'a [u8],
+    /// Per node, whether relocation took a pod off it (its usage may be below the tier
+    /// start's, so [`Applier::fit_start`] bounds nothing there).
+    shrunk: Vec<bool>,
     /// Per solver class × node, the score before any change (used if an update fails).
     score: &'a [i64],
     nodes: usize,
@@ -1742,6 +1807,8 @@ struct Applier<'a> {
     source: &'a [(usize, usize)],
     /// Per group: the usage-dependent score planes.
     resource_planes: &'a [ResourcePlanes],
+    /// Per solver class: [`ResourcePlanes::max_part`] (for [`Rescore::bound`]).
+    max_part: Vec<(i64, i64)>,
     /// Per group × node (`g * nodes + node`), once asked for since the node last changed: the
     /// node's usage in the group's units (`None` when it no longer fits them). A class's
     /// usage-dependent score there is computed from it when the solver asks for that cell, so
@@ -1829,6 +1896,9 @@ impl Rescore for Applier<'_> {
         };
         let pod = &self.pending[self.greedy_pods[g].member];
         self.forget(node);
+        if let Some(s) = self.shrunk.get_mut(node) {
+            *s = true;
+        }
         if let Some(n) = self.cluster.nodes.get_mut(node) {
             n.remove_pod(&pod.namespace, &pod.name);
         }
@@ -1846,10 +1916,35 @@ impl Rescore for Applier<'_> {
             Some(Some(Some(usage))) => self.updated_part(g, c, usage),
             _ => None,
         };
-        match part {
-            Some(part) => self.static_part.get(cell).copied().unwrap_or(0) + part,
-            None => self.score.get(cell).copied().unwrap_or(0),
+        let score = self.score.get(cell).copied().unwrap_or(0);
+        match (part, self.static_part.get(cell)) {
+            (Some(part), Some(&fixed)) if fixed != NO_STATIC_PART => i64::from(fixed) + part,
+            _ => score,
         }
+    }
+
+    /// The static part plus the most the resource planes can add now ([`ResourcePlanes::max_part`];
+    /// at least the matrix's score, which a failed update returns).
+    fn bound(&mut self, class: usize, node: usize) -> i64 {
+        #[cfg(test)]
+        if !BOUNDS.get() {
+            return i64::MAX;
+        }
+        let cell = class * self.nodes + node;
+        let (Some(&fixed), Some(&(fit_weight, rest)), Some(&score), Some(&fit0), Some(&shrunk)) = (
+            self.static_part.get(cell),
+            self.max_part.get(class),
+            self.score.get(cell),
+            self.fit_start.get(cell),
+            self.shrunk.get(node),
+        ) else {
+            return i64::MAX;
+        };
+        if fixed == NO_STATIC_PART {
+            return score;
+        }
+        let fit = if shrunk { MAX_NODE_SCORE } else { i64::from(fit0) };
+        (i64::from(fixed) + fit_weight * fit + rest).max(score)
     }
 }
 

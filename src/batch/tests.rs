@@ -552,6 +552,25 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// The greedy rescores only the changed nodes whose bound (static part, NodeResourcesFit's
+    /// tier-start score, the other planes' maximum) could win: the plan is the one rescoring
+    /// every changed node gives.
+    #[test]
+    fn plans_with_rescoring_bounds_equal_plans_rescoring_every_changed_node(
+        (state, pending) in random_instance(),
+    ) {
+        let bounded = plan(&state, &pending);
+        super::BOUNDS.set(false);
+        let every = plan(&state, &pending);
+        super::BOUNDS.set(true);
+        prop_assert_eq!(&bounded.placements, &every.placements);
+        prop_assert_eq!(&bounded.unschedulable, &every.unschedulable);
+    }
+}
+
 /// A compact description of an instance and two plans, for failure messages.
 fn describe(state: &ClusterState, pending: &[Pod], p: &Plan, b: &Plan) -> String {
     let mut s = String::new();

@@ -454,8 +454,74 @@ impl Rescore for LeastAllocated {
     }
 }
 
+/// A usage-dependent score within 5 of the static one (more free room of resource 0 scores
+/// higher), with that range as its [`Rescore::bound`] when `bounded` (else the default bound,
+/// which rescores every changed node).
+pub(crate) struct Capped {
+    pub(crate) score: Vec<i64>,
+    pub(crate) nodes: usize,
+    pub(crate) bounded: bool,
+}
+
+impl Rescore for Capped {
+    fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
+        self.score[class * self.nodes + node] + free[0].clamp(0, 10) - 5
+    }
+
+    fn bound(&mut self, class: usize, node: usize) -> i64 {
+        if self.bounded { self.score[class * self.nodes + node] + 5 } else { i64::MAX }
+    }
+}
+
+#[test]
+fn a_changed_node_whose_bound_cannot_win_is_not_rescored() {
+    // Three 1-pod classes in queue order, each node with room for all. Class 0 lands on node 0
+    // (static 9 beats 1 and 0); node 0 has changed from then on.
+    struct Counting(Capped, Vec<usize>);
+    impl Rescore for Counting {
+        fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
+            self.1.push(node);
+            self.0.rescore(class, node, free)
+        }
+        fn bound(&mut self, class: usize, node: usize) -> i64 {
+            self.0.bound(class, node)
+        }
+    }
+    let mut p = problem(vec![class(1, &[1]), class(1, &[1]), class(1, &[1])], &[&[9], &[9], &[9]]);
+    p.score = vec![9, 1, 0, 9, 1, 0, 3, 20, 0];
+    let capped = Capped { score: p.score.clone(), nodes: 3, bounded: true };
+    let mut counting = Counting(capped, Vec::new());
+    let options = GreedyOptions { class_order: ClassOrder::Given, relocate: false };
+    let a = solve_greedy(&p, &options, Some(&mut counting)).expect("valid");
+    // Class 1: node 0 rescored (9 + 5 - 5 = 9 > 1). Class 2: node 1 (static 20) beats node 0's
+    // bound (3 + 5), so node 0 is not rescored.
+    assert_eq!([nodes_of(&a, 0), nodes_of(&a, 1), nodes_of(&a, 2)], [vec![0], vec![0], vec![1]]);
+    assert_eq!(counting.1, vec![0]);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Skipping changed nodes whose bound cannot win chooses what rescoring every one does.
+    #[test]
+    fn bounded_rescoring_chooses_what_rescoring_every_node_chooses(
+        p in random_problem(),
+        order in 0u8..3,
+        relocate in any::<bool>(),
+        scan_pods in prop::sample::select(vec![0u32, SCAN_PODS, u32::MAX]),
+    ) {
+        let class_order = match order {
+            0 => ClassOrder::Given,
+            1 => ClassOrder::LargestFirst,
+            _ => ClassOrder::SmallestFirst,
+        };
+        let options = GreedyOptions { class_order, relocate };
+        let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
+        let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false };
+        let a = solve_with(&p, &options, Some(&mut bounded), scan_pods).expect("valid");
+        let b = solve_with(&p, &options, Some(&mut every), scan_pods).expect("valid");
+        prop_assert_eq!(a, b);
+    }
 
     #[test]
     fn assignments_respect_capacity_feasibility_and_limits(

@@ -405,6 +405,22 @@ proptest! {
         prop_assert_eq!(heaps, scan);
     }
 
+    /// With soft terms too, rescoring only the changed nodes whose bound could win chooses
+    /// what rescoring every changed node chooses.
+    #[test]
+    fn bounded_rescoring_with_soft_terms_chooses_what_full_rescoring_chooses(
+        p in random_problem(),
+        relocate in any::<bool>(),
+    ) {
+        use crate::greedy::tests::Capped;
+        let options = GreedyOptions { relocate, ..GreedyOptions::default() };
+        let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
+        let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false };
+        let a = solve_with(&p, &options, Some(&mut bounded), u32::MAX).expect("valid");
+        let b = solve_with(&p, &options, Some(&mut every), u32::MAX).expect("valid");
+        prop_assert_eq!(a, b);
+    }
+
     /// Counts updated as pods land and leave, in any order, give the verdicts and soft scores
     /// of a recount from scratch on every class and node.
     #[test]
