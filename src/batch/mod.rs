@@ -1030,11 +1030,15 @@ impl Run {
             .collect();
         let group_pods: Vec<Vec<Pod>> =
             groups.iter().map(|(_, ks)| ks.iter().map(|&k| reps[k].clone()).collect()).collect();
-        // The nodes' side of the encoding is collected once for every group.
+        // The nodes' side of the encoding is collected once for every group; the groups are
+        // encoded on all cores (in order: the first error is the first group's).
         let encs = match crate::encode::NodeSide::build(cluster).and_then(|side| {
+            use rayon::prelude::*;
             group_pods
-                .iter()
+                .par_iter()
                 .map(|pods| crate::encode::encode_with(&side, cluster, pods))
+                .collect::<Vec<_>>()
+                .into_iter()
                 .collect::<Result<Vec<_>, _>>()
         }) {
             Ok(encs) => encs,
