@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::EncodeError;
 use super::classes::{PodClasses, SigAffinityTerm, SigNodeTerm, TolerationShape};
+use super::node_side::{NodeSide, merge_sorted};
 use super::units::ResourceUnit;
 use crate::model::{ClusterState, HostPort, LabelSelector, MatchOp, Pod, Requirement, Taint};
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
@@ -78,6 +79,15 @@ impl<T: Ord> Dict<T> {
 }
 
 impl<T> Dict<T> {
+    /// A dictionary of items already sorted and distinct (the caller's promise).
+    pub(crate) fn from_sorted(items: Vec<T>) -> Self
+    where
+        T: Ord,
+    {
+        debug_assert!(items.windows(2).all(|w| w[0] < w[1]));
+        Dict { items }
+    }
+
     /// The item with this id.
     pub fn get(&self, id: u32) -> Option<&T> {
         self.items.get(usize::try_from(id).ok()?)
@@ -245,6 +255,27 @@ impl Dictionaries {
         pending: &[Pod],
         classes: &PodClasses,
     ) -> Result<Self, EncodeError> {
+        Ok(Self::build_inner(state, pending, classes, None)?.0)
+    }
+
+    /// [`Dictionaries::build`] with the label pairs of nodes and bound pods taken from `side`
+    /// (built for `state`): the same dictionaries, and how `side`'s ids map into them.
+    pub(crate) fn build_shared(
+        side: &NodeSide,
+        state: &ClusterState,
+        pending: &[Pod],
+        classes: &PodClasses,
+    ) -> Result<(Self, SharedIds), EncodeError> {
+        let (d, ids) = Self::build_inner(state, pending, classes, Some(side))?;
+        Ok((d, ids.unwrap_or_default()))
+    }
+
+    fn build_inner(
+        state: &ClusterState,
+        pending: &[Pod],
+        classes: &PodClasses,
+        side: Option<&NodeSide>,
+    ) -> Result<(Self, Option<SharedIds>), EncodeError> {
         let sigs = || classes.classes.iter().map(|c| &c.signature);
         let bound = || state.nodes.iter().flat_map(|n| n.pods.iter().map(|p| p.as_ref()));
 
@@ -291,11 +322,22 @@ impl Dictionaries {
         let mut topology_domains = Vec::with_capacity(topology_keys.len());
         let mut domain_offsets = vec![0u32];
         let mut total: usize = 0;
+        let mut domain_ranges = Vec::new();
         for key in topology_keys.items() {
-            let d = Dict::build(
-                "topology domains",
-                state.nodes.iter().filter_map(|n| n.labels.get(key).cloned()),
-            )?;
+            let d = match side {
+                // The values of a key on nodes are the nodes' pairs of that key, sorted.
+                Some(side) => {
+                    let range = side.node_key_range(key);
+                    domain_ranges.push(range.start as u32..range.end as u32);
+                    Dict::from_sorted(
+                        side.node_pairs[range].iter().map(|(_, v)| v.clone()).collect(),
+                    )
+                }
+                None => Dict::build(
+                    "topology domains",
+                    state.nodes.iter().filter_map(|n| n.labels.get(key).cloned()),
+                )?,
+            };
             total += d.len();
             domain_offsets.push(check_u32("topology domains", total)?);
             topology_domains.push(d);
@@ -333,20 +375,46 @@ impl Dictionaries {
         let requirements = Dict::build("requirements", reqs)?;
 
         // Labels.
-        let mut pairs: BTreeSet<(String, String)> = BTreeSet::new();
-        let mut add_labels = |labels: &crate::model::Labels| {
-            pairs.extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let mut shared = None;
+        let pairs: Vec<(String, String)> = match side {
+            None => {
+                let mut pairs: BTreeSet<(String, String)> = BTreeSet::new();
+                let mut add_labels = |labels: &crate::model::Labels| {
+                    pairs.extend(labels.iter().map(|(k, v)| (k.clone(), v.clone())));
+                };
+                for node in &state.nodes {
+                    add_labels(&node.labels);
+                }
+                for pod in bound() {
+                    add_labels(&pod.labels);
+                }
+                for pod in pending {
+                    add_labels(&pod.labels);
+                }
+                pairs.into_iter().collect()
+            }
+            Some(side) => {
+                let own: BTreeSet<(String, String)> = pending
+                    .iter()
+                    .flat_map(|p| p.labels.iter().map(|(k, v)| (k.clone(), v.clone())))
+                    .collect();
+                let own: Vec<(String, String)> = own.into_iter().collect();
+                let (pairs, mut maps) =
+                    merge_sorted(&[&side.node_pairs[..], &side.pod_pairs[..], &own[..]]);
+                maps.truncate(2);
+                let pod_pair = maps.pop().unwrap_or_default();
+                let node_pair = maps.pop().unwrap_or_default();
+                shared = Some(SharedIds { node_pair, pod_pair, domain_ranges });
+                pairs
+            }
         };
-        for node in &state.nodes {
-            add_labels(&node.labels);
+        let mut keys: BTreeSet<String> = BTreeSet::new();
+        for (k, _) in &pairs {
+            // Pairs are sorted by key: each key once.
+            if keys.last() != Some(k) {
+                keys.insert(k.clone());
+            }
         }
-        for pod in bound() {
-            add_labels(&pod.labels);
-        }
-        for pod in pending {
-            add_labels(&pod.labels);
-        }
-        let mut keys: BTreeSet<String> = pairs.iter().map(|(k, _)| k.clone()).collect();
         keys.extend(
             requirements
                 .items()
@@ -356,7 +424,8 @@ impl Dictionaries {
         );
         keys.extend(topology_keys.items().iter().cloned());
         let label_keys = Dict::build("label keys", keys)?;
-        let pairs = Dict::build("label pairs", pairs)?;
+        check_u32("label pairs", pairs.len())?;
+        let pairs = Dict::from_sorted(pairs);
         let mut pair_key = Vec::with_capacity(pairs.len());
         let mut key_offsets = vec![0u32; label_keys.len() + 1];
         for (key, _) in pairs.items() {
@@ -424,7 +493,7 @@ impl Dictionaries {
         let protocols = Dict::build("protocols", ports.iter().map(|p| p.protocol.clone()))?;
         let host_ports = Dict::build("host ports", ports)?;
 
-        Ok(Dictionaries {
+        let dicts = Dictionaries {
             resources,
             label_keys,
             label_pairs,
@@ -442,8 +511,20 @@ impl Dictionaries {
             selectors,
             node_terms,
             requirements,
-        })
+        };
+        Ok((dicts, shared))
     }
+}
+
+/// Where a [`NodeSide`]'s ids went in the dictionaries of one encoding.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SharedIds {
+    /// Per id in `NodeSide::node_pairs`: the label-pair id.
+    pub node_pair: Vec<u32>,
+    /// Per id in `NodeSide::pod_pairs`: the label-pair id.
+    pub pod_pair: Vec<u32>,
+    /// Per topology key: the range of `NodeSide::node_pairs` holding its domains, in order.
+    pub domain_ranges: Vec<std::ops::Range<u32>>,
 }
 
 /// The requirement a `nodeSelector` entry stands for (`key In [value]`).

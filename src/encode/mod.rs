@@ -18,6 +18,9 @@
 //!    lays out lists and compiled selectors.
 //! 5. [`gpu_types::GpuBuffers::build`] flattens them into GPU buffers.
 //!
+//! [`encode_with`] does the same for several groups of pending pods on one cluster state, with
+//! the nodes' and bound pods' label pairs collected once ([`node_side`]).
+//!
 //! Architecture invariant: the output depends only on the *content* of the input — never on
 //! `HashMap` iteration, map insertion order or the order of taints, images, ports or tolerations
 //! on an object — so the same cluster and pending list always give byte-identical arrays. Node
@@ -28,6 +31,7 @@
 pub mod classes;
 pub mod dict;
 pub mod gpu_types;
+pub mod node_side;
 pub mod tensors;
 pub mod units;
 
@@ -36,6 +40,7 @@ use std::fmt;
 pub use classes::{PodClass, PodClasses, PodSignature};
 pub use dict::Dictionaries;
 pub use gpu_types::GpuBuffers;
+pub use node_side::NodeSide;
 pub use tensors::Tensors;
 
 use crate::model::{ClusterState, Pod};
@@ -148,6 +153,25 @@ pub fn encode(state: &ClusterState, pending: &[Pod]) -> Result<Encoded, EncodeEr
     let mut dicts = Dictionaries::build(state, pending, &classes)?;
     tensors::fit_adaptive_units(&mut dicts.resources, state, &classes);
     let tensors = Tensors::build(state, pending, &classes, &dicts)?;
+    let gpu = GpuBuffers::build(&tensors, &dicts, &classes)?;
+    Ok(Encoded { classes, dicts, tensors, gpu })
+}
+
+/// [`encode`] with the cluster's label pairs collected once in `side`, for several groups of
+/// pending pods on one state; the result is the same. A `side` built for a state with other
+/// nodes or bound pods is ignored (a fresh [`encode`]).
+pub fn encode_with(
+    side: &NodeSide,
+    state: &ClusterState,
+    pending: &[Pod],
+) -> Result<Encoded, EncodeError> {
+    if !side.fits(state) {
+        return encode(state, pending);
+    }
+    let classes = classes::classify(pending)?;
+    let (mut dicts, ids) = Dictionaries::build_shared(side, state, pending, &classes)?;
+    tensors::fit_adaptive_units(&mut dicts.resources, state, &classes);
+    let tensors = Tensors::build_shared(side, &ids, state, pending, &classes, &dicts)?;
     let gpu = GpuBuffers::build(&tensors, &dicts, &classes)?;
     Ok(Encoded { classes, dicts, tensors, gpu })
 }

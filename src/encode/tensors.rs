@@ -55,8 +55,9 @@ use ndarray::{Array1, Array2};
 
 use super::classes::{PodClasses, PodSignature, SigAffinityTerm, TolerationShape};
 use super::dict::{
-    Dictionaries, RequirementKind, ResourceTable, check_u32, node_selector_requirement,
+    Dictionaries, RequirementKind, ResourceTable, SharedIds, check_u32, node_selector_requirement,
 };
+use super::node_side::NodeSide;
 use super::units::{
     Amount, AmountError, MAX_SHIFT, Rounding, encode_amount, encode_request_sum,
     smallest_fitting_shift,
@@ -362,6 +363,8 @@ struct Ctx<'a> {
     classes: &'a PodClasses,
     dicts: &'a Dictionaries,
     pending: &'a [crate::model::Pod],
+    /// The nodes' and bound pods' label pairs collected once, and where they went.
+    shared: Option<(&'a NodeSide, &'a SharedIds)>,
 }
 
 fn amount_error(
@@ -395,7 +398,24 @@ impl Tensors {
         classes: &PodClasses,
         dicts: &Dictionaries,
     ) -> Result<Self, EncodeError> {
-        let cx = Ctx { state, classes, dicts, pending };
+        Self::build_inner(Ctx { state, classes, dicts, pending, shared: None })
+    }
+
+    /// [`Tensors::build`] with the nodes' and bound pods' label ids renumbered from `side`
+    /// (what [`Dictionaries::build_shared`] returned with `dicts`).
+    pub(crate) fn build_shared(
+        side: &NodeSide,
+        ids: &SharedIds,
+        state: &ClusterState,
+        pending: &[crate::model::Pod],
+        classes: &PodClasses,
+        dicts: &Dictionaries,
+    ) -> Result<Self, EncodeError> {
+        Self::build_inner(Ctx { state, classes, dicts, pending, shared: Some((side, ids)) })
+    }
+
+    fn build_inner(cx: Ctx<'_>) -> Result<Self, EncodeError> {
+        let (state, classes, dicts) = (cx.state, cx.classes, cx.dicts);
         let n = state.nodes.len();
         let c = classes.len();
         let r = dicts.resources.len();
@@ -486,8 +506,18 @@ impl Tensors {
         let mut bound_node = Vec::new();
         let mut bound_ns = Vec::new();
         let mut bound_prio = Vec::new();
+        let mut bound_index = 0usize;
         for (i, node) in cx.state.nodes.iter().enumerate() {
-            self.node_labels.push_row("node labels", sorted_ids(label_ids(d, &node.labels)))?;
+            match cx.shared {
+                // The map is increasing, so a renumbered row stays ascending.
+                Some((side, ids)) => self.node_labels.push_row(
+                    "node labels",
+                    side.node_rows.row(i).iter().map(|&p| ids.node_pair[p as usize]),
+                )?,
+                None => self
+                    .node_labels
+                    .push_row("node labels", sorted_ids(label_ids(d, &node.labels)))?,
+            }
             self.node_taints.push_row(
                 "node taints",
                 sorted_ids(node.taints.iter().filter_map(|t| d.taints.id(t))),
@@ -505,11 +535,26 @@ impl Tensors {
                 "node ports",
                 sorted_ids(node.used_ports.iter().filter_map(|p| d.host_ports.id(p))),
             )?;
-            for (k, key) in d.topology_keys.items().iter().enumerate() {
-                if let (Some(value), Some(domains)) =
-                    (node.labels.get(key), d.topology_domains.get(k))
-                {
-                    self.node_domains[[i, k]] = domains.id(value.as_str()).unwrap_or(NONE);
+            match cx.shared {
+                // A node has at most one pair of a key; its domain is that pair's place in
+                // the key's range.
+                Some((side, ids)) => {
+                    let row = side.node_rows.row(i);
+                    for (k, range) in ids.domain_ranges.iter().enumerate() {
+                        let at = row.partition_point(|&p| p < range.start);
+                        if let Some(&p) = row.get(at).filter(|&&p| p < range.end) {
+                            self.node_domains[[i, k]] = p - range.start;
+                        }
+                    }
+                }
+                None => {
+                    for (k, key) in d.topology_keys.items().iter().enumerate() {
+                        if let (Some(value), Some(domains)) =
+                            (node.labels.get(key), d.topology_domains.get(k))
+                        {
+                            self.node_domains[[i, k]] = domains.id(value.as_str()).unwrap_or(NONE);
+                        }
+                    }
                 }
             }
             let first = bound_node.len();
@@ -517,8 +562,16 @@ impl Tensors {
                 bound_node.push(i as u32);
                 bound_ns.push(d.namespaces.id(pod.namespace.as_str()).unwrap_or(NONE));
                 bound_prio.push(pod.priority);
-                self.bound_pod_labels
-                    .push_row("bound pod labels", sorted_ids(label_ids(d, &pod.labels)))?;
+                match cx.shared {
+                    Some((side, ids)) => self.bound_pod_labels.push_row(
+                        "bound pod labels",
+                        side.pod_rows.row(bound_index).iter().map(|&p| ids.pod_pair[p as usize]),
+                    )?,
+                    None => self
+                        .bound_pod_labels
+                        .push_row("bound pod labels", sorted_ids(label_ids(d, &pod.labels)))?,
+                }
+                bound_index += 1;
             }
             let b = check_u32("bound pods", bound_node.len())?;
             self.node_bound_pods.push_row("bound pods", (first as u32)..b)?;

@@ -128,6 +128,29 @@ fn encoding_twice_gives_byte_identical_arrays() {
 }
 
 #[test]
+fn encoding_groups_with_one_node_side_equals_encoding_each_group_alone() {
+    let state = sample_state(false);
+    let pending = sample_pending(false);
+    let side = NodeSide::build(&state).unwrap();
+    for size in [1, 2, 3, pending.len()] {
+        for group in pending.chunks(size) {
+            let shared = encode_with(&side, &state, group).unwrap();
+            assert_eq!(shared, encode(&state, group).unwrap());
+            assert_eq!(shared.gpu.byte_views(), encode(&state, group).unwrap().gpu.byte_views());
+        }
+    }
+}
+
+#[test]
+fn a_node_side_of_another_state_is_not_used() {
+    let state = sample_state(false);
+    let pending = sample_pending(false);
+    let other = cluster(sample_nodes(false)[..2].to_vec(), vec![]);
+    let side = NodeSide::build(&other).unwrap();
+    assert_eq!(encode_with(&side, &state, &pending).unwrap(), encode(&state, &pending).unwrap());
+}
+
+#[test]
 fn insertion_order_of_maps_and_lists_does_not_change_the_encoding() {
     let a = encode(&sample_state(false), &sample_pending(false)).unwrap();
     let b = encode(&sample_state(true), &sample_pending(true)).unwrap();
@@ -516,5 +539,12 @@ proptest! {
         // Determinism.
         let again = encode(&state, &pending).unwrap();
         prop_assert_eq!(enc.gpu.byte_views(), again.gpu.byte_views());
+
+        // One node side shared by groups of the queue encodes each group as alone.
+        let side = NodeSide::build(&state).unwrap();
+        prop_assert_eq!(&encode_with(&side, &state, &pending).unwrap(), &enc);
+        for group in pending.chunks(5) {
+            prop_assert_eq!(encode_with(&side, &state, group).unwrap(), encode(&state, group).unwrap());
+        }
     }
 }

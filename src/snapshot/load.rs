@@ -670,6 +670,76 @@ mod tests {
     }
 
     #[test]
+    fn large_json_lists_typed_while_scanned_read_as_the_general_reader_does() {
+        // Past fast_json's streaming size: elements are typed while the scan goes on, on the
+        // guess "a List of the apiVersion before items"; a PodList (items without kind), an
+        // apiVersion after items, a second document, a duplicate and a bad element check
+        // that a wrong guess or a failed read changes nothing.
+        let pod = |i: usize, kind: bool| {
+            let mut p = serde_json::json!({
+                "apiVersion": "v1",
+                "metadata": {"name": format!("pod-{i:05}"), "namespace": "ns",
+                             "labels": {"app": format!("a{}", i % 7)}},
+                "spec": {"containers": [{"name": "c", "image": "nginx",
+                         "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}
+            });
+            if kind {
+                p["kind"] = "Pod".into();
+            }
+            p
+        };
+        let items = |kind: bool| (0..6000).map(|i| pod(i, kind)).collect::<Vec<_>>();
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items(true)});
+        let pretty = serde_json::to_string_pretty(&list).unwrap();
+        let pod_list =
+            serde_json::json!({"apiVersion": "v1", "kind": "PodList", "items": items(false)});
+        let after = format!(
+            "{{\"kind\": \"List\", \"items\": {}, \"apiVersion\": \"v1\"}}",
+            serde_json::to_string(&items(true)).unwrap()
+        );
+        let two_docs = format!(
+            "{}\n{}",
+            serde_json::to_string(&list).unwrap(),
+            serde_json::to_string(&serde_json::json!({
+                "apiVersion": "v1", "kind": "List",
+                "items": (6000..12000).map(|i| pod(i, true)).collect::<Vec<_>>()
+            }))
+            .unwrap()
+        );
+        let mut duplicate = list.clone();
+        duplicate["items"][5999]["metadata"]["name"] = "pod-00007".into();
+        let mut bad = list.clone();
+        bad["items"][2500]["spec"]["containers"] = "no".into();
+        let texts = [
+            ("pretty", pretty),
+            ("PodList", serde_json::to_string(&pod_list).unwrap()),
+            ("apiVersion after items", after),
+            ("two documents", two_docs),
+            ("duplicate", serde_json::to_string(&duplicate).unwrap()),
+            ("bad element", serde_json::to_string(&bad).unwrap()),
+        ];
+        let path = Path::new("big.json");
+        let outcome = |prepared: Vec<Prepared>| {
+            let mut s = Snapshot::new();
+            match object::commit(&mut s, prepared) {
+                Ok(()) => format!("{s:?}"),
+                Err(e) => format!("error: {e}"),
+            }
+        };
+        for (what, text) in texts {
+            assert!(text.len() > fast_json::STREAM_MIN, "{what}: large enough to stream");
+            let general = outcome(prepare_json_general(path, &text, Strictness::Strict).unwrap());
+            let read = outcome(prepare_json(path, &text, Strictness::Strict).unwrap());
+            assert_eq!(read, general, "{what}");
+            let fast = fast_json::prepare(path, &text, Strictness::Strict);
+            match what {
+                "bad element" => assert!(fast.is_none(), "{what}: left to the general reader"),
+                _ => assert_eq!(outcome(fast.expect(what)), general, "{what}: fast reader"),
+            }
+        }
+    }
+
+    #[test]
     fn multi_document_streams_and_lists_are_read_with_their_lines() {
         let yaml = "\
 apiVersion: v1

@@ -107,6 +107,28 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 /// The documents of a text, each an object; `None` for anything else (the general reader
 /// handles it).
 fn scan(b: &[u8]) -> Option<Vec<DocSpan>> {
+    scan_with(b, &mut |_| {})
+}
+
+/// `List` elements found so far, handed out while the scan goes on ([`scan_with`]).
+struct Found<'a> {
+    /// The document.
+    doc: usize,
+    /// 1-based line of the document's start.
+    line: u64,
+    /// The document's `apiVersion`, when it came before `items` as a string without escapes.
+    api_version: Option<&'a str>,
+    /// Index in `items` of the first of `elements`.
+    first: usize,
+    elements: Vec<(usize, usize)>,
+}
+
+/// Elements handed to the sink at a time.
+const FOUND_BATCH: usize = 256;
+
+/// [`scan`], handing each document's `items` elements to `sink` in batches as they are found
+/// (every element once, in order, before the scan returns; also when it then fails).
+fn scan_with<'a>(b: &'a [u8], sink: &mut dyn FnMut(Found<'a>)) -> Option<Vec<DocSpan>> {
     let mut docs = Vec::new();
     let mut line = 1u64;
     let mut counted = 0usize;
@@ -119,6 +141,7 @@ fn scan(b: &[u8]) -> Option<Vec<DocSpan>> {
         counted = i;
         let start = i;
         let mut items = None;
+        let mut api_version: Option<&'a str> = None;
         i = skip_ws(b, i + 1);
         if b.get(i) == Some(&b'}') {
             i += 1;
@@ -129,31 +152,63 @@ fn scan(b: &[u8]) -> Option<Vec<DocSpan>> {
                 }
                 let key_end = skip_string(b, i)?;
                 let is_items = &b[i..key_end] == b"\"items\"";
+                let is_api_version = &b[i..key_end] == b"\"apiVersion\"";
                 i = skip_ws(b, key_end);
                 if b.get(i) != Some(&b':') {
                     return None;
                 }
                 i = skip_ws(b, i + 1);
+                if is_api_version && items.is_none() && b.get(i) == Some(&b'"') {
+                    let end = skip_string(b, i)?;
+                    let raw = &b[i + 1..end - 1];
+                    api_version =
+                        (!raw.contains(&b'\\')).then(|| std::str::from_utf8(raw).ok()).flatten();
+                }
                 if is_items && b.get(i) == Some(&b'[') && items.is_none() {
                     let array_start = i;
-                    let mut elements = Vec::new();
+                    let mut elements: Vec<(usize, usize)> = Vec::new();
+                    let mut handed = 0;
+                    let doc = docs.len();
+                    let mut hand = |elements: &[(usize, usize)], handed: &mut usize| {
+                        let found = Found {
+                            doc,
+                            line,
+                            api_version,
+                            first: *handed,
+                            elements: elements[*handed..].to_vec(),
+                        };
+                        *handed = elements.len();
+                        sink(found);
+                    };
                     i = skip_ws(b, i + 1);
                     if b.get(i) == Some(&b']') {
                         i += 1;
                     } else {
                         loop {
-                            let element_end = skip_value(b, i)?;
+                            let Some(element_end) = skip_value(b, i) else {
+                                hand(&elements, &mut handed);
+                                return None;
+                            };
                             elements.push((i, element_end));
+                            if elements.len() - handed == FOUND_BATCH {
+                                hand(&elements, &mut handed);
+                            }
                             i = skip_ws(b, element_end);
-                            match b.get(i)? {
-                                b',' => i = skip_ws(b, i + 1),
-                                b']' => {
+                            match b.get(i) {
+                                Some(b',') => i = skip_ws(b, i + 1),
+                                Some(b']') => {
                                     i += 1;
                                     break;
                                 }
-                                _ => return None,
+                                _ => {
+                                    hand(&elements, &mut handed);
+                                    return None;
+                                }
                             }
                         }
+                    }
+                    if handed < elements.len() {
+                        hand(&elements, &mut handed);
                     }
                     items = Some(ItemsSpan { start: array_start, end: i, elements });
                 } else {
@@ -184,9 +239,63 @@ pub(super) struct Unit<'t> {
     pub(super) list: Option<(Option<&'t str>, &'t str)>,
 }
 
+/// Texts from this size on are typed while they are scanned.
+pub(super) const STREAM_MIN: usize = 1 << 20;
+
+/// Elements of a `List` typed while the scan went on, on the guess that the document is a
+/// `List` (no item kind) of the `apiVersion` found before its `items`: `(document, first
+/// element, its apiVersion, what each element became)`.
+type Streamed = Vec<(usize, usize, String, Vec<Option<Vec<Prepared>>>)>;
+
+/// The documents of `text`, with the `List` elements typed while the scan goes on (large texts
+/// only): the scan is the one part of the load that runs on one core.
+fn scan_and_stream(
+    file: &Path,
+    text: &str,
+    strictness: Strictness,
+) -> (Option<Vec<DocSpan>>, Streamed) {
+    if text.len() < STREAM_MIN {
+        return (scan(text.as_bytes()), Vec::new());
+    }
+    let streamed = std::sync::Mutex::new(Streamed::new());
+    let docs = rayon::scope(|scope| {
+        scan_with(text.as_bytes(), &mut |found: Found<'_>| {
+            let Some(api_version) = found.api_version else { return };
+            let (streamed, api_version) = (&streamed, api_version.to_string());
+            scope.spawn(move |_| {
+                let source = Source {
+                    file: file.to_path_buf(),
+                    document: found.doc,
+                    item: None,
+                    line: Some(found.line),
+                };
+                let prepared = found
+                    .elements
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(start, end))| {
+                        let unit = Unit {
+                            text: text.get(start..end)?,
+                            source: Source { item: Some(found.first + i), ..source.clone() },
+                            list: Some((None, api_version.as_str())),
+                        };
+                        prepare_unit(unit, strictness)
+                    })
+                    .collect();
+                let mut streamed = streamed.lock().unwrap_or_else(|e| e.into_inner());
+                streamed.push((found.doc, found.first, api_version, prepared));
+            });
+        })
+    });
+    let mut streamed = streamed.into_inner().unwrap_or_else(|e| e.into_inner());
+    streamed.sort_unstable_by_key(|&(doc, first, ..)| (doc, first));
+    (docs, streamed)
+}
+
 /// See the module documentation.
 pub(super) fn prepare(file: &Path, text: &str, strictness: Strictness) -> Option<Vec<Prepared>> {
-    let docs = scan(text.as_bytes())?;
+    let (docs, mut streamed) = scan_and_stream(file, text, strictness);
+    let docs = docs?;
     if docs.is_empty() {
         return Some(vec![Prepared::Warning(Warning {
             source: None,
@@ -211,10 +320,36 @@ pub(super) fn prepare(file: &Path, text: &str, strictness: Strictness) -> Option
         }
         heads.push(Some((api_version, kind)));
     }
+    // The elements typed during the scan stand where the guess held: a `List` of that
+    // apiVersion, every element typed. The rest is typed now, in one pass on all cores.
+    let mut streamed_docs: Vec<Option<Vec<Option<Vec<Prepared>>>>> =
+        (0..docs.len()).map(|_| None).collect();
+    let mut pieces = streamed.drain(..).peekable();
+    while let Some((d, _, api_version, prepared)) = pieces.next() {
+        let mut all = prepared;
+        while let Some((_, _, _, more)) = pieces.next_if(|p| p.0 == d) {
+            all.extend(more);
+        }
+        let guessed = matches!(&heads[d], Some((v, kind)) if *v == api_version && kind == "List")
+            && docs[d].items.as_ref().is_some_and(|items| items.elements.len() == all.len());
+        if guessed {
+            streamed_docs[d] = Some(all);
+        }
+    }
     let mut units = Vec::new();
+    // Where each document's results start among the units' results (`None`: streamed).
+    let mut order: Vec<Option<Vec<Option<Vec<Prepared>>>>> = Vec::with_capacity(docs.len());
+    let mut unit_counts = Vec::with_capacity(docs.len());
     for (d, (doc, head)) in docs.iter().zip(&heads).enumerate() {
         let source =
             Source { file: file.to_path_buf(), document: d, item: None, line: Some(doc.line) };
+        let before = units.len();
+        if let Some(done) = streamed_docs[d].take() {
+            order.push(Some(done));
+            unit_counts.push(0);
+            continue;
+        }
+        order.push(None);
         match (head, &doc.items) {
             (Some((api_version, kind)), Some(items)) => {
                 let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
@@ -228,10 +363,19 @@ pub(super) fn prepare(file: &Path, text: &str, strictness: Strictness) -> Option
             }
             _ => units.push(Unit { text: text.get(doc.start..doc.end)?, source, list: None }),
         }
+        unit_counts.push(units.len() - before);
     }
-    let prepared = object::map_in_order(units, |u| prepare_unit(u, strictness));
-    let prepared: Vec<Prepared> =
-        prepared.into_iter().collect::<Option<Vec<_>>>()?.into_iter().flatten().collect();
+    let mut typed = object::map_in_order(units, |u| prepare_unit(u, strictness)).into_iter();
+    let mut prepared: Vec<Prepared> = Vec::new();
+    for (done, count) in order.into_iter().zip(unit_counts) {
+        let results: Vec<Option<Vec<Prepared>>> = match done {
+            Some(done) => done,
+            None => typed.by_ref().take(count).collect(),
+        };
+        for r in results {
+            prepared.extend(r?);
+        }
+    }
     if prepared.iter().any(Prepared::is_error) {
         return None;
     }
