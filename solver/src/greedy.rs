@@ -436,6 +436,9 @@ pub(crate) fn solve_with(
         ),
         scan_pods,
         deferred: Vec::new(),
+        version: vec![0; problem.nodes],
+        score_cache: vec![None; problem.classes.len()],
+        cache_cells: 0,
     };
     if state.quota_left.is_some() {
         for &c in &order {
@@ -520,7 +523,21 @@ struct State<'p, 'r> {
     scan_pods: u32,
     /// Scratch of [`State::best_direct`]: changed nodes as `(bound, node, soft score)`.
     deferred: Vec<(i64, Reverse<usize>, i64)>,
+    /// How many times each node's usage changed.
+    version: Vec<u64>,
+    /// Per class of more than one pod, the callback's score of each changed node as
+    /// `(node version, score)` ([`NO_VERSION`]: none yet), while [`SCORE_CACHE_CELLS`] allows:
+    /// a class placed pod by pod rescores only the nodes changed since its last pick.
+    score_cache: Vec<Option<Vec<(u64, i64)>>>,
+    /// Entries of `score_cache` allocated.
+    cache_cells: usize,
 }
+
+/// The most `(class, node)` entries of rescored scores a solve keeps (16 bytes each).
+const SCORE_CACHE_CELLS: usize = 1 << 23;
+
+/// A score cache entry not filled yet.
+const NO_VERSION: u64 = u64::MAX;
 
 /// Nodes of one class that share their domains in every topology of the class's inter-pod
 /// rules that is not node-local: the rules give them the same verdict and soft score.
@@ -639,14 +656,33 @@ impl State<'_, '_> {
         self.score(c, node).saturating_add(self.topo.soft_local(c, node, true))
     }
 
-    /// The score of `c` on `node`: static until the node changed, then the callback's.
+    /// The score of `c` on `node`: static until the node changed, then the callback's (kept
+    /// per class of more than one pod until the node changes again).
     fn score(&mut self, c: usize, node: usize) -> i64 {
         let cell = self.cell(c, node);
         if self.changed[node]
             && let Some(r) = self.rescore.as_mut()
         {
+            let version = self.version[node];
+            if let Some(Some(cache)) = self.score_cache.get(c)
+                && cache[node].0 == version
+            {
+                return cache[node].1;
+            }
             let range = self.problem.free_row(node);
-            return r.rescore(c, node, &self.free[range]);
+            let score = r.rescore(c, node, &self.free[range]);
+            let nodes = self.problem.nodes;
+            if self.score_cache[c].is_none()
+                && self.unplaced[c] > 1
+                && self.cache_cells + nodes <= SCORE_CACHE_CELLS
+            {
+                self.score_cache[c] = Some(vec![(NO_VERSION, 0); nodes]);
+                self.cache_cells += nodes;
+            }
+            if let Some(cache) = self.score_cache[c].as_mut() {
+                cache[node] = (version, score);
+            }
+            return score;
         }
         self.problem.score[cell]
     }
@@ -662,6 +698,7 @@ impl State<'_, '_> {
         self.count[cell] =
             if add { self.count[cell] + 1 } else { self.count[cell].saturating_sub(1) };
         self.changed[node] = true;
+        self.version[node] += 1;
         if !self.touching[c].is_empty() {
             self.mark_conflicts(c, node, add);
         }

@@ -284,6 +284,36 @@ fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
 }
 
 #[test]
+fn a_class_placed_pod_by_pod_rescores_only_the_nodes_changed_since_its_last_pick() {
+    // 40 pods of one class in the queue's order on 10 nodes, each on the node with the most
+    // room left (lowest index on ties): pod k lands on node k mod 10. Every node changes, so
+    // without the score cache each pick would rescore every changed node (up to 10 per
+    // pod); with it, only the node the previous pod took.
+    struct Counted(usize);
+    impl Rescore for Counted {
+        fn rescore(&mut self, _class: usize, _node: usize, free: &[i64]) -> i64 {
+            self.0 += 1;
+            free[0]
+        }
+    }
+    let rows: Vec<[i64; 1]> = vec![[8]; 10];
+    let free: Vec<&[i64]> = rows.iter().map(|r| r.as_slice()).collect();
+    let mut p = problem(vec![class(40, &[1])], &free);
+    p.score = vec![8; 10];
+    p.queue = vec![0; 40];
+    let mut counted = Counted(0);
+    let a = solve_greedy(
+        &p,
+        &GreedyOptions { class_order: ClassOrder::Given, relocate: false },
+        Some(&mut counted),
+    )
+    .expect("valid");
+    let want: Vec<usize> = (0..40).map(|k| k % 10).collect();
+    assert_eq!(a.placements.iter().map(|pl| pl.node).collect::<Vec<_>>(), want);
+    assert!(counted.0 <= 10 + 40, "{} rescores for 40 pods on 10 nodes", counted.0);
+}
+
+#[test]
 fn relocation_moves_a_placed_pod_to_make_room() {
     // Node 0 (4 cpu) and node 1 (2 cpu). A 2-cpu pod (class 0, placed first: higher priority)
     // prefers node 0; the 4-cpu pod (class 1) then fits nowhere. Relocation moves the small pod
