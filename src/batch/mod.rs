@@ -933,8 +933,19 @@ struct Run {
 
 impl Run {
     fn save(&self) -> Saved {
+        // The nodes (each with its labels and pods) are most of the copy: cloned on all cores.
+        let c = &self.sched.cluster;
+        let cluster = {
+            use rayon::prelude::*;
+            ClusterState {
+                nodes: c.nodes.par_iter().with_min_len(256).cloned().collect(),
+                namespace_labels: c.namespace_labels.clone(),
+                pdbs: c.pdbs.clone(),
+                claims: c.claims.clone(),
+            }
+        };
         Saved {
-            cluster: self.sched.cluster.clone(),
+            cluster,
             plan: self.plan.clone(),
             greedy_pods: self.greedy_pods.clone(),
             by_class: self.by_class.clone(),
@@ -1276,6 +1287,11 @@ impl Run {
             if assignment.unplaced.iter().take(to_place.len()).all(|&u| u == 0) {
                 break;
             }
+        }
+        // The copy of the state before the tier, unused once a strategy is kept, is freed on
+        // another thread (a copy of every node).
+        if let Some(backup) = backup {
+            std::thread::spawn(move || drop(backup));
         }
         let Some(Candidate { next, changed, .. }) = best else { return Ok(Ok(Vec::new())) };
         self.strategies.push(kept.name());
