@@ -185,5 +185,15 @@ proptest! {
             let lean = cpu::evaluate_lean(&prepared, &keep, threads);
             prop_assert!(lean == want.clone().lean(&keep), "keeping {:?}", keep);
         }
+        // Without NodeResourcesFit's filter (as `plan`'s matrices), where the lean evaluation
+        // skips its reason words.
+        let mut no_fit = profile.clone();
+        no_fit.plugins.filter.retain(|p| *p != PluginName::NodeResourcesFit);
+        let prepared = Prepared::new(&no_fit, &state, &pending, &enc).expect("prepares");
+        let want = cpu::evaluate(&prepared);
+        for keep in keeps() {
+            let lean = cpu::evaluate_lean(&prepared, &keep, threads);
+            prop_assert!(lean == want.clone().lean(&keep), "no fit filter, keeping {:?}", keep);
+        }
     }
 }

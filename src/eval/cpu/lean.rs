@@ -54,7 +54,7 @@ impl RowScratch {
             fit: vec![0; nn],
             raw: std::array::from_fn(|_| vec![0; nn]),
             normalized: std::array::from_fn(|k| if keep[k] { Vec::new() } else { vec![0; nn] }),
-            rows: rows::Scratch::default(),
+            rows: rows::Scratch::dropping_fit_words(),
         }
     }
 }
@@ -150,9 +150,11 @@ fn evaluate_run(p: &Prepared<'_>, s: &rows::Statics, run: &mut LeanRun<'_>, sc: 
     for row in 0..run.len {
         let cells = row * nn..(row + 1) * nn;
         // The row evaluator writes some raw planes only where they are not 0 (as into a fresh
-        // matrix): the scratch rows start each row at 0.
-        for plane in &mut sc.raw {
-            plane.fill(0);
+        // matrix): those scratch rows start each row at 0.
+        for (k, plane) in sc.raw.iter_mut().enumerate() {
+            if s.reads_unwritten_raw(k) {
+                plane.fill(0);
+            }
         }
         let mut pairs = sc.normalized.iter_mut().zip(run.normalized.iter_mut());
         let normalized: [&mut [i32]; NUM_SCORE_PLANES] =

@@ -88,6 +88,19 @@ pub(super) struct Statics {
 }
 
 impl Statics {
+    /// Whether [`evaluate_row`] reads plane `k`'s raw row where it did not write it (it then
+    /// expects 0 there, as in a fresh matrix): a scored plane other than NodeAffinity's,
+    /// NodeResourcesFit's and BalancedAllocation's, which every row writes in full. Scratch
+    /// rows reused from row to row are cleared only for these.
+    pub(super) fn reads_unwritten_raw(&self, k: usize) -> bool {
+        let whole = [
+            ScorePlugin::NodeAffinity.index(),
+            ScorePlugin::NodeResourcesFit.index(),
+            ScorePlugin::BalancedAllocation.index(),
+        ];
+        self.scored.get(k).copied().unwrap_or(true) && !whole.contains(&k)
+    }
+
     /// Everything [`evaluate_rows`] shares between rows.
     pub(super) fn new(p: &Prepared<'_>) -> Statics {
         let t = &p.enc.tensors;
@@ -275,6 +288,17 @@ pub(super) struct Scratch {
     ignored: Vec<bool>,
     /// The normalized score of each raw score of the row's range, for the plane at hand.
     normalize_table: Vec<i32>,
+    /// The caller drops NodeResourcesFit's reason words (the lean evaluation): when the profile
+    /// does not filter with NodeResourcesFit they are not computed (its check bit would be
+    /// masked out of the filter word anyway).
+    drops_fit_words: bool,
+}
+
+impl Scratch {
+    /// Scratch for a caller that drops NodeResourcesFit's reason words.
+    pub(super) fn dropping_fit_words() -> Scratch {
+        Scratch { drops_fit_words: true, ..Scratch::default() }
+    }
 }
 
 /// Fills `tables[0..terms.len()]` with each term's counts, dense: entry `d` is the count of
@@ -426,7 +450,7 @@ pub(super) fn evaluate_row(
     }
 
     // NodeResourcesFit's filter, column by column.
-    {
+    if !sc.drops_fit_words || p.enabled_checks & CHECK_NODE_RESOURCES_FIT != 0 {
         let fit = &mut r.fit_insufficient[cells.clone()];
         let pods = RESOURCE_PODS * nn..(RESOURCE_PODS + 1) * nn;
         if RESOURCE_PODS < s.r {
