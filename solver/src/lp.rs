@@ -94,10 +94,10 @@ impl From<ResolutionError> for LpError {
 }
 
 /// Groups nodes by their feasibility for the classes that have pods to place, their domains
-/// in the topologies of spread rules ([`rules::group_key`]) and the binary order of magnitude of their free capacity per resource (`⌊log2(free + 1)⌋`: an empty
+/// in the topologies of spread rules ([`rules::NodeNeeds::group_key`]) and the binary order of magnitude of their free capacity per resource (`⌊log2(free + 1)⌋`: an empty
 /// large node, an empty small one and a nearly full one land in different groups, nodes of one
 /// pool with similar room in one). Groups are numbered in the order of their first node.
-fn group_nodes(problem: &Problem) -> (usize, Vec<usize>) {
+fn group_nodes(problem: &Problem, needs: &rules::NodeNeeds) -> (usize, Vec<usize>) {
     let active: Vec<usize> =
         (0..problem.classes.len()).filter(|&c| problem.classes[c].count > 0).collect();
     // (feasibility column, free room magnitudes, spread domains) → group.
@@ -110,7 +110,7 @@ fn group_nodes(problem: &Problem) -> (usize, Vec<usize>) {
         let free = &problem.free[node * problem.resources..(node + 1) * problem.resources];
         let magnitude: Vec<u32> =
             free.iter().map(|&f| 64 - (f.max(0) as u64).leading_zeros()).collect();
-        let domains = rules::group_key(problem, node);
+        let domains = needs.group_key(problem, node);
         let next = ids.len();
         group_of_node.push(*ids.entry((column, magnitude, domains)).or_insert(next));
     }
@@ -151,7 +151,8 @@ fn solve_lp(
 pub fn lp_guide(problem: &Problem, options: &LpOptions) -> Result<Option<Guide>, LpError> {
     problem.validate()?;
     let n_classes = problem.classes.len();
-    let (groups, group_of_node) = group_nodes(problem);
+    let needs = rules::NodeNeeds::new(problem);
+    let (groups, group_of_node) = group_nodes(problem, &needs);
     let mut size = vec![0usize; groups];
     // Aggregate free capacity per group and resource (negative amounts count as none).
     let mut room = vec![0i64; groups * problem.resources];
@@ -171,7 +172,7 @@ pub fn lp_guide(problem: &Problem, options: &LpOptions) -> Result<Option<Guide>,
             continue;
         }
         for (node, &g) in group_of_node.iter().enumerate() {
-            if problem.feasible[c * problem.nodes + node] && rules::has_keys(problem, c, node) {
+            if problem.feasible[c * problem.nodes + node] && needs.has_keys(problem, c, node) {
                 cap[c * groups + g] += fit_count(problem, c, node);
             }
         }
@@ -317,6 +318,7 @@ pub fn solve_exact(
     let mut tiers: Vec<i32> = problem.classes.iter().map(|c| c.priority).collect();
     tiers.sort_unstable_by(|a, b| b.cmp(a));
     tiers.dedup();
+    let needs = rules::NodeNeeds::new(problem);
     let mut held: Vec<(i32, f64)> = Vec::new();
     let mut out = Vec::new();
     for &tier in &tiers {
@@ -326,7 +328,7 @@ pub fn solve_exact(
             for node in 0..n {
                 if class.count > 0
                     && problem.feasible[c * n + node]
-                    && rules::has_keys(problem, c, node)
+                    && needs.has_keys(problem, c, node)
                 {
                     let upper = class.max_per_node.unwrap_or(class.count).min(class.count);
                     x.push(Some(vars.add(variable().integer().min(0).max(upper))));

@@ -68,35 +68,57 @@ fn spread_rules(problem: &Problem) -> Vec<(usize, usize, u32, u32)> {
         .collect()
 }
 
-/// What the LP's node groups must not mix (see [`spread_lp`]): per spread rule of a class with
-/// pods, the node's domain in the rule's topology and whether its pods count.
-pub(super) fn group_key(problem: &Problem, node: usize) -> Vec<u32> {
-    let mut key = Vec::new();
-    for (_, k, _, _) in spread_rules(problem) {
-        let t = problem.inter_pod.counters[k].topology;
-        key.push(domain(problem, t, node));
-        key.push(u32::from(counts_on(problem, k, node)));
-    }
-    key
+/// What the rules ask of a node, worked out once per problem: per class, the topologies whose
+/// key its spread and affinity rules need; the counters of the spread rules of classes with
+/// pods, whose domains and eligibility the LP's node groups must not mix (see [`spread_lp`]).
+pub(super) struct NodeNeeds {
+    keys: Vec<Vec<usize>>,
+    spread_counters: Vec<usize>,
 }
 
-/// Whether the hard rules of class `c` let it on `node` at all: a spread or affinity rule
-/// needs the node to have its topology's key.
-pub(super) fn has_keys(problem: &Problem, c: usize, node: usize) -> bool {
-    let counters = &problem.inter_pod.counters;
-    problem.inter_pod.rules.iter().all(|r| match r {
-        Rule::Spread { class, counter, .. } if *class == c => {
-            domain(problem, counters[*counter].topology, node) != NO_DOMAIN
+impl NodeNeeds {
+    pub(super) fn new(problem: &Problem) -> NodeNeeds {
+        let counters = &problem.inter_pod.counters;
+        let mut keys = vec![Vec::new(); problem.classes.len()];
+        for rule in &problem.inter_pod.rules {
+            match rule {
+                Rule::Spread { class, counter, .. } => {
+                    keys[*class].push(counters[*counter].topology)
+                }
+                Rule::Affinity { class, counters: ks, .. } => {
+                    keys[*class].extend(ks.iter().map(|&k| counters[k].topology));
+                }
+                _ => {}
+            }
         }
-        Rule::Affinity { class, counters: ks, .. } if *class == c => {
-            ks.iter().all(|&k| domain(problem, counters[k].topology, node) != NO_DOMAIN)
+        for k in &mut keys {
+            k.sort_unstable();
+            k.dedup();
         }
-        _ => true,
-    })
+        let spread_counters = spread_rules(problem).into_iter().map(|(_, k, _, _)| k).collect();
+        NodeNeeds { keys, spread_counters }
+    }
+
+    /// The part of `node`'s LP group key the spread rules make: per spread rule, the node's
+    /// domain in its topology and whether its pods count.
+    pub(super) fn group_key(&self, problem: &Problem, node: usize) -> Vec<u32> {
+        let mut key = Vec::with_capacity(2 * self.spread_counters.len());
+        for &k in &self.spread_counters {
+            key.push(domain(problem, problem.inter_pod.counters[k].topology, node));
+            key.push(u32::from(counts_on(problem, k, node)));
+        }
+        key
+    }
+
+    /// Whether the hard rules of class `c` let it on `node` at all: a spread or affinity rule
+    /// needs the node to have its topology's key.
+    pub(super) fn has_keys(&self, problem: &Problem, c: usize, node: usize) -> bool {
+        self.keys[c].iter().all(|&t| domain(problem, t, node) != NO_DOMAIN)
+    }
 }
 
 /// The spread rules as constraints of the LP over node groups (`group_of_node`, which
-/// [`group_key`] keeps within one domain and one side of every counter's eligibility) and its
+/// [`NodeNeeds::group_key`] keeps within one domain and one side of every counter's eligibility) and its
 /// variables `x` of `cells` (class, group).
 pub(super) fn spread_lp(
     problem: &Problem,
@@ -159,7 +181,7 @@ pub(super) fn spread_lp(
 
 /// Every hard inter-pod rule as constraints of the exact MIP over per-node variables `x`
 /// (`classes × nodes`, `None` where the class may not go: the caller leaves out the nodes
-/// [`has_keys`] refuses).
+/// [`NodeNeeds::has_keys`] refuses).
 pub(super) fn mip(
     problem: &Problem,
     x: &[Option<Variable>],
