@@ -17,6 +17,9 @@ pub mod objective;
 pub mod preempt;
 pub mod topology;
 
+#[cfg(test)]
+mod testing;
+
 pub use greedy::{
     Assignment, ClassOrder, ClassSpec, Conflict, GreedyOptions, NO_DOMAIN, Placed, Problem,
     Rescore, SolverError, solve_greedy,

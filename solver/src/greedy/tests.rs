@@ -3,34 +3,11 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::testing::problem;
 
 /// A class with these requests and count, priority 0, no per-node limit.
 fn class(count: u32, requests: &[i64]) -> ClassSpec {
-    ClassSpec { count, priority: 0, requests: requests.to_vec(), max_per_node: None }
-}
-
-/// A problem where every class is feasible everywhere with score 0.
-fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
-    let resources = free.first().map_or(0, |r| r.len());
-    let nodes = free.len();
-    let cells = classes.len() * nodes;
-    Problem {
-        resources,
-        nodes,
-        classes,
-        free: free.iter().flat_map(|r| r.iter().copied()).collect(),
-        feasible: vec![true; cells],
-        score: vec![0; cells],
-        initial: Vec::new(),
-        topologies: 0,
-        domains: Vec::new(),
-        conflicts: Vec::new(),
-        guide: None,
-        inter_pod: InterPod::default(),
-        objective: Objective::default(),
-        capacity: Vec::new(),
-        queue: Vec::new(),
-    }
+    crate::testing::class(count, 0, requests)
 }
 
 fn nodes_of(a: &Assignment, class: usize) -> Vec<usize> {

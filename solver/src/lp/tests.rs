@@ -12,25 +12,8 @@ use crate::greedy::{
     Assignment, ClassOrder, ClassSpec, Conflict, GreedyOptions, NO_DOMAIN, solve_greedy,
 };
 use crate::objective::Objective;
+use crate::testing::{class, problem};
 use crate::topology::{Counter, InterPod, Rule};
-
-fn class(count: u32, priority: i32, requests: &[i64]) -> ClassSpec {
-    ClassSpec { count, priority, requests: requests.to_vec(), max_per_node: None }
-}
-
-fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
-    let nodes = free.len();
-    let cells = classes.len() * nodes;
-    Problem {
-        resources: free.first().map_or(0, |r| r.len()),
-        nodes,
-        classes,
-        free: free.iter().flat_map(|r| r.iter().copied()).collect(),
-        feasible: vec![true; cells],
-        score: vec![0; cells],
-        ..Problem::default()
-    }
-}
 
 #[test]
 fn alike_nodes_share_a_group_and_quotas_fit_their_aggregate_room() {

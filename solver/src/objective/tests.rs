@@ -7,24 +7,10 @@ use super::{
     dominant_share, placed, pod_values, rank, solve_best, solve_greedy,
 };
 use crate::greedy::ClassSpec;
-
-fn class(count: u32, priority: i32, requests: &[i64]) -> ClassSpec {
-    ClassSpec { count, priority, requests: requests.to_vec(), max_per_node: None }
-}
+use crate::testing::class;
 
 fn problem(classes: Vec<ClassSpec>, free: &[&[i64]], objective: Objective) -> Problem {
-    let nodes = free.len();
-    let cells = classes.len() * nodes;
-    Problem {
-        resources: free.first().map_or(0, |r| r.len()),
-        nodes,
-        classes,
-        free: free.iter().flat_map(|r| r.iter().copied()).collect(),
-        feasible: vec![true; cells],
-        score: vec![0; cells],
-        objective,
-        ..Problem::default()
-    }
+    Problem { objective, ..crate::testing::problem(classes, free) }
 }
 
 #[test]
