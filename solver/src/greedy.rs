@@ -419,7 +419,6 @@ pub(crate) fn solve_with(
         touching,
         blocked: HashMap::new(),
         free: problem.free.clone(),
-        changed: vec![false; problem.nodes],
         count,
         placements: Vec::new(),
         initial: problem.initial.clone(),
@@ -504,8 +503,6 @@ struct State<'p, 'r> {
     blocked: HashMap<(usize, usize, u32), u32>,
     /// Free capacity, `nodes × resources`.
     free: Vec<i64>,
-    /// Whether a node's usage changed during the solve.
-    changed: Vec<bool>,
     /// Pods of each class on each node, `classes × nodes`.
     count: Vec<u32>,
     placements: Vec<Placed>,
@@ -523,7 +520,7 @@ struct State<'p, 'r> {
     scan_pods: u32,
     /// Scratch of [`State::best_direct`]: changed nodes as `(bound, node, soft score)`.
     deferred: Vec<(i64, Reverse<usize>, i64)>,
-    /// How many times each node's usage changed.
+    /// How many times each node's usage changed during the solve.
     version: Vec<u64>,
     /// Per class of more than one pod, the callback's score of each changed node as
     /// `(node version, score)` ([`NO_VERSION`]: none yet), while [`SCORE_CACHE_CELLS`] allows:
@@ -656,11 +653,16 @@ impl State<'_, '_> {
         self.score(c, node).saturating_add(self.topo.soft_local(c, node, true))
     }
 
+    /// Whether `node`'s usage changed during the solve.
+    fn changed(&self, node: usize) -> bool {
+        self.version[node] != 0
+    }
+
     /// The score of `c` on `node`: static until the node changed, then the callback's (kept
     /// per class of more than one pod until the node changes again).
     fn score(&mut self, c: usize, node: usize) -> i64 {
         let cell = self.cell(c, node);
-        if self.changed[node]
+        if self.changed(node)
             && let Some(r) = self.rescore.as_mut()
         {
             let version = self.version[node];
@@ -697,7 +699,6 @@ impl State<'_, '_> {
         let cell = self.cell(c, node);
         self.count[cell] =
             if add { self.count[cell] + 1 } else { self.count[cell].saturating_sub(1) };
-        self.changed[node] = true;
         self.version[node] += 1;
         if !self.touching[c].is_empty() {
             self.mark_conflicts(c, node, add);
@@ -835,7 +836,7 @@ impl State<'_, '_> {
             if !self.problem.feasible[c * n_nodes + node] || !self.can_take(c, node) {
                 continue;
             }
-            if bounded && self.changed[node] {
+            if bounded && self.changed(node) {
                 let soft = self.topo.soft(c, node);
                 let bound = self.rescore_bound(c, node).saturating_add(soft);
                 if best.is_none_or(|b| (bound, Reverse(node)) > b) {
@@ -866,7 +867,7 @@ impl State<'_, '_> {
     /// An upper bound of [`State::score`] of `c` on `node`, whatever the node's usage.
     fn rescore_bound(&mut self, c: usize, node: usize) -> i64 {
         match self.rescore.as_mut() {
-            Some(r) if self.changed[node] => r.bound(c, node),
+            Some(r) if self.version[node] != 0 => r.bound(c, node),
             _ => self.problem.score[self.cell(c, node)],
         }
     }
