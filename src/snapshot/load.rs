@@ -615,6 +615,42 @@ mod tests {
     }
 
     #[test]
+    fn large_files_read_in_pieces_load_as_text_handed_in_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = |i: usize| {
+            format!(
+                "{{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {{\"name\": \"n-{i:06}\", \
+                 \"labels\": {{\"zone\": \"z{}\", \"pad\": \"{}\"}}}}}}",
+                i % 3,
+                "é".repeat(200)
+            )
+        };
+        let items: Vec<String> = (0..20_000).map(node).collect();
+        let text = format!(
+            "{{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [{}]}}",
+            items.join(",\n")
+        );
+        assert!(text.len() > PARALLEL_READ_MIN, "large enough to be read in pieces");
+        let path = dir.path().join("big.json");
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(read_text(&path).unwrap(), text);
+        let loaded = load(std::slice::from_ref(&path)).unwrap();
+        let mut direct = Snapshot::new();
+        direct.files.push(path.clone());
+        direct.add_json(&path, &text).unwrap();
+        assert_eq!(format!("{loaded:?}"), format!("{direct:?}"));
+        assert_eq!(loaded.nodes.len(), 20_000);
+
+        // A byte that is not UTF-8 far into the file is an error naming the file.
+        let mut bytes = text.into_bytes();
+        let at = bytes.len() - 1000;
+        bytes[at] = 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = load(std::slice::from_ref(&path)).unwrap_err().to_string();
+        assert!(err.contains("big.json") && err.contains("valid UTF-8"), "{err}");
+    }
+
+    #[test]
     fn duplicate_json_keys_are_errors_naming_file_object_and_field() {
         let cases = [
             (
