@@ -224,18 +224,26 @@ pub fn parse_list(
     list: Option<&BTreeMap<String, ApiQuantity>>,
     field: &str,
 ) -> Result<Option<MilliList>, ResourceError> {
+    parse_list_at(list, &|| field.to_string())
+}
+
+/// [`parse_list`] with the field's path written only for an error (most pods have none).
+fn parse_list_at(
+    list: Option<&BTreeMap<String, ApiQuantity>>,
+    field: &dyn Fn() -> String,
+) -> Result<Option<MilliList>, ResourceError> {
     let Some(list) = list else { return Ok(None) };
     let mut out = MilliList::new();
     for (name, q) in list {
-        let path = format!("{field}.{name}");
+        let path = || format!("{}.{name}", field());
         let parsed = Quantity::parse_api(&q.0)
-            .map_err(|source| ResourceError::Quantity { field: path.clone(), source })?;
+            .map_err(|source| ResourceError::Quantity { field: path(), source })?;
         if parsed.is_negative() {
-            return Err(ResourceError::Negative { field: path, text: q.0.clone() });
+            return Err(ResourceError::Negative { field: path(), text: q.0.clone() });
         }
         let milli = parsed
             .milli_value_ceil_i128()
-            .map_err(|source| ResourceError::Quantity { field: path, source })?;
+            .map_err(|source| ResourceError::Quantity { field: path(), source })?;
         out.insert(name.clone(), milli);
     }
     Ok(Some(out))
@@ -413,37 +421,36 @@ enum Getter {
 
 impl PodLists {
     fn parse(spec: &k8s::PodSpec, status: Option<&k8s::PodStatus>) -> Result<Self, ResourceError> {
-        let container =
-            |c: &k8s::Container, field: &str| -> Result<ContainerLists, ResourceError> {
-                let res = c.resources.as_ref();
-                let mut requests = parse_list(
-                    res.and_then(|r| r.requests.as_ref()),
-                    &format!("{field}.resources.requests"),
-                )?;
-                let limits = parse_list(
-                    res.and_then(|r| r.limits.as_ref()),
-                    &format!("{field}.resources.limits"),
-                )?;
-                // SetDefaults_Pod: requests default to limits where unset.
-                if let Some(limits) = &limits {
-                    let reqs = requests.get_or_insert_with(MilliList::new);
-                    for (name, v) in limits {
-                        reqs.entry(name.clone()).or_insert(*v);
-                    }
+        let container = |c: &k8s::Container,
+                         field: &dyn Fn() -> String|
+         -> Result<ContainerLists, ResourceError> {
+            let res = c.resources.as_ref();
+            let mut requests = parse_list_at(res.and_then(|r| r.requests.as_ref()), &|| {
+                format!("{}.resources.requests", field())
+            })?;
+            let limits = parse_list_at(res.and_then(|r| r.limits.as_ref()), &|| {
+                format!("{}.resources.limits", field())
+            })?;
+            // SetDefaults_Pod: requests default to limits where unset.
+            if let Some(limits) = &limits {
+                let reqs = requests.get_or_insert_with(MilliList::new);
+                for (name, v) in limits {
+                    reqs.entry(name.clone()).or_insert(*v);
                 }
-                Ok(ContainerLists {
-                    name: c.name.clone(),
-                    requests,
-                    limits,
-                    restartable: c.restart_policy.as_deref() == Some("Always"),
-                })
-            };
+            }
+            Ok(ContainerLists {
+                name: c.name.clone(),
+                requests,
+                limits,
+                restartable: c.restart_policy.as_deref() == Some("Always"),
+            })
+        };
         let mut lists = PodLists::default();
         for (i, c) in spec.containers.iter().enumerate() {
-            lists.containers.push(container(c, &format!("spec.containers[{i}]"))?);
+            lists.containers.push(container(c, &|| format!("spec.containers[{i}]"))?);
         }
         for (i, c) in spec.init_containers.iter().flatten().enumerate() {
-            lists.init_containers.push(container(c, &format!("spec.initContainers[{i}]"))?);
+            lists.init_containers.push(container(c, &|| format!("spec.initContainers[{i}]"))?);
         }
         if let Some(status) = status {
             let groups = [
@@ -452,17 +459,15 @@ impl PodLists {
             ];
             for (group, statuses) in groups {
                 for (i, cs) in statuses.into_iter().flatten().enumerate() {
-                    let field = format!("{group}[{i}]");
                     lists.statuses.push(StatusLists {
                         name: cs.name.clone(),
-                        allocated: parse_list(
-                            cs.allocated_resources.as_ref(),
-                            &format!("{field}.allocatedResources"),
-                        )?,
+                        allocated: parse_list_at(cs.allocated_resources.as_ref(), &|| {
+                            format!("{group}[{i}].allocatedResources")
+                        })?,
                         resources_set: cs.resources.is_some(),
-                        actuated_requests: parse_list(
+                        actuated_requests: parse_list_at(
                             cs.resources.as_ref().and_then(|r| r.requests.as_ref()),
-                            &format!("{field}.resources.requests"),
+                            &|| format!("{group}[{i}].resources.requests"),
                         )?,
                     });
                 }

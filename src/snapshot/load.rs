@@ -155,15 +155,53 @@ pub(super) enum Strictness {
 }
 
 fn read_file(file: &Path, strictness: Strictness) -> Result<Vec<Prepared>, SnapshotError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|source| SnapshotError::Io { path: file.to_path_buf(), source })?;
+    let text =
+        read_text(file).map_err(|source| SnapshotError::Io { path: file.to_path_buf(), source })?;
     let is_json =
         file.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("json"));
-    if is_json {
+    let prepared = if is_json {
         prepare_json(file, &text, strictness)
     } else {
         prepare_yaml(file, &text, strictness)
+    };
+    // Unmapping hundreds of megabytes takes a while; nothing waits for it.
+    if text.len() >= PARALLEL_READ_MIN {
+        std::thread::spawn(move || drop(text));
     }
+    prepared
+}
+
+/// Files from this size on are read in pieces on all cores.
+const PARALLEL_READ_MIN: usize = 8 << 20;
+
+/// A file's text. A large regular file is read in pieces on all cores: copying from the page
+/// cache and the first touch of each page of the buffer are most of its reading time.
+fn read_text(file: &Path) -> std::io::Result<String> {
+    #[cfg(unix)]
+    {
+        use std::io::Read;
+        use std::os::unix::fs::FileExt;
+        let mut f = std::fs::File::open(file)?;
+        let meta = f.metadata()?;
+        let len = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+        if meta.is_file() && (PARALLEL_READ_MIN..usize::MAX).contains(&len) {
+            let mut buf = vec![0u8; len];
+            let piece = len.div_ceil(rayon::current_num_threads() * 4).max(1 << 20);
+            buf.par_chunks_mut(piece)
+                .enumerate()
+                .try_for_each(|(i, chunk)| f.read_exact_at(chunk, (i * piece) as u64))?;
+            // Whatever was appended meanwhile, as a sequential read would have it.
+            std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(len as u64))?;
+            f.read_to_end(&mut buf)?;
+            return String::from_utf8(buf).map_err(|_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                )
+            });
+        }
+    }
+    std::fs::read_to_string(file)
 }
 
 /// A document's top-level mapping, with the line of each element of `items` when it is a
@@ -574,6 +612,42 @@ mod tests {
         let mut s = Snapshot::new();
         s.add_yaml(Path::new("test.yaml"), yaml)?;
         Ok(s)
+    }
+
+    #[test]
+    fn large_files_read_in_pieces_load_as_text_handed_in_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = |i: usize| {
+            format!(
+                "{{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {{\"name\": \"n-{i:06}\", \
+                 \"labels\": {{\"zone\": \"z{}\", \"pad\": \"{}\"}}}}}}",
+                i % 3,
+                "é".repeat(200)
+            )
+        };
+        let items: Vec<String> = (0..20_000).map(node).collect();
+        let text = format!(
+            "{{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [{}]}}",
+            items.join(",\n")
+        );
+        assert!(text.len() > PARALLEL_READ_MIN, "large enough to be read in pieces");
+        let path = dir.path().join("big.json");
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(read_text(&path).unwrap(), text);
+        let loaded = load(std::slice::from_ref(&path)).unwrap();
+        let mut direct = Snapshot::new();
+        direct.files.push(path.clone());
+        direct.add_json(&path, &text).unwrap();
+        assert_eq!(format!("{loaded:?}"), format!("{direct:?}"));
+        assert_eq!(loaded.nodes.len(), 20_000);
+
+        // A byte that is not UTF-8 far into the file is an error naming the file.
+        let mut bytes = text.into_bytes();
+        let at = bytes.len() - 1000;
+        bytes[at] = 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+        let err = load(std::slice::from_ref(&path)).unwrap_err().to_string();
+        assert!(err.contains("big.json") && err.contains("valid UTF-8"), "{err}");
     }
 
     #[test]

@@ -261,7 +261,18 @@ pub struct Snapshot {
     /// Non-fatal findings (empty files, directories without manifests).
     pub warnings: Vec<Warning>,
     /// Every object kept, by identity, to detect duplicates.
-    seen: BTreeMap<ObjectRef, Source>,
+    seen: Seen,
+}
+
+/// Where each object read so far was defined, by identity (a second definition is an error).
+/// Hashed, as only lookups read it; shown in order.
+#[derive(Clone, Default)]
+struct Seen(std::collections::HashMap<ObjectRef, Source>);
+
+impl fmt::Debug for Seen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.0.iter().collect::<BTreeMap<_, _>>()).finish()
+    }
 }
 
 impl Snapshot {
@@ -272,7 +283,7 @@ impl Snapshot {
 
     /// Number of objects read, skipped kinds included.
     pub fn object_count(&self) -> usize {
-        self.seen.len() + self.skipped.values().sum::<usize>()
+        self.seen.0.len() + self.skipped.values().sum::<usize>()
     }
 
     /// Adds the objects of a YAML stream (one or more documents) read from `file`. Every

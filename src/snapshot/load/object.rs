@@ -6,6 +6,8 @@
 //! results; [`commit`] adds them to the snapshot in order, finding duplicates there, and stops
 //! at the first error, so the error reported is the one the file order meets first.
 
+use std::collections::hash_map::Entry;
+
 use serde_json::{Map, Value};
 
 use super::super::{ObjectRef, Snapshot, SnapshotError, Source, Sourced, Warning, pod_group};
@@ -61,8 +63,9 @@ impl Prepared {
 /// Adds prepared results to the snapshot in order; the first error (or duplicate) stops it.
 pub(super) fn commit(
     snapshot: &mut Snapshot,
-    prepared: impl IntoIterator<Item = Prepared>,
+    prepared: Vec<Prepared>,
 ) -> Result<(), SnapshotError> {
+    reserve(snapshot, &prepared);
     for p in prepared {
         match p {
             Prepared::Error(e) => return Err(e),
@@ -72,13 +75,16 @@ pub(super) fn commit(
                 *snapshot.skipped.entry(kind).or_insert(0) += 1;
             }
             Prepared::Object { object, source, typed } => {
-                if let Some(first) = snapshot.seen.get(&object) {
-                    return Err(SnapshotError::Duplicate {
-                        object: Box::new(object),
-                        first: Box::new(first.clone()),
-                        second: Box::new(source),
-                    });
-                }
+                let seen = match snapshot.seen.0.entry(object) {
+                    Entry::Occupied(first) => {
+                        return Err(SnapshotError::Duplicate {
+                            object: Box::new(first.key().clone()),
+                            first: Box::new(first.get().clone()),
+                            second: Box::new(source),
+                        });
+                    }
+                    Entry::Vacant(seen) => seen,
+                };
                 let (typed, warnings) = typed?;
                 snapshot.warnings.extend(warnings);
                 let s = source.clone();
@@ -107,11 +113,47 @@ pub(super) fn commit(
                         snapshot.pod_groups.push(Sourced { object: o, source: s })
                     }
                 }
-                snapshot.seen.insert(object, source);
+                seen.insert(source);
             }
         }
     }
     Ok(())
+}
+
+/// Room in the snapshot's lists for the objects of `prepared`, so that large objects are
+/// moved once rather than again each time a list grows.
+fn reserve(snapshot: &mut Snapshot, prepared: &[Prepared]) {
+    let mut counts = [0usize; 11];
+    for p in prepared {
+        if let Prepared::Object { typed: Ok((typed, _)), .. } = p {
+            counts[match **typed {
+                Typed::Node(_) => 0,
+                Typed::Pod(_) => 1,
+                Typed::Namespace(_) => 2,
+                Typed::Service(_) => 3,
+                Typed::ReplicationController(_) => 4,
+                Typed::Pdb(_) => 5,
+                Typed::Pvc(_) => 6,
+                Typed::PriorityClass(_) => 7,
+                Typed::ReplicaSet(_) => 8,
+                Typed::StatefulSet(_) => 9,
+                Typed::PodGroup(_) => 10,
+            }] += 1;
+        }
+    }
+    let s = snapshot;
+    s.nodes.reserve(counts[0]);
+    s.pods.reserve(counts[1]);
+    s.namespaces.reserve(counts[2]);
+    s.services.reserve(counts[3]);
+    s.replication_controllers.reserve(counts[4]);
+    s.pdbs.reserve(counts[5]);
+    s.pvcs.reserve(counts[6]);
+    s.priority_classes.reserve(counts[7]);
+    s.replica_sets.reserve(counts[8]);
+    s.stateful_sets.reserve(counts[9]);
+    s.pod_groups.reserve(counts[10]);
+    s.seen.0.reserve(counts.iter().sum());
 }
 
 /// One object of a document, to be prepared: the value, or what stops or skips it already.
