@@ -19,12 +19,14 @@
 //!    kube-scheduler's NodeResourcesFit) and has not reached the class's per-node limit. Ties
 //!    go to the lowest node index, so the result is deterministic.
 //! 3. A class of at most two pods picks each pod's node by one scan of its row (no heap, no
-//!    allocation). Larger classes keep their candidates in a max-heap built once when the class
-//!    starts (`O(nodes)`), with
-//!    lazy invalidation: every placement on a node bumps that node's stamp, stale heap entries
-//!    are dropped when popped, and the node is pushed again with its new score only if it can
-//!    still take a pod of the class. A node that fills is therefore never looked at again for
-//!    that class, and no step rescans the nodes.
+//!    allocation). Larger classes keep their candidates ([`Candidates`]) in max-heaps built once
+//!    when the class starts (`O(nodes)`), with lazy invalidation: every change of a node bumps
+//!    its version and logs it, stale heap entries are dropped when popped, and the nodes changed
+//!    since the class's last pick are pushed again with their new score if they can still take
+//!    a pod of the class. A node that fills is therefore never looked at again for that class,
+//!    and no step rescans the nodes. The queue-order pass ([`ClassOrder::Given`]) keeps each
+//!    such class's candidates from one of its pods to the next, so a pick costs the nodes
+//!    changed since the class's last pick, not a scan of every node.
 //! 4. Scores: the static matrix is used for every node whose usage has not changed during the
 //!    solve; once a node received a pod, its score for the class being placed comes from
 //!    [`Rescore::rescore`] with the node's current free capacity (when a callback is given;
@@ -44,12 +46,14 @@
 //!    stays placed.
 //!
 //! Cost: `O(classes × nodes + pods × log nodes)` time for the greedy pass plus the callback's
-//! calls (one per placement, and one per changed node when a class starts), `O(classes × nodes)`
-//! memory; each relocation attempt costs `O(classes × nodes × log nodes)`, and there is at most
-//! one failed attempt per class per round.
+//! calls (one per placement, and one per changed node whose bound could win when a class
+//! picks), `O(classes × nodes)` memory; each relocation attempt costs
+//! `O(classes × nodes)` for its targets, and each class's destinations for moved pods are
+//! walked once per solve ([`State::destinations`]); there is at most one failed attempt per
+//! class per round.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
 use crate::lp::Guide;
 use crate::objective::Objective;
@@ -385,16 +389,27 @@ pub fn solve_greedy(
     options: &GreedyOptions,
     rescore: Option<&mut dyn Rescore>,
 ) -> Result<Assignment, SolverError> {
-    solve_with(problem, options, rescore, SCAN_PODS)
+    solve_with(problem, options, rescore, Tuning { scan_pods: SCAN_PODS, plain: false })
 }
 
-/// [`solve_greedy`] with classes of at most `scan_pods` pods placed by a scan of their row per
-/// pod instead of the per-class heaps (tests compare the two).
+/// How [`solve_with`] finds its candidates; every setting gives the same assignment (tests
+/// compare them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tuning {
+    /// Classes with at most this many pods are placed by a scan of their row per pod instead
+    /// of the per-class heaps.
+    pub scan_pods: u32,
+    /// Scans of every node where the solver otherwise keeps candidates across picks (the
+    /// queue-order pass, relocation's destinations).
+    pub plain: bool,
+}
+
+/// [`solve_greedy`] with the candidate search set by `tuning`.
 pub(crate) fn solve_with(
     problem: &Problem,
     options: &GreedyOptions,
     rescore: Option<&mut dyn Rescore>,
-    scan_pods: u32,
+    tuning: Tuning,
 ) -> Result<Assignment, SolverError> {
     problem.validate()?;
     let order = class_order(problem, options.class_order);
@@ -433,11 +448,17 @@ pub(crate) fn solve_with(
             problem.topologies,
             &problem.domains,
         ),
-        scan_pods,
+        scan_pods: tuning.scan_pods,
         deferred: Vec::new(),
         version: vec![0; problem.nodes],
         score_cache: vec![None; problem.classes.len()],
         cache_cells: 0,
+        changes: Vec::new(),
+        dest_scan: vec![None; problem.classes.len()],
+        plain: tuning.plain,
+        kept: (0..problem.classes.len()).map(|_| None).collect(),
+        offered: vec![0; problem.nodes],
+        offer_epoch: 0,
     };
     if state.quota_left.is_some() {
         for &c in &order {
@@ -450,17 +471,49 @@ pub(crate) fn solve_with(
         // as the queue's own order has them).
         let mut queue: Vec<usize> = problem.queue.clone();
         queue.sort_by_key(|&c| Reverse(problem.classes[c].priority));
+        // A class with more pods than a scan suits keeps its candidates from pick to pick
+        // (while KEPT_CELLS allows), so a pick costs the nodes changed since its last one.
+        let mut queued = vec![0u32; problem.classes.len()];
+        for &c in &queue {
+            queued[c] = queued[c].saturating_add(1);
+        }
+        let mut cells = 0usize;
+        let keeps: Vec<bool> = queued
+            .iter()
+            .map(|&q| {
+                let keep = !state.plain && q > state.scan_pods && cells < KEPT_CELLS;
+                cells += if keep { problem.nodes } else { 0 };
+                keep
+            })
+            .collect();
         for c in queue {
-            if state.unplaced[c] > 0
-                && let Some(node) = state.best_direct(c)
-            {
+            if state.unplaced[c] == 0 {
+                continue;
+            }
+            let node = if keeps[c] {
+                let mut cands = match state.kept[c].take() {
+                    Some(k) => k,
+                    None => state.candidates(c),
+                };
+                let node = state.pick(c, &mut cands);
+                state.kept[c] = Some(cands);
+                node
+            } else {
+                state.best_direct(c)
+            };
+            if let Some(node) = node {
                 state.place(c, node);
+                if state.unplaced[c] == 0 {
+                    state.kept[c] = None;
+                }
             }
         }
     }
     for &c in &order {
         state.place_class(c);
     }
+    // Relocation frees room, which kept candidates do not expect.
+    state.kept.iter_mut().for_each(|k| *k = None);
     if options.relocate {
         loop {
             let mut progress = false;
@@ -528,7 +581,33 @@ struct State<'p, 'r> {
     score_cache: Vec<Option<Vec<(u64, i64)>>>,
     /// Entries of `score_cache` allocated.
     cache_cells: usize,
+    /// Every node whose usage changed, once per change, in order.
+    changes: Vec<usize>,
+    /// Per class, where [`State::destinations`] stands in its ranking.
+    dest_scan: Vec<Option<DestScan>>,
+    /// Tests: scans of every node instead of the kept candidates ([`Tuning::plain`]).
+    plain: bool,
+    /// Per class, the candidates the queue-order pass keeps between its picks.
+    kept: Vec<Option<Candidates>>,
+    /// Scratch of [`State::pick`]: the pass in which each node was last offered.
+    offered: Vec<u64>,
+    offer_epoch: u64,
 }
+
+/// Where [`State::destinations`] of a class stands: every node before `pos` in the class's
+/// static ranking that can take a pod of it is in `takers`, apart from nodes changed since
+/// entry `seen` of [`State::changes`].
+#[derive(Clone)]
+struct DestScan {
+    pos: usize,
+    seen: usize,
+    /// `(Reverse(static score), node)`: ranking order.
+    takers: BTreeSet<(Reverse<i64>, usize)>,
+}
+
+/// The queue-order pass keeps candidates for classes while their nodes add up to at most
+/// this (a heap entry is 32 bytes).
+const KEPT_CELLS: usize = 1 << 23;
 
 /// The most `(class, node)` entries of rescored scores a solve keeps (16 bytes each).
 const SCORE_CACHE_CELLS: usize = 1 << 23;
@@ -536,13 +615,38 @@ const SCORE_CACHE_CELLS: usize = 1 << 23;
 /// A score cache entry not filled yet.
 const NO_VERSION: u64 = u64::MAX;
 
+/// A class's candidate nodes, kept across its picks ([`State::pick`]): per bucket, a heap of
+/// nodes by their own score. A placement changes only its own node's score, room and
+/// node-local verdicts (the node is offered again at the next pick, from [`State::changes`]),
+/// and its domains' shared verdicts and soft scores, which a bucket reads once per pick for
+/// all its nodes; a node a node-local spread rule refuses is parked and offered again when a
+/// spread minimum changes. So a pick chooses what a scan of every node would, in
+/// `O(buckets + log nodes)` plus the nodes changed since the class's last pick.
+struct Candidates {
+    /// The class's topologies that are not node-local ([`TopologyState::shared_topologies`]).
+    shared: Vec<usize>,
+    /// Domains in `shared` → bucket.
+    bucket_of: BTreeMap<Vec<u32>, u32>,
+    /// Each node's bucket ([`NO_BUCKET`]: not worked out yet).
+    node_bucket: Vec<u32>,
+    buckets: Vec<Bucket>,
+    /// [`TopologyState::generation`] when the parked nodes were last offered.
+    generation: u64,
+    /// Entries of [`State::changes`] already offered.
+    seen: usize,
+}
+
+/// A node whose bucket is not worked out yet.
+const NO_BUCKET: u32 = u32::MAX;
+
 /// Nodes of one class that share their domains in every topology of the class's inter-pod
 /// rules that is not node-local: the rules give them the same verdict and soft score.
 struct Bucket {
     /// A node of the bucket, to read the shared verdict and score from.
     rep: usize,
-    /// `(node score, lowest index first, stamp when pushed)`.
-    heap: BinaryHeap<(i64, Reverse<usize>, u32)>,
+    /// `(node score or its bound, lowest index first, node version when pushed, whether the
+    /// first is the score)`.
+    heap: BinaryHeap<(i64, Reverse<usize>, u64, bool)>,
     /// Nodes a node-local spread rule refused, tried again when a minimum changes.
     parked: Vec<usize>,
 }
@@ -700,6 +804,7 @@ impl State<'_, '_> {
         self.count[cell] =
             if add { self.count[cell] + 1 } else { self.count[cell].saturating_sub(1) };
         self.version[node] += 1;
+        self.changes.push(node);
         if !self.touching[c].is_empty() {
             self.mark_conflicts(c, node, add);
         }
@@ -722,12 +827,8 @@ impl State<'_, '_> {
     }
 
     /// Places the pods of class `c` one by one on its best candidate: for a class of a few
-    /// pods a scan of its row per pod ([`State::best_direct`]), else per-bucket heaps. Both
-    /// give the same placements: a placement changes only its own node's score, room and
-    /// node-local verdicts (the heap re-pushes that node; conflicts and quotas only ever take
-    /// candidates away), and its domains' shared verdicts and soft scores, which a bucket
-    /// reads once for all its nodes. A node a node-local spread rule refuses is parked and
-    /// tried again when a spread minimum changes.
+    /// pods a scan of its row per pod ([`State::best_direct`]), else its [`Candidates`] (kept
+    /// from the queue-order pass, or built now). Both give the same placements.
     fn place_class(&mut self, c: usize) {
         if self.unplaced[c] == 0 || self.limit(c) == 0 {
             return;
@@ -741,83 +842,138 @@ impl State<'_, '_> {
             }
             return;
         }
+        let mut cands = match self.kept[c].take() {
+            Some(k) => k,
+            None => self.candidates(c),
+        };
+        while self.unplaced[c] > 0 {
+            match self.pick(c, &mut cands) {
+                Some(node) => self.place(c, node),
+                None => break,
+            }
+        }
+    }
+
+    /// Class `c`'s candidates: every node that can take a pod of it now, by bucket.
+    fn candidates(&mut self, c: usize) -> Candidates {
         let n_nodes = self.problem.nodes;
-        let shared = self.topo.shared_topologies(c);
-        let mut bucket_of: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
-        let mut buckets: Vec<Bucket> = Vec::new();
-        let mut stamp = vec![0u32; n_nodes];
+        let mut cands = Candidates {
+            shared: self.topo.shared_topologies(c),
+            bucket_of: BTreeMap::new(),
+            node_bucket: vec![NO_BUCKET; n_nodes],
+            buckets: Vec::new(),
+            generation: self.topo.generation(),
+            seen: self.changes.len(),
+        };
         for node in 0..n_nodes {
-            if !self.can_take_base(c, node) {
+            self.offer(c, &mut cands, node);
+        }
+        cands
+    }
+
+    /// Adds `node` to class `c`'s candidates if it can take a pod of it (parked when a
+    /// node-local rule refuses it): with its score, or with its bound while the node's rescored
+    /// score is not known yet (resolved when it reaches the top, [`State::pick`]).
+    fn offer(&mut self, c: usize, cands: &mut Candidates, node: usize) {
+        if !self.can_take_base(c, node) {
+            return;
+        }
+        let mut b = cands.node_bucket[node];
+        if b == NO_BUCKET {
+            let sig: Vec<u32> =
+                cands.shared.iter().map(|&t| self.topo.domain_of(t, node)).collect();
+            let buckets = &mut cands.buckets;
+            b = *cands.bucket_of.entry(sig).or_insert_with(|| {
+                buckets.push(Bucket { rep: node, heap: BinaryHeap::new(), parked: Vec::new() });
+                (buckets.len() - 1) as u32
+            });
+            cands.node_bucket[node] = b;
+        }
+        let bucket = &mut cands.buckets[b as usize];
+        if !self.topo.allows_local(c, node, true) {
+            bucket.parked.push(node);
+            return;
+        }
+        let version = self.version[node];
+        let entry = if self.changed(node) && self.rescore.is_some() && !self.cached(c, node) {
+            let local = self.topo.soft_local(c, node, true);
+            (self.rescore_bound(c, node).saturating_add(local), Reverse(node), version, false)
+        } else {
+            (self.node_score(c, node), Reverse(node), version, true)
+        };
+        bucket.heap.push(entry);
+    }
+
+    /// Whether class `c`'s rescored score on `node` is cached for the node's current version.
+    fn cached(&self, c: usize, node: usize) -> bool {
+        self.score_cache
+            .get(c)
+            .and_then(Option::as_ref)
+            .is_some_and(|cache| cache[node].0 == self.version[node])
+    }
+
+    /// Class `c`'s best candidate now (highest score, lowest index), as [`State::best_direct`]
+    /// finds it: the nodes changed since the last pick are offered again, parked nodes
+    /// retried when a spread minimum changed, then each bucket's top is checked and its
+    /// shared soft score added. Stale entries (the node changed since) are dropped; a node
+    /// that can no longer take a pod of the class is dropped too (nothing frees room while
+    /// candidates are kept: relocation and the end of quotas drop them).
+    fn pick(&mut self, c: usize, cands: &mut Candidates) -> Option<usize> {
+        let logged = self.changes.len();
+        if cands.seen < logged {
+            self.offer_epoch += 1;
+            for i in cands.seen..logged {
+                let node = self.changes[i];
+                if self.offered[node] != self.offer_epoch {
+                    self.offered[node] = self.offer_epoch;
+                    self.offer(c, cands, node);
+                }
+            }
+            cands.seen = logged;
+        }
+        if self.topo.generation() != cands.generation {
+            cands.generation = self.topo.generation();
+            for b in 0..cands.buckets.len() {
+                for node in std::mem::take(&mut cands.buckets[b].parked) {
+                    self.offer(c, cands, node);
+                }
+            }
+        }
+        let mut best: Option<((i64, Reverse<usize>), usize)> = None;
+        for b in 0..cands.buckets.len() {
+            let rep = cands.buckets[b].rep;
+            if !self.topo.allows_local(c, rep, false) {
                 continue;
             }
-            let sig: Vec<u32> = shared.iter().map(|&t| self.topo.domain_of(t, node)).collect();
-            let b = *bucket_of.entry(sig).or_insert_with(|| {
-                buckets.push(Bucket { rep: node, heap: BinaryHeap::new(), parked: Vec::new() });
-                buckets.len() - 1
-            });
-            if self.topo.allows_local(c, node, true) {
-                let s = self.node_score(c, node);
-                buckets[b].heap.push((s, Reverse(node), 0));
-            } else {
-                buckets[b].parked.push(node);
-            }
-        }
-        let mut generation = self.topo.generation();
-        while self.unplaced[c] > 0 {
-            if self.topo.generation() != generation {
-                generation = self.topo.generation();
-                for bucket in &mut buckets {
-                    for node in std::mem::take(&mut bucket.parked) {
-                        if !self.can_take_base(c, node) {
-                            continue;
-                        }
-                        if self.topo.allows_local(c, node, true) {
-                            let s = self.node_score(c, node);
-                            bucket.heap.push((s, Reverse(node), stamp[node]));
-                        } else {
-                            bucket.parked.push(node);
-                        }
-                    }
-                }
-            }
-            let mut best: Option<((i64, Reverse<usize>), usize)> = None;
-            for (b, bucket) in buckets.iter_mut().enumerate() {
-                if !self.topo.allows_local(c, bucket.rep, false) {
+            let top = loop {
+                let bucket = &mut cands.buckets[b];
+                let Some(&(s, Reverse(node), version, exact)) = bucket.heap.peek() else {
+                    break None;
+                };
+                if version != self.version[node] || !self.can_take_base(c, node) {
+                    bucket.heap.pop(); // Stale, or the node can no longer take one.
                     continue;
                 }
-                let top = loop {
-                    let Some(&(s, Reverse(node), st)) = bucket.heap.peek() else { break None };
-                    if st != stamp[node] || !self.can_take_base(c, node) {
-                        bucket.heap.pop(); // Stale, or the node can no longer take one.
-                        continue;
-                    }
-                    if !self.topo.allows_local(c, node, true) {
-                        bucket.heap.pop();
-                        bucket.parked.push(node);
-                        continue;
-                    }
-                    break Some((s, node));
-                };
-                let Some((s, node)) = top else { continue };
-                let key =
-                    (s.saturating_add(self.topo.soft_local(c, bucket.rep, false)), Reverse(node));
-                if best.is_none_or(|(k, _)| key > k) {
-                    best = Some((key, b));
+                if !self.topo.allows_local(c, node, true) {
+                    bucket.heap.pop();
+                    bucket.parked.push(node);
+                    continue;
                 }
-            }
-            let Some(((_, Reverse(node)), b)) = best else { break };
-            buckets[b].heap.pop();
-            self.place(c, node);
-            stamp[node] += 1;
-            if self.can_take_base(c, node) {
-                if self.topo.allows_local(c, node, true) {
+                if !exact {
+                    bucket.heap.pop();
                     let s = self.node_score(c, node);
-                    buckets[b].heap.push((s, Reverse(node), stamp[node]));
-                } else {
-                    buckets[b].parked.push(node);
+                    cands.buckets[b].heap.push((s, Reverse(node), version, true));
+                    continue;
                 }
+                break Some((s, node));
+            };
+            let Some((s, node)) = top else { continue };
+            let key = (s.saturating_add(self.topo.soft_local(c, rep, false)), Reverse(node));
+            if best.is_none_or(|(k, _)| key > k) {
+                best = Some((key, b));
             }
         }
+        best.map(|((_, Reverse(node)), _)| node)
     }
 
     /// The best node that can take a pod of class `c` now (highest score, lowest index).
@@ -880,43 +1036,37 @@ impl State<'_, '_> {
         if self.topo.has_hard_rules(c) {
             return false;
         }
-        let n_nodes = self.problem.nodes;
         let n_classes = self.problem.classes.len();
-        // The two best destinations of every class by static score, for the moved pod.
-        let mut dest: Vec<[Option<usize>; 2]> = vec![[None, None]; n_classes];
-        for (c2, d) in dest.iter_mut().enumerate() {
-            if c2 == c
-                || !self.touching[c2].is_empty()
-                || self.topo.has_hard_rules(c2)
-                || self.topo.counted_by_hard_rule(c2)
-                || !self.count[c2 * n_nodes..(c2 + 1) * n_nodes].iter().any(|&k| k > 0)
+        let movable: Vec<bool> = (0..n_classes)
+            .map(|c2| {
+                c2 != c
+                    && self.touching[c2].is_empty()
+                    && !self.topo.has_hard_rules(c2)
+                    && !self.topo.counted_by_hard_rule(c2)
+            })
+            .collect();
+        // The two best destinations of each class by static score, for the moved pod, worked
+        // out when first needed (nothing changes before the move that ends the call).
+        let mut dest: Vec<Option<[Option<usize>; 2]>> = vec![None; n_classes];
+        let ranked = self.ranked_nodes(c);
+        let mut placed = false;
+        'targets: for &n in &ranked {
+            let cell = self.cell(c, n);
+            if !self.problem.feasible[cell]
+                || self.count[cell] >= self.limit(c)
+                || self.is_blocked(c, n)
             {
                 continue;
             }
-            let ranked = self.ranked_nodes(c2);
-            let mut best = ranked.iter().copied().filter(|&n| self.can_take(c2, n));
-            d[0] = best.next();
-            d[1] = best.next();
-            self.keep_ranked(c2, ranked);
-        }
-        let ranked = self.ranked_nodes(c);
-        let targets: Vec<usize> = ranked
-            .iter()
-            .copied()
-            .filter(|&n| {
-                let cell = self.cell(c, n);
-                self.problem.feasible[cell]
-                    && self.count[cell] < self.limit(c)
-                    && !self.is_blocked(c, n)
-            })
-            .collect();
-        self.keep_ranked(c, ranked);
-        for n in targets {
-            for (c2, d) in dest.iter().enumerate() {
-                if c2 == c || self.count[self.cell(c2, n)] == 0 {
+            for c2 in 0..n_classes {
+                if !movable[c2] || self.count[self.cell(c2, n)] == 0 {
                     continue;
                 }
-                let to = match *d {
+                let d = match dest[c2] {
+                    Some(d) => d,
+                    None => *dest[c2].insert(self.destinations(c2)),
+                };
+                let to = match d {
                     [Some(a), _] if a != n => a,
                     [_, Some(b)] if b != n => b,
                     _ => continue,
@@ -932,10 +1082,56 @@ impl State<'_, '_> {
                 }
                 self.move_pod(c2, n, to);
                 self.place(c, n);
-                return true;
+                placed = true;
+                break 'targets;
             }
         }
-        false
+        self.keep_ranked(c, ranked);
+        placed
+    }
+
+    /// The first two nodes of class `c`'s static ranking that can take a pod of it now (a class
+    /// without conflicts or hard inter-pod rules, whose verdict on a node changes only with that
+    /// node). Kept across calls ([`DestScan`]): the ranking is walked once per solve, and
+    /// only the nodes changed since the last call are looked at again.
+    fn destinations(&mut self, c: usize) -> [Option<usize>; 2] {
+        let ranked = self.ranked_nodes(c);
+        if self.plain {
+            let mut takers = ranked.iter().copied().filter(|&n| self.can_take(c, n));
+            let d = [takers.next(), takers.next()];
+            self.keep_ranked(c, ranked);
+            return d;
+        }
+        let logged = self.changes.len();
+        let mut scan = self.dest_scan[c].take().unwrap_or(DestScan {
+            pos: 0,
+            seen: logged,
+            takers: BTreeSet::new(),
+        });
+        let key = |n: usize| (Reverse(self.problem.score[self.cell(c, n)]), n);
+        for &n in &self.changes[scan.seen..] {
+            if ranked.get(scan.pos).is_some_and(|&p| key(n) >= key(p)) {
+                continue; // Not walked yet.
+            }
+            if self.can_take(c, n) {
+                scan.takers.insert(key(n));
+            } else {
+                scan.takers.remove(&key(n));
+            }
+        }
+        scan.seen = logged;
+        while scan.takers.len() < 2 && scan.pos < ranked.len() {
+            let n = ranked[scan.pos];
+            if self.can_take(c, n) {
+                scan.takers.insert(key(n));
+            }
+            scan.pos += 1;
+        }
+        let mut first = scan.takers.iter().map(|&(_, n)| n);
+        let d = [first.next(), first.next()];
+        self.dest_scan[c] = Some(scan);
+        self.keep_ranked(c, ranked);
+        d
     }
 
     /// Every node by class `c`'s static score, best first, ties by lowest index: the cached

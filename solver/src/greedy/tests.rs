@@ -506,6 +506,17 @@ fn a_changed_node_whose_bound_cannot_win_is_not_rescored() {
     assert_eq!(counting.1, vec![0]);
 }
 
+/// `p` with its pods in a random queue order.
+pub(crate) fn with_queue(p: Problem) -> impl Strategy<Value = Problem> {
+    let queue: Vec<usize> = p
+        .classes
+        .iter()
+        .enumerate()
+        .flat_map(|(c, class)| std::iter::repeat_n(c, class.count as usize))
+        .collect();
+    Just(queue).prop_shuffle().prop_map(move |queue| Problem { queue, ..p.clone() })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -525,9 +536,33 @@ proptest! {
         let options = GreedyOptions { class_order, relocate };
         let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
         let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false };
-        let a = solve_with(&p, &options, Some(&mut bounded), scan_pods).expect("valid");
-        let b = solve_with(&p, &options, Some(&mut every), scan_pods).expect("valid");
+        let tuning = Tuning { scan_pods, plain: false };
+        let a = solve_with(&p, &options, Some(&mut bounded), tuning).expect("valid");
+        let b = solve_with(&p, &options, Some(&mut every), tuning).expect("valid");
         prop_assert_eq!(a, b);
+    }
+
+    /// The candidates kept across picks (relocation's destinations) choose what scans of
+    /// every node choose, in every class order, with and without rescoring.
+    #[test]
+    fn kept_candidates_choose_what_plain_scans_choose(
+        p in random_problem().prop_flat_map(with_queue),
+        order in 0u8..3,
+        rescored in any::<bool>(),
+        scan_pods in prop::sample::select(vec![0u32, SCAN_PODS, u32::MAX]),
+    ) {
+        let class_order = match order {
+            0 => ClassOrder::Given,
+            1 => ClassOrder::LargestFirst,
+            _ => ClassOrder::SmallestFirst,
+        };
+        let options = GreedyOptions { class_order, relocate: true };
+        let run = |plain: bool| {
+            let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
+            let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
+            solve_with(&p, &options, rescore, Tuning { scan_pods, plain }).expect("valid")
+        };
+        prop_assert_eq!(run(false), run(true));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 use proptest::prelude::*;
 
 use crate::greedy::{
-    Assignment, ClassSpec, GreedyOptions, NO_DOMAIN, Placed, Problem, solve_greedy, solve_with,
+    Assignment, ClassOrder, ClassSpec, GreedyOptions, NO_DOMAIN, Placed, Problem, Tuning,
+    solve_greedy, solve_with,
 };
 
 use super::*;
@@ -396,12 +397,19 @@ proptest! {
         }
     }
 
-    /// The per-bucket heaps choose exactly what a scan of every node per pod chooses.
+    /// The per-bucket heaps, kept across picks in queue order too, choose exactly what a scan
+    /// of every node per pod chooses.
     #[test]
-    fn buckets_choose_what_a_full_scan_chooses(p in random_problem(), relocate in any::<bool>()) {
-        let options = GreedyOptions { relocate, ..GreedyOptions::default() };
-        let heaps = solve_with(&p, &options, None, 0).expect("valid");
-        let scan = solve_with(&p, &options, None, u32::MAX).expect("valid");
+    fn buckets_choose_what_a_full_scan_chooses(
+        p in random_problem().prop_flat_map(crate::greedy::tests::with_queue),
+        relocate in any::<bool>(),
+        queue_order in any::<bool>(),
+    ) {
+        let class_order =
+            if queue_order { ClassOrder::Given } else { ClassOrder::LargestFirst };
+        let options = GreedyOptions { relocate, class_order };
+        let heaps = solve_with(&p, &options, None, Tuning { scan_pods: 0, plain: false }).expect("valid");
+        let scan = solve_with(&p, &options, None, Tuning { scan_pods: u32::MAX, plain: true }).expect("valid");
         prop_assert_eq!(heaps, scan);
     }
 
@@ -416,8 +424,8 @@ proptest! {
         let options = GreedyOptions { relocate, ..GreedyOptions::default() };
         let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
         let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false };
-        let a = solve_with(&p, &options, Some(&mut bounded), u32::MAX).expect("valid");
-        let b = solve_with(&p, &options, Some(&mut every), u32::MAX).expect("valid");
+        let a = solve_with(&p, &options, Some(&mut bounded), Tuning { scan_pods: u32::MAX, plain: false }).expect("valid");
+        let b = solve_with(&p, &options, Some(&mut every), Tuning { scan_pods: u32::MAX, plain: false }).expect("valid");
         prop_assert_eq!(a, b);
     }
 
