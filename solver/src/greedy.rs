@@ -765,32 +765,29 @@ impl State<'_, '_> {
     /// The score of `c` on `node`: static until the node changed, then the callback's (kept
     /// per class of more than one pod until the node changes again).
     fn score(&mut self, c: usize, node: usize) -> i64 {
-        let cell = self.cell(c, node);
-        if self.changed(node)
-            && let Some(r) = self.rescore.as_mut()
-        {
-            let version = self.version[node];
-            if let Some(Some(cache)) = self.score_cache.get(c)
-                && cache[node].0 == version
-            {
-                return cache[node].1;
-            }
-            let range = self.problem.free_row(node);
-            let score = r.rescore(c, node, &self.free[range]);
-            let nodes = self.problem.nodes;
-            if self.score_cache[c].is_none()
-                && self.unplaced[c] > 1
-                && self.cache_cells + nodes <= SCORE_CACHE_CELLS
-            {
-                self.score_cache[c] = Some(vec![(NO_VERSION, 0); nodes]);
-                self.cache_cells += nodes;
-            }
-            if let Some(cache) = self.score_cache[c].as_mut() {
-                cache[node] = (version, score);
-            }
+        if !self.changed(node) {
+            return self.problem.score[self.cell(c, node)];
+        }
+        if let Some(score) = self.cached(c, node) {
             return score;
         }
-        self.problem.score[cell]
+        let range = self.problem.free_row(node);
+        let Some(r) = self.rescore.as_mut() else {
+            return self.problem.score[self.cell(c, node)];
+        };
+        let score = r.rescore(c, node, &self.free[range]);
+        let nodes = self.problem.nodes;
+        if self.score_cache[c].is_none()
+            && self.unplaced[c] > 1
+            && self.cache_cells + nodes <= SCORE_CACHE_CELLS
+        {
+            self.score_cache[c] = Some(vec![(NO_VERSION, 0); nodes]);
+            self.cache_cells += nodes;
+        }
+        if let Some(cache) = self.score_cache[c].as_mut() {
+            cache[node] = (self.version[node], score);
+        }
+        score
     }
 
     /// Adds one pod of class `c` to `node`'s usage, or takes one away.
@@ -895,21 +892,20 @@ impl State<'_, '_> {
             return;
         }
         let version = self.version[node];
-        let entry = if self.changed(node) && self.rescore.is_some() && !self.cached(c, node) {
-            let local = self.topo.soft_local(c, node, true);
-            (self.rescore_bound(c, node).saturating_add(local), Reverse(node), version, false)
-        } else {
-            (self.node_score(c, node), Reverse(node), version, true)
-        };
+        let entry =
+            if self.changed(node) && self.rescore.is_some() && self.cached(c, node).is_none() {
+                let local = self.topo.soft_local(c, node, true);
+                (self.rescore_bound(c, node).saturating_add(local), Reverse(node), version, false)
+            } else {
+                (self.node_score(c, node), Reverse(node), version, true)
+            };
         bucket.heap.push(entry);
     }
 
-    /// Whether class `c`'s rescored score on `node` is cached for the node's current version.
-    fn cached(&self, c: usize, node: usize) -> bool {
-        self.score_cache
-            .get(c)
-            .and_then(Option::as_ref)
-            .is_some_and(|cache| cache[node].0 == self.version[node])
+    /// Class `c`'s rescored score on `node` when it is cached for the node's current version.
+    fn cached(&self, c: usize, node: usize) -> Option<i64> {
+        let (version, score) = *self.score_cache.get(c)?.as_ref()?.get(node)?;
+        (version == self.version[node]).then_some(score)
     }
 
     /// Class `c`'s best candidate now (highest score, lowest index), as [`State::best_direct`]
