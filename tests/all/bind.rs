@@ -992,9 +992,13 @@ async fn two_thousand_pods_under_5xx_and_dropped_connections_complete_and_every_
     let requests = server.requests();
     let dropped = requests.iter().filter(|r| r.status == 0).count();
     let failed = requests.iter().filter(|r| r.status == 503).count();
+    // About 5,100 requests at 10% drops and 30% 503s give about 510 and 1,530; how many
+    // requests there are depends on the order the binder's tasks reach the server, so the bounds
+    // sit far below those means (the old ones, 500 and 1,500, sat within one deviation).
     assert!(
-        dropped > 500 && failed > 1500,
-        "the faults happened: {dropped} dropped, {failed} 503s"
+        dropped > 350 && failed > 1200,
+        "the faults happened: {dropped} dropped, {failed} 503s of {} requests",
+        requests.len()
     );
     for (pod, node) in &placements {
         assert_eq!(server.binds(pod), vec![node.clone()], "{pod} bound once, to its node");
