@@ -13,11 +13,11 @@
 //! Deployment, `spec.replicas` its pod count, selector `app` + `pod-template-hash`); its pods
 //! carry the ReplicaSet as controlling owner. No upstream counterpart.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::eks::{self, M5_2XLARGE};
 use super::engine::{Ctx, Family, NodeOut, Request, Strategy, Unit};
-use super::objects::{self, MI, NOW};
+use super::objects::{self, MI};
 use super::{GenParams, WorkloadInfo};
 
 /// Replicas per Deployment.
@@ -130,46 +130,7 @@ impl Family for Deployments {
                 continue;
             }
             let (namespace, app, _) = deployment(i);
-            let hash = eks::template_hash(app);
-            let rs_name = format!("{app}-{hash}");
-            let created = NOW - 10 * 86_400;
-            let mut labels = Map::new();
-            labels.insert("app".into(), app.into());
-            let (rv, uid) = (ctx.rv(), ctx.uid());
-            out.push(json!({
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": objects::metadata(app, Some(namespace), labels.clone(), created, rv, &uid),
-                "spec": {
-                    "selector": {"app": app},
-                    "ports": [{"port": 80, "protocol": "TCP", "targetPort": 8080}],
-                    "type": "ClusterIP",
-                },
-            }));
-            let mut rs_labels = labels;
-            rs_labels.insert("pod-template-hash".into(), hash.clone().into());
-            let rv = ctx.rv();
-            let uid = objects::owner_uid(namespace, "ReplicaSet", &rs_name);
-            let mut metadata =
-                objects::metadata(&rs_name, Some(namespace), rs_labels, created, rv, &uid);
-            metadata["ownerReferences"] = json!([{
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "name": app,
-                "uid": objects::owner_uid(namespace, "Deployment", app),
-                "controller": true,
-                "blockOwnerDeletion": true,
-            }]);
-            out.push(json!({
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "metadata": metadata,
-                "spec": {
-                    "replicas": replicas,
-                    "selector": {"matchLabels": {"app": app, "pod-template-hash": hash}},
-                },
-                "status": {"replicas": replicas},
-            }));
+            out.extend(eks::service_and_replica_set(namespace, app, replicas, ctx));
         }
         out
     }

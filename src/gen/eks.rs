@@ -5,7 +5,7 @@
 //!
 //! The shapes' allocatable amounts follow the EKS AMI's reservations, as in `fixtures/demo`.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::engine::{Ctx, Free, Limits, NodeOut, Owner, Placement, PodDraft, Request, Strategy};
 use super::objects::{self, KI, NOW, NodeShape};
@@ -171,6 +171,57 @@ pub fn app_pod(
             name: format!("{app}-{hash}"),
         }),
     }
+}
+
+/// The Service (selector `app`) and the ReplicaSet `<app>-<pod-template-hash>` (owned by the
+/// Deployment `app`, `replicas` pods) of a service whose pods [`app_pod`] writes: the objects
+/// upstream's default spreading derives its selector from.
+pub fn service_and_replica_set(
+    namespace: &str,
+    app: &str,
+    replicas: usize,
+    ctx: &mut Ctx,
+) -> [Value; 2] {
+    let hash = template_hash(app);
+    let rs_name = format!("{app}-{hash}");
+    let created = NOW - 10 * 86_400;
+    let mut labels = Map::new();
+    labels.insert("app".into(), app.into());
+    let (rv, uid) = (ctx.rv(), ctx.uid());
+    let service = json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": objects::metadata(app, Some(namespace), labels.clone(), created, rv, &uid),
+        "spec": {
+            "selector": {"app": app},
+            "ports": [{"port": 80, "protocol": "TCP", "targetPort": 8080}],
+            "type": "ClusterIP",
+        },
+    });
+    let mut rs_labels = labels;
+    rs_labels.insert("pod-template-hash".into(), hash.clone().into());
+    let rv = ctx.rv();
+    let uid = objects::owner_uid(namespace, "ReplicaSet", &rs_name);
+    let mut metadata = objects::metadata(&rs_name, Some(namespace), rs_labels, created, rv, &uid);
+    metadata["ownerReferences"] = json!([{
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": app,
+        "uid": objects::owner_uid(namespace, "Deployment", app),
+        "controller": true,
+        "blockOwnerDeletion": true,
+    }]);
+    let replica_set = json!({
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": metadata,
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": app, "pod-template-hash": hash}},
+        },
+        "status": {"replicas": replicas},
+    });
+    [service, replica_set]
 }
 
 /// A Namespace object for one of kplace's workloads.

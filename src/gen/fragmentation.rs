@@ -5,14 +5,15 @@
 //! Nodes: five EKS instance types drawn by weight (m5.xlarge 20, m5.2xlarge 35, m5.4xlarge 20,
 //! r5.2xlarge 15, c5.4xlarge 10), zones round-robin, 10% spot. Pods: ten services, one size
 //! class each, drawn by weight for every pod, bound ones on a random node where they fit (a
-//! cluster whose history has scattered them). The biggest class (8 CPU / 32Gi) fits only an
-//! empty-enough m5.4xlarge. No upstream counterpart; the size classes are typical of
-//! microservice fleets.
+//! cluster whose history has scattered them); after the pods, each service's Service and
+//! ReplicaSet (whose selectors upstream's default spreading uses). The biggest class
+//! (8 CPU / 32Gi) fits only an empty-enough m5.4xlarge. No upstream counterpart; the size
+//! classes are typical of microservice fleets.
 
 use serde_json::{Value, json};
 
 use super::eks::{self, C5_4XLARGE, M5_2XLARGE, M5_4XLARGE, M5_XLARGE, R5_2XLARGE};
-use super::engine::{Ctx, Family, NodeOut, Request, Strategy, Unit};
+use super::engine::{Ctx, Family, NodeOut, PodDraft, Request, Strategy, Unit};
 use super::objects::{MI, NodeShape};
 use super::{GenParams, WorkloadInfo};
 
@@ -28,7 +29,9 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
            controller: true) with one size class each, drawn by weight: 100m/128Mi 10, \
            250m/512Mi 25, 500m/1Gi 20, 1/2Gi 15, 1/4Gi 8, 2/4Gi 8, 2/8Gi 5, 4/8Gi 4, 4/16Gi 3, \
            8/32Gi 2; memory limit = request (Burstable); web-frontend spreads over zones \
-           (ScheduleAnyway); bound pods sit on random nodes where they fit",
+           (ScheduleAnyway); each service's Service and ReplicaSet are written after the pods, \
+           so the profile's default spreading applies as on a real cluster; bound pods sit on \
+           random nodes where they fit",
     knobs: "--nodes; --pods; --init-pods: pods already bound (random first fit; a pod that fits \
             none of the nodes tried stays pending); --seed: node types, pod sizes, placement",
 };
@@ -61,11 +64,13 @@ const NAMESPACES: [&str; 5] = ["analytics", "data", "ml", "platform", "shop"];
 #[derive(Debug)]
 pub struct Fragmentation {
     nodes: usize,
+    /// Pods written per class of [`CLASSES`] (the replicas of its ReplicaSet).
+    replicas: [usize; CLASSES.len()],
 }
 
 impl Fragmentation {
     pub fn new(params: &GenParams) -> Fragmentation {
-        Fragmentation { nodes: params.nodes }
+        Fragmentation { nodes: params.nodes, replicas: [0; CLASSES.len()] }
     }
 }
 
@@ -106,5 +111,23 @@ impl Family for Fragmentation {
             );
         }
         Unit { pods: vec![pod], gang: None }
+    }
+
+    fn emitted(&mut self, pod: &PodDraft, _bound: bool) {
+        if let Some(i) = CLASSES.iter().position(|c| c.0 == pod.namespace && c.1 == pod.container) {
+            self.replicas[i] += 1;
+        }
+    }
+
+    /// Each service's Service and ReplicaSet, as a real cluster has them: upstream's default
+    /// spreading takes its selector from them.
+    fn epilogue(&mut self, ctx: &mut Ctx) -> Vec<Value> {
+        let mut out = Vec::new();
+        for (i, &(namespace, app, ..)) in CLASSES.iter().enumerate() {
+            if self.replicas[i] > 0 {
+                out.extend(eks::service_and_replica_set(namespace, app, self.replicas[i], ctx));
+            }
+        }
+        out
     }
 }

@@ -26,7 +26,9 @@
 //! `metadata.ownerReferences` (`controller: true`, `blockOwnerDeletion: true`): a Deployment's
 //! pods its ReplicaSet `<app>-<pod-template-hash>`, gang workers their job (Kubeflow
 //! PyTorchJob or Volcano Job), each owner with a uid derived from its name
-//! ([`objects::owner_uid`]); the owners themselves are not written. scheduler_perf's pods stay
+//! ([`objects::owner_uid`]). `deployments` and `fragmentation-mix` also write each service's
+//! Service and ReplicaSet (the selectors of upstream's default spreading); the other owners
+//! are not written. scheduler_perf's pods stay
 //! bare, as its `createPods` op creates them. So `kplace rebalance`, which moves only pods a
 //! controller replaces, has something to move on a generated cluster.
 
