@@ -525,12 +525,15 @@ pub(crate) fn solve_with(
             if !progress {
                 break;
             }
-            // A move may have left room a pod of another class can use directly.
+            // A move may have left room a pod of another class can use directly (within its
+            // `ScheduleAnyway` skew, as relocation's own pods).
             for &c in &order {
                 while state.unplaced[c] > 0 {
                     match state.best_direct(c) {
-                        Some(node) => state.place(c, node),
-                        None => break,
+                        Some(node) if state.topo.soft_spread_allows(c, node) => {
+                            state.place(c, node)
+                        }
+                        _ => break,
                     }
                 }
             }
@@ -1027,7 +1030,9 @@ impl State<'_, '_> {
     /// One relocation for an unplaced pod of class `c`: on a node where it lacks room, move one
     /// pod of another class placed by this solve to a node that can take it, if that makes
     /// room. Targets are tried by static score (highest first); the moved pod goes to its
-    /// class's best other node by static score. Returns whether a pod of `c` was placed.
+    /// class's best other node by static score. Both keep their classes' `ScheduleAnyway`
+    /// terms within `maxSkew` (a pod the queue could not place is not worth a crowded zone).
+    /// Returns whether a pod of `c` was placed.
     fn relocate_one(&mut self, c: usize) -> bool {
         if self.topo.has_hard_rules(c) {
             return false;
@@ -1051,6 +1056,7 @@ impl State<'_, '_> {
             if !self.problem.feasible[cell]
                 || self.count[cell] >= self.limit(c)
                 || self.is_blocked(c, n)
+                || !self.topo.soft_spread_allows(c, n)
             {
                 continue;
             }
@@ -1073,7 +1079,7 @@ impl State<'_, '_> {
                     .zip(self.req(c2))
                     .zip(self.free_of(n))
                     .all(|((&want, &freed), &f)| want == 0 || want <= f.saturating_add(freed));
-                if !room {
+                if !room || !self.move_keeps_soft_spread(c, n, c2, to) {
                     continue;
                 }
                 self.move_pod(c2, n, to);
@@ -1084,6 +1090,22 @@ impl State<'_, '_> {
         }
         self.keep_ranked(c, ranked);
         placed
+    }
+
+    /// Whether moving a pod of class `c2` from `n` to `to` keeps `c2`'s `ScheduleAnyway` terms
+    /// within `maxSkew` on `to`, and `c`'s on `n` once the move is done (the counts are moved
+    /// for the check and moved back).
+    fn move_keeps_soft_spread(&mut self, c: usize, n: usize, c2: usize, to: usize) -> bool {
+        if !self.topo.has_soft_spread(c) && !self.topo.has_soft_spread(c2) {
+            return true;
+        }
+        self.topo.update(c2, n, false);
+        let mut ok = self.topo.soft_spread_allows(c2, to);
+        self.topo.update(c2, to, true);
+        ok = ok && self.topo.soft_spread_allows(c, n);
+        self.topo.update(c2, to, false);
+        self.topo.update(c2, n, true);
+        ok
     }
 
     /// The first two nodes of class `c`'s static ranking that can take a pod of it now (a class

@@ -24,7 +24,9 @@
 //!   weight, preferred anti-affinity and `ScheduleAnyway` spread with a negative one). Upstream
 //!   normalizes these over the feasible nodes; the solver keeps the unnormalized sum so that a
 //!   placement changes only the scores of its own domains (see the crate's users for the
-//!   weights they choose).
+//!   weights they choose). A `ScheduleAnyway` term also carries its `maxSkew`: no rule for the
+//!   pods the queue places (upstream only scores it), but what the solver does beyond them
+//!   (relocation) keeps the skew within it ([`TopologyState::soft_spread_allows`]).
 
 use std::collections::BTreeMap;
 
@@ -82,6 +84,9 @@ pub enum Rule {
         counter: usize,
         /// Score per counted pod (negative: the class avoids them).
         weight: i64,
+        /// The `maxSkew` of a `ScheduleAnyway` spread term (0: none, as for preferred
+        /// affinity): the skew the solver's own moves keep.
+        max_skew: u32,
     },
 }
 
@@ -189,6 +194,8 @@ struct SpreadDomains {
     eligible: Vec<bool>,
     number: u32,
     histogram: BTreeMap<u32, u32>,
+    /// Whether a hard rule reads the minimum (else only soft terms' `maxSkew`).
+    hard: bool,
 }
 
 impl TopologyState {
@@ -262,24 +269,28 @@ impl TopologyState {
             generation: 0,
         };
         for r in &inter.rules {
-            if let Rule::Spread { counter, .. } = *r {
-                if state.spread.contains_key(&counter) {
-                    continue;
-                }
-                let mut eligible = vec![false; nodes];
-                for n in 0..nodes {
-                    let d = state.domain(inter.counters[counter].topology, n);
-                    if d != NO_DOMAIN && state.counts_on(counter, n) {
-                        eligible[d as usize] = true;
-                    }
-                }
-                let mut histogram = BTreeMap::new();
-                for (d, _) in eligible.iter().enumerate().filter(|(_, e)| **e) {
-                    *histogram.entry(state.counts[counter][d]).or_insert(0) += 1;
-                }
-                let number = eligible.iter().filter(|&&e| e).count() as u32;
-                state.spread.insert(counter, SpreadDomains { eligible, number, histogram });
+            let (counter, hard) = match *r {
+                Rule::Spread { counter, .. } => (counter, true),
+                Rule::Soft { counter, max_skew, .. } if max_skew > 0 => (counter, false),
+                _ => continue,
+            };
+            if let Some(s) = state.spread.get_mut(&counter) {
+                s.hard |= hard;
+                continue;
             }
+            let mut eligible = vec![false; nodes];
+            for n in 0..nodes {
+                let d = state.domain(inter.counters[counter].topology, n);
+                if d != NO_DOMAIN && state.counts_on(counter, n) {
+                    eligible[d as usize] = true;
+                }
+            }
+            let mut histogram = BTreeMap::new();
+            for (d, _) in eligible.iter().enumerate().filter(|(_, e)| **e) {
+                *histogram.entry(state.counts[counter][d]).or_insert(0) += 1;
+            }
+            let number = eligible.iter().filter(|&&e| e).count() as u32;
+            state.spread.insert(counter, SpreadDomains { eligible, number, histogram, hard });
         }
         state
     }
@@ -339,7 +350,7 @@ impl TopologyState {
                     }
                 }
                 *s.histogram.entry(new).or_insert(0) += 1;
-                if s.histogram.keys().next().copied() != before {
+                if s.hard && s.histogram.keys().next().copied() != before {
                     self.generation += 1;
                 }
             }
@@ -405,6 +416,34 @@ impl TopologyState {
             Rule::AntiAffinity { counter, .. } => self.count(*counter, node) == 0,
             Rule::Soft { .. } => true,
         }
+    }
+
+    /// Whether a pod of class `c` on `node` keeps every `ScheduleAnyway` term of the class
+    /// within its `maxSkew` (`count + selfMatch - min ≤ maxSkew`, `min` over the counter's
+    /// eligible domains, as [`Rule::Spread`] without `minDomains`); a node lacking the key
+    /// passes (upstream scores such a node apart).
+    pub fn soft_spread_allows(&self, c: usize, node: usize) -> bool {
+        let Some(rules) = self.rules_of.get(c) else { return true };
+        rules.iter().all(|&r| match self.rules[r] {
+            Rule::Soft { counter: k, max_skew, .. } if max_skew > 0 => {
+                if self.domain(self.counters[k].topology, node) == NO_DOMAIN {
+                    return true;
+                }
+                let Some(&min) = self.spread.get(&k).and_then(|s| s.histogram.keys().next()) else {
+                    return true;
+                };
+                let self_match = u64::from(self.member_of[c].contains(&k));
+                u64::from(self.count(k, node)) + self_match <= u64::from(min) + u64::from(max_skew)
+            }
+            _ => true,
+        })
+    }
+
+    /// Whether class `c` has a `ScheduleAnyway` term with a `maxSkew`.
+    pub fn has_soft_spread(&self, c: usize) -> bool {
+        self.rules_of.get(c).is_some_and(|rs| {
+            rs.iter().any(|&r| matches!(self.rules[r], Rule::Soft { max_skew, .. } if max_skew > 0))
+        })
     }
 
     /// The soft part of class `c`'s score on `node`: `Σ weight × count` over its soft terms.

@@ -167,6 +167,7 @@ pub(super) fn add_spread(
                 class: k,
                 counter,
                 weight: -weight.saturating_mul(MAX_NODE_SCORE),
+                max_skew: u32::try_from(c.max_skew).unwrap_or(1).max(1),
             });
         }
         soft[k] = true;
@@ -346,6 +347,7 @@ pub(super) fn add_preferred(
                 class: k,
                 counter: problem.inter_pod.counters.len() - 1,
                 weight: sign * weight.saturating_mul(i64::from(wt.weight)),
+                max_skew: 0,
             });
         }
     }

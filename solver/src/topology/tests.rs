@@ -147,7 +147,7 @@ fn soft_zone_spread_alternates_zones_against_a_smaller_score_preference() {
     p.score = vec![50, 40, 30, 50, 40, 30];
     p.inter_pod = InterPod {
         counters: vec![counter(0, &[0])],
-        rules: vec![Rule::Soft { class: 0, counter: 0, weight: -100 }],
+        rules: vec![Rule::Soft { class: 0, counter: 0, weight: -100, max_skew: 0 }],
     };
     let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
     assert_eq!(per_domain(&p, &a, 0, 0, 3), vec![2, 2, 2]);
@@ -158,13 +158,41 @@ fn soft_zone_spread_alternates_zones_against_a_smaller_score_preference() {
 }
 
 #[test]
+fn relocation_keeps_a_schedule_anyway_term_within_its_max_skew() {
+    // Zones n % 2. Class 0 (placed first) prefers node 0; class 1 (4 pods, a soft zone term)
+    // fills nodes 0-2 as 2 in zone 0, 1 in zone 1 (node 3 cannot take it). Room for its last
+    // pod comes only from moving class 0's pod from node 0 to node 3: a third pod in zone 0.
+    let mut p = problem(&[(1, 1), (4, 1)], 4, 1, 2);
+    p.free = vec![2, 1, 1, 1];
+    p.classes[0].priority = 1;
+    p.score = vec![10, 0, 0, 0, 0, 0, 0, 0];
+    p.feasible[7] = false;
+    let cases = [
+        ("a term without maxSkew lets relocation crowd zone 0", 0, vec![3, 1], 0),
+        ("maxSkew 2 allows the third pod in zone 0", 2, vec![3, 1], 0),
+        ("maxSkew 1 leaves the pod unplaced rather than crowd zone 0", 1, vec![2, 1], 1),
+    ];
+    for (name, max_skew, zones, unplaced) in cases {
+        p.inter_pod = InterPod {
+            counters: vec![counter(0, &[1])],
+            rules: vec![Rule::Soft { class: 1, counter: 0, weight: -100, max_skew }],
+        };
+        let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+        assert_eq!(per_domain(&p, &a, 1, 0, 2), zones, "{name}");
+        assert_eq!(a.unplaced[1], unplaced, "{name}");
+        let moved = a.placements.iter().any(|pl| pl.class == 0 && pl.node == 3);
+        assert_eq!(moved, unplaced == 0, "{name}: class 0's pod moved only to make room");
+    }
+}
+
+#[test]
 fn preferred_affinity_pulls_a_class_to_the_zone_of_the_pods_it_likes() {
     let mut p = problem(&[(2, 1), (2, 1)], 4, 10, 2);
     p.classes[0].requests = vec![2]; // Placed first (largest first).
     p.score = vec![0, 9, 0, 9, 0, 1, 0, 1];
     p.inter_pod = InterPod {
         counters: vec![counter(0, &[0])],
-        rules: vec![Rule::Soft { class: 1, counter: 0, weight: 10 }],
+        rules: vec![Rule::Soft { class: 1, counter: 0, weight: 10, max_skew: 0 }],
     };
     let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
     assert_eq!(per_domain(&p, &a, 0, 0, 2), vec![0, 2]);
@@ -179,7 +207,7 @@ fn rules_naming_what_does_not_exist_are_rejected() {
             "a counter on a missing topology",
             InterPod {
                 counters: vec![counter(5, &[0])],
-                rules: vec![Rule::Soft { class: 0, counter: 0, weight: 1 }],
+                rules: vec![Rule::Soft { class: 0, counter: 0, weight: 1, max_skew: 0 }],
             },
             SolverError::InterPod { what: "counter", index: 0 },
         ),
@@ -200,7 +228,7 @@ fn rules_naming_what_does_not_exist_are_rejected() {
             "an eligibility mask of the wrong length",
             InterPod {
                 counters: vec![Counter { eligible: vec![true], ..counter(0, &[0]) }],
-                rules: vec![Rule::Soft { class: 0, counter: 0, weight: 1 }],
+                rules: vec![Rule::Soft { class: 0, counter: 0, weight: 1, max_skew: 0 }],
             },
             SolverError::InterPod { what: "counter", index: 0 },
         ),
@@ -319,7 +347,7 @@ fn random_problem() -> impl Strategy<Value = Problem> {
                         0 => Rule::Spread { class, counter, max_skew, min_domains },
                         1 => Rule::Affinity { class, counters: vec![counter], self_match },
                         2 => Rule::AntiAffinity { class, counter },
-                        _ => Rule::Soft { class, counter, weight },
+                        _ => Rule::Soft { class, counter, weight, max_skew: max_skew - 1 },
                     }
                 });
         (
