@@ -450,6 +450,7 @@ pub(crate) fn solve_with(
         ),
         scan_pods: tuning.scan_pods,
         deferred: Vec::new(),
+        changed_scratch: Vec::new(),
         version: vec![0; problem.nodes],
         score_cache: vec![None; problem.classes.len()],
         cache_cells: 0,
@@ -576,6 +577,8 @@ struct State<'p, 'r> {
     scan_pods: u32,
     /// Scratch of [`State::best_direct`]: changed nodes as `(bound, node, soft score)`.
     deferred: Vec<(i64, Reverse<usize>, i64)>,
+    /// Scratch of [`State::best_direct`]: the feasible changed nodes of the class's row.
+    changed_scratch: Vec<usize>,
     /// How many times each node's usage changed during the solve.
     version: Vec<u64>,
     /// Per class of more than one pod, the callback's score of each changed node as
@@ -987,24 +990,35 @@ impl State<'_, '_> {
         let bounded = self.rescore.is_some();
         let mut deferred = std::mem::take(&mut self.deferred);
         deferred.clear();
-        for node in 0..n_nodes {
-            if !self.problem.feasible[c * n_nodes + node] || !self.can_take(c, node) {
+        let mut changed = std::mem::take(&mut self.changed_scratch);
+        changed.clear();
+        let row = c * n_nodes..(c + 1) * n_nodes;
+        // The unchanged nodes first, each compared by its matrix score before the (dearer)
+        // checks of whether it can take the pod: the best of a set does not depend on the
+        // order its members are filtered in. Changed nodes wait for the best of the others.
+        for (node, &feasible) in self.problem.feasible[row].iter().enumerate() {
+            if !feasible {
                 continue;
             }
             if bounded && self.changed(node) {
-                let soft = self.topo.soft(c, node);
-                let bound = self.rescore_bound(c, node).saturating_add(soft);
-                if best.is_none_or(|b| (bound, Reverse(node)) > b) {
-                    deferred.push((bound, Reverse(node), soft));
-                }
+                changed.push(node);
                 continue;
             }
             let key = (self.total_score(c, node), Reverse(node));
-            if best.is_none_or(|b| key > b) {
+            if best.is_none_or(|b| key > b) && self.can_take(c, node) {
                 best = Some(key);
             }
         }
-        // The changed nodes, highest bound first, until no bound can beat the best.
+        // The changed nodes whose bound could beat that best.
+        for &node in &changed {
+            let soft = self.topo.soft(c, node);
+            let bound = self.rescore_bound(c, node).saturating_add(soft);
+            if best.is_none_or(|b| (bound, Reverse(node)) > b) && self.can_take(c, node) {
+                deferred.push((bound, Reverse(node), soft));
+            }
+        }
+        self.changed_scratch = changed;
+        // Highest bound first, until no bound can beat the best.
         let mut heap = BinaryHeap::from(deferred);
         while let Some((bound, Reverse(node), soft)) = heap.pop() {
             if best.is_some_and(|b| (bound, Reverse(node)) <= b) {

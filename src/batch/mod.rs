@@ -1091,12 +1091,25 @@ impl Run {
         // not fit 32 bits) and NodeResourcesFit's raw score at the tier's start.
         let mut static_part = vec![0i32; global.len() * n_nodes];
         let mut fit_start = vec![0u8; global.len() * n_nodes];
+        // Each solver class's row of the four arrays, taken by the group that evaluates it
+        // and filled on all cores.
+        let width = n_nodes.max(1);
+        let mut rows: Vec<Option<SolverRow<'_>>> = problem
+            .feasible
+            .chunks_mut(width)
+            .zip(problem.score.chunks_mut(width))
+            .zip(static_part.chunks_mut(width).zip(fit_start.chunks_mut(width)))
+            .map(|((feasible, score), (fixed, fit0))| {
+                Some(SolverRow { feasible, score, fixed, fit0 })
+            })
+            .collect();
         for (g, (_, ks)) in groups.iter().enumerate() {
             let m = match evaluator.evaluate_lean(&prepared[g], &KEPT_PLANES) {
                 Ok(m) => m,
                 Err(e) => return limit_or_fatal(e.into()),
             };
             let planes = ResourcePlanes::of(&m);
+            let mut work = Vec::with_capacity(ks.len());
             for (i, &k) in ks.iter().enumerate() {
                 let Some(&c) = encs[g].classes.pod_class.get(i) else { continue };
                 let c = c as usize;
@@ -1104,47 +1117,14 @@ impl Run {
                 if m.score_errors[c].is_some() {
                     continue; // A plugin error: left to the repair path, which reports it.
                 }
-                // The solver's soft spread terms replace the tier-start spread score: such a
-                // class's matrix has no PodTopologySpread score ([`Frameworks::variant`]).
-                let row = m.cell(c, 0)..m.cell(c, 0) + n_nodes;
-                let resource: Vec<(&[i32], i64, bool)> = planes
-                    .planes
-                    .iter()
-                    .zip(&planes.is_fit)
-                    .filter(|((_, _, skipped), _)| !skipped.get(c).copied().unwrap_or(false))
-                    .filter_map(|(&(i, weight, _), &fit)| {
-                        Some((m.planes[i].normalized.get(row.clone())?, weight, fit))
-                    })
-                    .collect();
-                let at = k * n_nodes..(k + 1) * n_nodes;
-                let cells = m.filter[row.clone()].iter().zip(&m.total[row]).enumerate();
-                let out = problem.feasible[at.clone()]
-                    .iter_mut()
-                    .zip(&mut problem.score[at.clone()])
-                    .zip(static_part[at.clone()].iter_mut().zip(&mut fit_start[at]));
-                for ((n, (&word, &total)), ((feasible, score), (fixed, fit0))) in cells.zip(out) {
-                    if word & CELL_FEASIBLE == 0 {
-                        continue;
-                    }
-                    let total = i64::from(total);
-                    *feasible = true;
-                    *score = total;
-                    let mut part = 0i64;
-                    for &(v, w, fit) in &resource {
-                        part += w * i64::from(v[n]);
-                        if fit {
-                            // Out of range (never, for a class without score errors): no bound.
-                            *fit0 = u8::try_from(v[n])
-                                .ok()
-                                .filter(|&f| i64::from(f) <= MAX_NODE_SCORE)
-                                .unwrap_or(MAX_NODE_SCORE as u8);
-                        }
-                    }
-                    *fixed = i32::try_from(total - part)
-                        .ok()
-                        .filter(|&f| f != NO_STATIC_PART)
-                        .unwrap_or(NO_STATIC_PART);
+                if let Some(row) = rows.get_mut(k).and_then(Option::take) {
+                    work.push((c, row));
                 }
+            }
+            {
+                use rayon::prelude::*;
+                let (m, planes) = (&m, &planes);
+                work.into_par_iter().for_each(|(c, row)| solver_row(m, planes, c, n_nodes, row));
             }
             resource_planes.push(planes);
         }
@@ -1725,6 +1705,62 @@ fn solver_requests(pod: &Pod, fw: &Framework) -> BTreeMap<String, i64> {
         out.insert(name.clone(), amount);
     }
     out
+}
+
+/// One solver class's row of [`Problem::feasible`], [`Problem::score`], the static parts and
+/// NodeResourcesFit's tier-start raw scores.
+struct SolverRow<'a> {
+    feasible: &'a mut [bool],
+    score: &'a mut [i64],
+    fixed: &'a mut [i32],
+    fit0: &'a mut [u8],
+}
+
+/// Fills `row` from class `c`'s row of the lean matrix `m`: on every feasible node the total
+/// score, the score without the usage-dependent planes ([`NO_STATIC_PART`] when it does not fit
+/// 32 bits) and NodeResourcesFit's raw score (at most [`MAX_NODE_SCORE`]). The soft spread
+/// terms of the solver replace the tier-start spread score: such a class's matrix has no
+/// PodTopologySpread score ([`Frameworks::variant`]).
+fn solver_row(m: &LeanMatrix, planes: &ResourcePlanes, c: usize, n_nodes: usize, row: SolverRow) {
+    let cells = m.cell(c, 0)..m.cell(c, 0) + n_nodes;
+    let resource: Vec<(&[i32], i64, bool)> = planes
+        .planes
+        .iter()
+        .zip(&planes.is_fit)
+        .filter(|((_, _, skipped), _)| !skipped.get(c).copied().unwrap_or(false))
+        .filter_map(|(&(i, weight, _), &fit)| {
+            Some((m.planes[i].normalized.get(cells.clone())?, weight, fit))
+        })
+        .collect();
+    let words = m.filter[cells.clone()].iter().zip(&m.total[cells]).enumerate();
+    let out = row
+        .feasible
+        .iter_mut()
+        .zip(row.score.iter_mut())
+        .zip(row.fixed.iter_mut().zip(row.fit0.iter_mut()));
+    for ((n, (&word, &total)), ((feasible, score), (fixed, fit0))) in words.zip(out) {
+        if word & CELL_FEASIBLE == 0 {
+            continue;
+        }
+        let total = i64::from(total);
+        *feasible = true;
+        *score = total;
+        let mut part = 0i64;
+        for &(v, w, fit) in &resource {
+            part += w * i64::from(v[n]);
+            if fit {
+                // Out of range (never, for a class without score errors): no bound.
+                *fit0 = u8::try_from(v[n])
+                    .ok()
+                    .filter(|&f| i64::from(f) <= MAX_NODE_SCORE)
+                    .unwrap_or(MAX_NODE_SCORE as u8);
+            }
+        }
+        *fixed = i32::try_from(total - part)
+            .ok()
+            .filter(|&f| f != NO_STATIC_PART)
+            .unwrap_or(NO_STATIC_PART);
+    }
 }
 
 /// The usage-dependent score planes of a matrix (NodeResourcesFit and

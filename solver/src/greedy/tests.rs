@@ -565,6 +565,31 @@ proptest! {
         prop_assert_eq!(run(false), run(true));
     }
 
+    /// A scan of a class's row per pod ([`State::best_direct`]: unchanged nodes compared by
+    /// score before the checks of whether they can take the pod, changed nodes bounded by the
+    /// best of those) chooses what the class's candidate heaps choose.
+    #[test]
+    fn row_scans_choose_what_candidate_heaps_choose(
+        p in random_problem().prop_flat_map(with_queue),
+        order in 0u8..3,
+        rescored in any::<bool>(),
+        bounded in any::<bool>(),
+        relocate in any::<bool>(),
+    ) {
+        let class_order = match order {
+            0 => ClassOrder::Given,
+            1 => ClassOrder::LargestFirst,
+            _ => ClassOrder::SmallestFirst,
+        };
+        let options = GreedyOptions { class_order, relocate };
+        let run = |scan_pods: u32| {
+            let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded };
+            let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
+            solve_with(&p, &options, rescore, Tuning { scan_pods, plain: false }).expect("valid")
+        };
+        prop_assert_eq!(run(u32::MAX), run(0));
+    }
+
     #[test]
     fn assignments_respect_capacity_feasibility_and_limits(
         p in random_problem(),

@@ -760,11 +760,11 @@ pub(super) fn evaluate_row(
             continue;
         }
         let (mut max, mut min) = (r.row_max[k][row], r.row_min[k][row]);
+        // Without a branch (an infeasible cell compares as the identity), so that it vectorizes.
         for (&w, &v) in r.filter[cells.clone()].iter().zip(&r.raw[k][cells.clone()]) {
-            if w & CELL_FEASIBLE != 0 {
-                max = max.max(v);
-                min = min.min(v);
-            }
+            let feasible = w & CELL_FEASIBLE != 0;
+            max = max.max(if feasible { v } else { i32::MIN });
+            min = min.min(if feasible { v } else { i32::MAX });
         }
         r.row_max[k][row] = max;
         r.row_min[k][row] = min;
@@ -846,9 +846,7 @@ pub(super) fn evaluate_row(
     }
     let mut best = r.best_total[row];
     for (&w, &v) in r.filter[cells.clone()].iter().zip(&r.total[cells]) {
-        if w & CELL_FEASIBLE != 0 {
-            best = best.max(v);
-        }
+        best = best.max(if w & CELL_FEASIBLE != 0 { v } else { i32::MIN });
     }
     r.best_total[row] = best;
     if let Some(o) = r.out_of_range.get_mut(row) {
