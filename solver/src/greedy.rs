@@ -492,10 +492,7 @@ pub(crate) fn solve_with(
                 continue;
             }
             let node = if keeps[c] {
-                let mut cands = match state.kept[c].take() {
-                    Some(k) => k,
-                    None => state.candidates(c),
-                };
+                let mut cands = state.kept_or_new(c);
                 let node = state.pick(c, &mut cands);
                 state.kept[c] = Some(cands);
                 node
@@ -845,15 +842,20 @@ impl State<'_, '_> {
             }
             return;
         }
-        let mut cands = match self.kept[c].take() {
-            Some(k) => k,
-            None => self.candidates(c),
-        };
+        let mut cands = self.kept_or_new(c);
         while self.unplaced[c] > 0 {
             match self.pick(c, &mut cands) {
                 Some(node) => self.place(c, node),
                 None => break,
             }
+        }
+    }
+
+    /// Class `c`'s candidates kept by the queue-order pass, else new ones.
+    fn kept_or_new(&mut self, c: usize) -> Candidates {
+        match self.kept[c].take() {
+            Some(k) => k,
+            None => self.candidates(c),
         }
     }
 

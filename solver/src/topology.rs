@@ -393,15 +393,8 @@ impl TopologyState {
     fn rule_allows(&self, r: usize, c: usize, node: usize) -> bool {
         match &self.rules[r] {
             Rule::Spread { counter, max_skew, min_domains, .. } => {
-                let k = *counter;
-                if self.domain(self.counters[k].topology, node) == NO_DOMAIN {
-                    return false;
-                }
-                let Some(s) = self.spread.get(&k) else { return true };
-                let Some(&min) = s.histogram.keys().next() else { return true };
-                let min = if s.number < *min_domains { 0 } else { min };
-                let self_match = u64::from(self.member_of[c].contains(&k));
-                u64::from(self.count(k, node)) + self_match <= u64::from(min) + u64::from(*max_skew)
+                self.domain(self.counters[*counter].topology, node) != NO_DOMAIN
+                    && self.within_skew(*counter, c, node, *max_skew, *min_domains)
             }
             Rule::Affinity { counters, self_match, .. } => {
                 if counters
@@ -426,17 +419,29 @@ impl TopologyState {
         let Some(rules) = self.rules_of.get(c) else { return true };
         rules.iter().all(|&r| match self.rules[r] {
             Rule::Soft { counter: k, max_skew, .. } if max_skew > 0 => {
-                if self.domain(self.counters[k].topology, node) == NO_DOMAIN {
-                    return true;
-                }
-                let Some(&min) = self.spread.get(&k).and_then(|s| s.histogram.keys().next()) else {
-                    return true;
-                };
-                let self_match = u64::from(self.member_of[c].contains(&k));
-                u64::from(self.count(k, node)) + self_match <= u64::from(min) + u64::from(max_skew)
+                self.domain(self.counters[k].topology, node) == NO_DOMAIN
+                    || self.within_skew(k, c, node, max_skew, 1)
             }
             _ => true,
         })
+    }
+
+    /// Whether a pod of class `c` in `node`'s domain keeps counter `k` within `max_skew` of its
+    /// minimum over the eligible domains (0 while fewer than `min_domains` are eligible; no
+    /// limit without an eligible domain, as upstream's critical paths stay at `MaxInt32`).
+    fn within_skew(
+        &self,
+        k: usize,
+        c: usize,
+        node: usize,
+        max_skew: u32,
+        min_domains: u32,
+    ) -> bool {
+        let Some(s) = self.spread.get(&k) else { return true };
+        let Some(&min) = s.histogram.keys().next() else { return true };
+        let min = if s.number < min_domains { 0 } else { min };
+        let self_match = u64::from(self.member_of[c].contains(&k));
+        u64::from(self.count(k, node)) + self_match <= u64::from(min) + u64::from(max_skew)
     }
 
     /// Whether class `c` has a `ScheduleAnyway` term with a `maxSkew`.
