@@ -45,6 +45,11 @@
 //!    each round of moves, until no move helps. It only ever adds placements: the moved pod
 //!    stays placed.
 //!
+//! 7. Evening out ([`GreedyOptions::even_spread`], on by default; `greedy/polish.rs`): the
+//!    counters only `ScheduleAnyway` terms read (a workload's replicas per zone and per node)
+//!    are evened out by moving, or swapping between workloads, pods this solve placed, each
+//!    step lowering their skew and raising none; the pods placed stay the same.
+//!
 //! Cost: `O(classes × nodes + pods × log nodes)` time for the greedy pass plus the callback's
 //! calls (one per placement, and one per changed node whose bound could win when a class
 //! picks), `O(classes × nodes)` memory; each relocation attempt costs
@@ -305,11 +310,14 @@ pub struct GreedyOptions {
     /// After the greedy pass, place pods that found no room by moving one already placed pod
     /// of another class to a node that can take it (repeated while it helps).
     pub relocate: bool,
+    /// At the end, even out the counters only `ScheduleAnyway` terms read (replicas per zone
+    /// and per node) by moving or swapping pods this solve placed (`greedy/polish.rs`).
+    pub even_spread: bool,
 }
 
 impl Default for GreedyOptions {
     fn default() -> Self {
-        GreedyOptions { class_order: ClassOrder::default(), relocate: true }
+        GreedyOptions { class_order: ClassOrder::default(), relocate: true, even_spread: true }
     }
 }
 
@@ -536,6 +544,9 @@ pub(crate) fn solve_with(
                 }
             }
         }
+    }
+    if options.even_spread {
+        state.even_spread();
     }
     Ok(Assignment {
         placements: state.placements,
@@ -1192,12 +1203,14 @@ impl State<'_, '_> {
     /// Moves one pod of class `c` from `from` to `to`: the latest such placement of this
     /// solve, else an initial pod.
     fn move_pod(&mut self, c: usize, from: usize, to: usize) {
+        let is_it = |p: &Placed| p.class == c && p.node == from;
+        if let Some(i) = self.placements.iter().rposition(is_it) {
+            self.move_placed(i, to);
+            return;
+        }
         self.adjust(c, from, false);
         self.adjust(c, to, true);
-        let is_it = |p: &&mut Placed| p.class == c && p.node == from;
-        if let Some(p) = self.placements.iter_mut().rev().find(is_it) {
-            p.node = to;
-        } else if let Some(p) = self.initial.iter_mut().rev().find(is_it) {
+        if let Some(p) = self.initial.iter_mut().rev().find(|p| is_it(p)) {
             p.node = to;
         }
         if let Some(r) = self.rescore.as_mut() {
@@ -1205,7 +1218,20 @@ impl State<'_, '_> {
             r.placed(c, to);
         }
     }
+
+    /// Moves placement `i` of this solve to `to`.
+    fn move_placed(&mut self, i: usize, to: usize) {
+        let Placed { class: c, node: from } = self.placements[i];
+        self.adjust(c, from, false);
+        self.adjust(c, to, true);
+        self.placements[i].node = to;
+        if let Some(r) = self.rescore.as_mut() {
+            r.removed(c, from);
+            r.placed(c, to);
+        }
+    }
 }
 
+mod polish;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -444,6 +444,75 @@ impl TopologyState {
         u64::from(self.count(k, node)) + self_match <= u64::from(min) + u64::from(max_skew)
     }
 
+    /// The counters whose minimum only `ScheduleAnyway` terms read (no hard rule reads them),
+    /// sorted: the ones the solver may even out by moving the pods it placed.
+    pub fn soft_spread_counters(&self) -> Vec<usize> {
+        self.spread.iter().filter(|(_, s)| !s.hard).map(|(&k, _)| k).collect()
+    }
+
+    /// The imbalance of counter `k` over its eligible domains: its skew (`max − min`) and the
+    /// sum of the squared counts, which falls with every pod moved from a domain to one
+    /// holding at least two fewer. `(0, 0)` for a counter no spread term reads.
+    pub fn imbalance(&self, k: usize) -> (u64, u64) {
+        let Some(s) = self.spread.get(&k) else { return (0, 0) };
+        let (Some((&min, _)), Some((&max, _))) =
+            (s.histogram.first_key_value(), s.histogram.last_key_value())
+        else {
+            return (0, 0);
+        };
+        let squares = s.histogram.iter().map(|(&v, &n)| u64::from(v).pow(2) * u64::from(n)).sum();
+        (u64::from(max - min), squares)
+    }
+
+    /// Whether moving one pod counted in `k` from `from`'s domain to `to`'s keeps the counter
+    /// from a new maximum or minimum (so its skew cannot grow): the destination ends at most at
+    /// the present maximum and the source at least at the present minimum. True for a counter
+    /// no spread term reads or a move within a domain.
+    pub fn move_within_extremes(&self, k: usize, from: usize, to: usize) -> bool {
+        let Some(s) = self.spread.get(&k) else { return true };
+        let (Some((&min, _)), Some((&max, _))) =
+            (s.histogram.first_key_value(), s.histogram.last_key_value())
+        else {
+            return true;
+        };
+        let t = self.counters[k].topology;
+        let (df, dt) = (self.domain(t, from), self.domain(t, to));
+        if df == dt {
+            return true;
+        }
+        let counted =
+            |d: u32, n: usize| d != NO_DOMAIN && self.counts_on(k, n) && s.eligible[d as usize];
+        let to_ok = !counted(dt, to) || self.counts[k][dt as usize] < max;
+        let from_ok = !counted(df, from) || self.counts[k][df as usize] > min;
+        to_ok && from_ok
+    }
+
+    /// Counter `k`'s eligible domains with their counts, by domain id.
+    pub fn eligible_counts(&self, k: usize) -> Vec<(u32, u32)> {
+        let Some(s) = self.spread.get(&k) else { return Vec::new() };
+        s.eligible
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| **e)
+            .map(|(d, _)| (d as u32, self.counts[k][d]))
+            .collect()
+    }
+
+    /// The counters class `c`'s pods count in.
+    pub fn counters_of(&self, c: usize) -> &[usize] {
+        self.member_of.get(c).map_or(&[], Vec::as_slice)
+    }
+
+    /// The topology of counter `k`.
+    pub fn topology_of(&self, k: usize) -> usize {
+        self.counters[k].topology
+    }
+
+    /// Whether pods on `node` count in counter `k` (eligible and with the key).
+    pub fn counted_on(&self, k: usize, node: usize) -> bool {
+        self.counts_on(k, node)
+    }
+
     /// Whether class `c` has a `ScheduleAnyway` term with a `maxSkew`.
     pub fn has_soft_spread(&self, c: usize) -> bool {
         self.rules_of.get(c).is_some_and(|rs| {

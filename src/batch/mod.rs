@@ -214,6 +214,9 @@ pub struct BatchOptions {
     pub class_order: ClassOrder,
     /// Let the greedy move pods it placed to make room for pods left over.
     pub relocate: bool,
+    /// Let the greedy even out each workload's replicas per zone and node at the end, by
+    /// moving or swapping pods it placed (`kplace_solver`'s `GreedyOptions::even_spread`).
+    pub even_spread: bool,
     /// Run the batch preemption pass ([`kplace_solver::solve_preemption`]) for the pods the
     /// greedy leaves over, before the sequential repair (when the profile enables
     /// DefaultPreemption).
@@ -242,6 +245,7 @@ impl Default for BatchOptions {
             deadline: None,
             class_order: ClassOrder::LargestFirst,
             relocate: true,
+            even_spread: true,
             batch_preemption: true,
             try_orders: true,
             ensure_baseline: false,
@@ -1236,7 +1240,11 @@ impl Run {
                     .collect(),
                 usage: vec![None; encs.len() * n_nodes],
             };
-            let greedy = GreedyOptions { class_order, relocate: options.relocate };
+            let greedy = GreedyOptions {
+                class_order,
+                relocate: options.relocate,
+                even_spread: options.even_spread,
+            };
             let assignment =
                 solve_greedy(guided.as_ref().unwrap_or(&problem), &greedy, Some(&mut applier))?;
             let (next, changed) = (applier.next, applier.changed);

@@ -129,7 +129,7 @@ fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
     }
     let given = solve_greedy(
         &p,
-        &GreedyOptions { class_order: ClassOrder::Given, relocate: false },
+        &GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false },
         Some(&mut Spread),
     )
     .expect("valid");
@@ -137,7 +137,11 @@ fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
     assert_eq!(given.unplaced, vec![0, 1]);
     let largest = solve_greedy(
         &p,
-        &GreedyOptions { class_order: ClassOrder::LargestFirst, relocate: false },
+        &GreedyOptions {
+            class_order: ClassOrder::LargestFirst,
+            relocate: false,
+            even_spread: false,
+        },
         Some(&mut Spread),
     )
     .expect("valid");
@@ -150,7 +154,7 @@ fn smallest_first_places_the_most_pods_when_the_tier_does_not_fit() {
     // One node with 4 units: a 4-unit pod and four 1-unit pods. Largest first places one pod;
     // smallest first places four.
     let p = problem(vec![class(1, &[4]), class(4, &[1])], &[&[4]]);
-    let options = |class_order| GreedyOptions { class_order, relocate: false };
+    let options = |class_order| GreedyOptions { class_order, relocate: false, even_spread: false };
     let largest = solve_greedy(&p, &options(ClassOrder::LargestFirst), None).expect("valid");
     assert_eq!(largest.placements.len(), 1);
     let smallest = solve_greedy(&p, &options(ClassOrder::SmallestFirst), None).expect("valid");
@@ -221,7 +225,7 @@ fn conflicting_classes_never_share_a_domain() {
         p.conflicts = case.conflicts;
         let a = solve_greedy(
             &p,
-            &GreedyOptions { class_order: ClassOrder::Given, relocate: true },
+            &GreedyOptions { class_order: ClassOrder::Given, relocate: true, even_spread: true },
             None,
         )
         .expect("valid");
@@ -246,7 +250,7 @@ fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
     let mut log = Log(Vec::new(), Vec::new());
     let a = solve_greedy(
         &p,
-        &GreedyOptions { class_order: ClassOrder::Given, relocate: false },
+        &GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false },
         Some(&mut log),
     )
     .expect("valid");
@@ -281,7 +285,7 @@ fn a_class_placed_pod_by_pod_rescores_only_the_nodes_changed_since_its_last_pick
     let mut counted = Counted(0);
     let a = solve_greedy(
         &p,
-        &GreedyOptions { class_order: ClassOrder::Given, relocate: false },
+        &GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false },
         Some(&mut counted),
     )
     .expect("valid");
@@ -298,8 +302,12 @@ fn relocation_moves_a_placed_pod_to_make_room() {
     let mut p = problem(vec![class(1, &[2]), class(1, &[4])], &[&[4], &[2]]);
     p.classes[0].priority = 1;
     p.score = vec![5, 1, 0, 0];
-    let without = solve_greedy(&p, &GreedyOptions { relocate: false, ..Default::default() }, None)
-        .expect("valid");
+    let without = solve_greedy(
+        &p,
+        &GreedyOptions { relocate: false, even_spread: false, ..Default::default() },
+        None,
+    )
+    .expect("valid");
     assert_eq!(without.unplaced, vec![0, 1]);
     struct Log(Vec<String>);
     impl Rescore for Log {
@@ -498,7 +506,8 @@ fn a_changed_node_whose_bound_cannot_win_is_not_rescored() {
     p.score = vec![9, 1, 0, 9, 1, 0, 3, 20, 0];
     let capped = Capped { score: p.score.clone(), nodes: 3, bounded: true };
     let mut counting = Counting(capped, Vec::new());
-    let options = GreedyOptions { class_order: ClassOrder::Given, relocate: false };
+    let options =
+        GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false };
     let a = solve_greedy(&p, &options, Some(&mut counting)).expect("valid");
     // Class 1: node 0 rescored (9 + 5 - 5 = 9 > 1). Class 2: node 1 (static 20) beats node 0's
     // bound (3 + 5), so node 0 is not rescored.
@@ -533,7 +542,7 @@ proptest! {
             1 => ClassOrder::LargestFirst,
             _ => ClassOrder::SmallestFirst,
         };
-        let options = GreedyOptions { class_order, relocate };
+        let options = GreedyOptions { class_order, relocate, even_spread: relocate };
         let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
         let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false };
         let tuning = Tuning { scan_pods, plain: false };
@@ -556,7 +565,7 @@ proptest! {
             1 => ClassOrder::LargestFirst,
             _ => ClassOrder::SmallestFirst,
         };
-        let options = GreedyOptions { class_order, relocate: true };
+        let options = GreedyOptions { class_order, relocate: true, even_spread: true };
         let run = |plain: bool| {
             let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
             let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
@@ -581,7 +590,7 @@ proptest! {
             1 => ClassOrder::LargestFirst,
             _ => ClassOrder::SmallestFirst,
         };
-        let options = GreedyOptions { class_order, relocate };
+        let options = GreedyOptions { class_order, relocate, even_spread: relocate };
         let run = |scan_pods: u32| {
             let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded };
             let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
@@ -604,6 +613,7 @@ proptest! {
                 _ => ClassOrder::SmallestFirst,
             },
             relocate,
+            even_spread: relocate,
         };
         let mut scorer = LeastAllocated;
         let a = solve_greedy(&p, &options, if dynamic { Some(&mut scorer) } else { None })
@@ -659,7 +669,7 @@ proptest! {
             let mut scorer3 = LeastAllocated;
             let plain = solve_greedy(
                 &p,
-                &GreedyOptions { relocate: false, ..options },
+                &GreedyOptions { relocate: false, even_spread: false, ..options },
                 if dynamic { Some(&mut scorer3) } else { None },
             )
             .expect("valid problem");
@@ -674,7 +684,7 @@ proptest! {
 
     #[test]
     fn without_relocation_each_pod_takes_a_best_candidate(p in random_problem()) {
-        let options = GreedyOptions { relocate: false, ..GreedyOptions::default() };
+        let options = GreedyOptions { relocate: false, even_spread: false, ..GreedyOptions::default() };
         let a = solve_greedy(&p, &options, None).expect("valid problem");
         let mut free = p.free.clone();
         let mut per = vec![0u32; p.classes.len() * p.nodes];

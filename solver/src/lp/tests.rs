@@ -59,7 +59,11 @@ fn the_guided_greedy_follows_quotas_then_places_the_rest() {
     // LP sends class 1 to node 1.
     let mut p = problem(vec![class(2, 0, &[4, 1]), class(2, 0, &[1, 4])], &[&[8, 8], &[2, 8]]);
     p.score = vec![0, 0, 5, 0]; // class 1 prefers node 0.
-    let options = GreedyOptions { class_order: ClassOrder::SmallestFirst, relocate: false };
+    let options = GreedyOptions {
+        class_order: ClassOrder::SmallestFirst,
+        relocate: false,
+        even_spread: false,
+    };
     let plain = solve_greedy(&p, &options, None).expect("valid");
     let guide = lp_guide(&p, &LpOptions::default()).expect("solves").expect("a guide");
     let guided =
@@ -271,7 +275,7 @@ fn the_strategies_match_the_exact_optimum_per_tier_on_small_problems() {
         solved += 1;
         let naive = solve_greedy(
             &p,
-            &GreedyOptions { class_order: ClassOrder::Given, relocate: false },
+            &GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false },
             None,
         )
         .expect("valid");

@@ -124,7 +124,7 @@ fn required_affinity_without_a_matching_pod_and_without_self_match_places_nothin
         rules: vec![Rule::Affinity { class: 0, counters: vec![0], self_match: false }],
     };
     // Class 0 (placed first: same size, lower index) has no pod of class 1 to join yet.
-    let options = GreedyOptions { relocate: false, ..GreedyOptions::default() };
+    let options = GreedyOptions { relocate: false, even_spread: false, ..GreedyOptions::default() };
     let a = solve_greedy(&p, &options, None).expect("valid");
     assert_eq!(a.unplaced, vec![2, 0]);
 }
@@ -183,6 +183,132 @@ fn relocation_keeps_a_schedule_anyway_term_within_its_max_skew() {
         let moved = a.placements.iter().any(|pl| pl.class == 0 && pl.node == 3);
         assert_eq!(moved, unplaced == 0, "{name}: class 0's pod moved only to make room");
     }
+}
+
+#[test]
+fn evening_out_moves_or_swaps_placed_pods_until_each_workload_is_spread() {
+    struct Case {
+        name: &'static str,
+        /// `(count, request)` per class, each with a soft zone term on its own counter.
+        classes: &'static [(u32, i64)],
+        capacity: i64,
+        /// Static scores, class after class (zones: node `n % 2`).
+        score: Vec<i64>,
+        /// Per class: its pods per zone without and with evening out.
+        without: Vec<Vec<u32>>,
+        with: Vec<Vec<u32>>,
+    }
+    let cases = [
+        Case {
+            name: "a workload the scores pile into zone 0 moves half its pods to zone 1's free nodes",
+            classes: &[(4, 1)],
+            capacity: 2,
+            score: vec![10, 0, 10, 0],
+            without: vec![vec![4, 0]],
+            with: vec![vec![2, 2]],
+        },
+        Case {
+            name: "two workloads piled into different zones of full nodes trade pods",
+            classes: &[(2, 1), (2, 1)],
+            capacity: 1,
+            score: vec![10, 0, 10, 0, 0, 10, 0, 10],
+            without: vec![vec![2, 0], vec![0, 2]],
+            with: vec![vec![1, 1], vec![1, 1]],
+        },
+        Case {
+            name: "a skew of one is as even as it gets",
+            classes: &[(3, 1)],
+            capacity: 2,
+            score: vec![10, 0, 10, 0],
+            without: vec![vec![3, 0]],
+            with: vec![vec![2, 1]],
+        },
+    ];
+    for case in cases {
+        let mut p = problem(case.classes, 4, case.capacity, 2);
+        p.score = case.score;
+        let n = case.classes.len();
+        p.inter_pod = InterPod {
+            counters: (0..n).map(|c| counter(0, &[c])).collect(),
+            rules: (0..n)
+                .map(|c| Rule::Soft { class: c, counter: c, weight: -1, max_skew: 1 })
+                .collect(),
+        };
+        for (even_spread, want) in [(false, &case.without), (true, &case.with)] {
+            let options = GreedyOptions { even_spread, ..GreedyOptions::default() };
+            let a = solve_greedy(&p, &options, None).expect("valid");
+            let got: Vec<Vec<u32>> = (0..n).map(|c| per_domain(&p, &a, c, 0, 2)).collect();
+            assert_eq!(&got, want, "{} (even_spread {even_spread})", case.name);
+            assert!(a.unplaced.iter().all(|&u| u == 0), "{}", case.name);
+        }
+    }
+}
+
+#[test]
+fn a_move_within_the_extremes_neither_tops_the_fullest_domain_nor_undercuts_the_emptiest() {
+    // Zones n % 3 over 6 nodes; counts per zone set by bound pods.
+    let p = problem(&[(1, 1)], 6, 10, 3);
+    let cases = [
+        ("from the fullest zone to the emptiest", [3, 1, 2], 0, 1, true),
+        ("into the fullest zone", [3, 1, 2], 2, 0, false),
+        ("out of the emptiest zone", [3, 1, 2], 1, 2, false),
+        ("between two equal zones", [2, 2, 2], 0, 1, false),
+        ("within one zone", [2, 2, 2], 0, 3, true),
+    ];
+    for (name, initial, from, to, want) in cases {
+        let inter = InterPod {
+            counters: vec![Counter { initial: initial.to_vec(), ..counter(0, &[0]) }],
+            rules: vec![Rule::Soft { class: 0, counter: 0, weight: -1, max_skew: 1 }],
+        };
+        let state = TopologyState::new(&inter, 1, p.nodes, 2, &p.domains);
+        assert_eq!(state.move_within_extremes(0, from, to), want, "{name}");
+    }
+}
+
+#[test]
+fn evening_out_moves_a_pod_of_another_workload_on_to_make_room() {
+    // Class 0 (2 pods of 2, a soft zone term) fills node 0 (zone 0); class 1 (1 pod of 1, no
+    // spread term, barred from zone 0) takes node 1. Zone 1 has room for class 0 only once
+    // class 1's pod moves from node 1 on to node 3: then one pod of class 0 goes to node 1.
+    let mut p = problem(&[(2, 2), (1, 1)], 4, 0, 2);
+    p.free = vec![4, 2, 0, 1];
+    p.score = vec![10, 0, 10, 0, 0, 10, 0, 5];
+    p.feasible = vec![true, true, true, true, false, true, false, true];
+    p.inter_pod = InterPod {
+        counters: vec![counter(0, &[0])],
+        rules: vec![Rule::Soft { class: 0, counter: 0, weight: -1, max_skew: 1 }],
+    };
+    for (even_spread, class0, class1) in
+        [(false, vec![2, 0, 0, 0], vec![0, 1, 0, 0]), (true, vec![1, 1, 0, 0], vec![0, 0, 0, 1])]
+    {
+        let options = GreedyOptions { even_spread, ..GreedyOptions::default() };
+        let a = solve_greedy(&p, &options, None).expect("valid");
+        assert_eq!(per_domain(&p, &a, 0, 1, 4), class0, "class 0, even_spread {even_spread}");
+        assert_eq!(per_domain(&p, &a, 1, 1, 4), class1, "class 1, even_spread {even_spread}");
+    }
+}
+
+#[test]
+fn evening_out_takes_no_step_that_crowds_a_node_beyond_the_workload_s_node_skew() {
+    // Zone 1 holds two bound pods of the workload, both on node 1; node 3 is full. The greedy
+    // puts the 4 pods on nodes 0 and 2 (zone 0): zones 4 + 0 and 0 + 2 bound, nodes 2, 2, 2, 0.
+    // Moving one to node 1 would even the zones (3, 3) but put 3 pods on node 1 (node skew
+    // 2 → 3): not taken, though the two skews together would fall.
+    let mut p = problem(&[(4, 1)], 4, 2, 2);
+    p.free = vec![2, 2, 2, 0];
+    p.score = vec![10, 0, 10, 0];
+    p.inter_pod = InterPod {
+        counters: vec![
+            Counter { initial: vec![0, 2], ..counter(0, &[0]) },
+            Counter { initial: vec![0, 2, 0, 0], ..counter(1, &[0]) },
+        ],
+        rules: vec![
+            Rule::Soft { class: 0, counter: 0, weight: -1, max_skew: 1 },
+            Rule::Soft { class: 0, counter: 1, weight: -1, max_skew: 1 },
+        ],
+    };
+    let a = solve_greedy(&p, &GreedyOptions::default(), None).expect("valid");
+    assert_eq!(per_domain(&p, &a, 0, 1, 4), vec![2, 0, 2, 0]);
 }
 
 #[test]
@@ -256,6 +382,19 @@ fn recount(p: &Problem, k: usize, pods: &[Placed]) -> Vec<u32> {
         }
     }
     v
+}
+
+/// The skew of counter `k` (`max − min` over the domains of its eligible nodes), recounted.
+fn skew(p: &Problem, k: usize, pods: &[Placed]) -> u32 {
+    let ctr = &p.inter_pod.counters[k];
+    let counts = recount(p, k, pods);
+    let dom = |n: usize| p.domains[ctr.topology * p.nodes + n];
+    let eligible: Vec<u32> = (0..p.nodes)
+        .filter(|&n| (ctr.eligible.is_empty() || ctr.eligible[n]) && dom(n) != NO_DOMAIN)
+        .map(|n| counts[dom(n) as usize])
+        .collect();
+    let (min, max) = (eligible.iter().min(), eligible.iter().max());
+    max.zip(min).map_or(0, |(max, min)| max - min)
 }
 
 /// The hard rules of class `c` on `node` given `pods` placed, written from the rules'
@@ -401,7 +540,7 @@ proptest! {
     /// hard rules on the pods placed before it, recounted from scratch.
     #[test]
     fn every_hard_rule_holds_at_every_placement(p in random_problem()) {
-        let options = GreedyOptions { relocate: false, ..GreedyOptions::default() };
+        let options = GreedyOptions { relocate: false, even_spread: false, ..GreedyOptions::default() };
         let a = solve_greedy(&p, &options, None).expect("valid");
         for (i, pl) in a.placements.iter().enumerate() {
             prop_assert!(
@@ -425,6 +564,56 @@ proptest! {
         }
     }
 
+    /// Evening out the spread places the same pods, keeps every node within its capacity,
+    /// every cell feasible and every per-node limit, moves only pods no hard rule or conflict
+    /// reads, and leaves no `ScheduleAnyway` counter more skewed than it found it.
+    #[test]
+    fn evening_out_keeps_every_pod_and_rule_and_skews_no_counter_more(
+        p in random_problem(),
+        relocate in any::<bool>(),
+        limit in prop::option::of(1u32..3),
+    ) {
+        let mut p = p;
+        if let Some(c) = p.classes.first_mut() {
+            c.max_per_node = limit;
+        }
+        let run = |even_spread| {
+            let options = GreedyOptions { relocate, even_spread, ..GreedyOptions::default() };
+            solve_greedy(&p, &options, None).expect("valid")
+        };
+        let (before, after) = (run(false), run(true));
+        prop_assert_eq!(&before.unplaced, &after.unplaced);
+        prop_assert_eq!(before.placements.len(), after.placements.len());
+        let state = TopologyState::new(&p.inter_pod, p.classes.len(), p.nodes, 2, &p.domains);
+        let mut used = vec![0i64; p.nodes];
+        let mut count = vec![0u32; p.classes.len() * p.nodes];
+        for (b, a) in before.placements.iter().zip(&after.placements) {
+            prop_assert_eq!(b.class, a.class);
+            if b != a {
+                prop_assert!(
+                    !state.has_hard_rules(a.class) && !state.counted_by_hard_rule(a.class),
+                    "moved a pod of class {} that a hard rule reads", a.class
+                );
+            }
+            prop_assert!(p.feasible[a.class * p.nodes + a.node]);
+            used[a.node] += p.classes[a.class].requests[0];
+            count[a.class * p.nodes + a.node] += 1;
+        }
+        for (n, (&u, &free)) in used.iter().zip(&p.free).enumerate() {
+            prop_assert!(u <= free, "node {n} over its capacity");
+        }
+        for (c, spec) in p.classes.iter().enumerate() {
+            let most = (0..p.nodes).map(|n| count[c * p.nodes + n]).max().unwrap_or(0);
+            prop_assert!(most <= spec.max_per_node.unwrap_or(u32::MAX));
+        }
+        for k in state.soft_spread_counters() {
+            prop_assert!(
+                skew(&p, k, &after.placements) <= skew(&p, k, &before.placements),
+                "counter {k} more skewed"
+            );
+        }
+    }
+
     /// The per-bucket heaps, kept across picks in queue order too, choose exactly what a scan
     /// of every node per pod chooses.
     #[test]
@@ -435,7 +624,7 @@ proptest! {
     ) {
         let class_order =
             if queue_order { ClassOrder::Given } else { ClassOrder::LargestFirst };
-        let options = GreedyOptions { relocate, class_order };
+        let options = GreedyOptions { relocate, class_order, even_spread: relocate };
         let heaps = solve_with(&p, &options, None, Tuning { scan_pods: 0, plain: false }).expect("valid");
         let scan = solve_with(&p, &options, None, Tuning { scan_pods: u32::MAX, plain: true }).expect("valid");
         prop_assert_eq!(heaps, scan);
@@ -449,7 +638,7 @@ proptest! {
         relocate in any::<bool>(),
     ) {
         use crate::greedy::tests::Capped;
-        let options = GreedyOptions { relocate, ..GreedyOptions::default() };
+        let options = GreedyOptions { relocate, even_spread: relocate, ..GreedyOptions::default() };
         let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
         let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false };
         let a = solve_with(&p, &options, Some(&mut bounded), Tuning { scan_pods: u32::MAX, plain: false }).expect("valid");

@@ -1,0 +1,317 @@
+//! Evening out `ScheduleAnyway` spread after the greedy: the last step of a solve.
+//!
+//! Input: the solver's state after the greedy pass and relocation. Output: the same pods on
+//! the same number of nodes per class, some of them moved, so that the counters only
+//! `ScheduleAnyway` terms read (a workload's replicas per zone and per node, kube-scheduler's
+//! default spreading among them) are more even.
+//!
+//! The greedy places pods in its order and scores each placement once; kube-scheduler, which
+//! places one pod at a time too, ends with its replicas about as spread as the greedy's, and a
+//! batch solver can do better: with the whole plan in hand it moves a pod of the most skewed
+//! counter from one of its fullest domains to a domain holding at least two fewer, onto a
+//! node that can take it; or, where such a node lacks room, it first moves a pod of another
+//! workload off that node, to the node the first pod leaves (a swap) or to another node with
+//! room for it. A step is taken only if no counter's skew grows and the
+//! counters' summed skew, or else their summed squared counts, falls; so the pass ends. Only
+//! pods placed by this solve move, and only those whose classes neither have hard inter-pod
+//! rules or conflicts nor count in a counter a hard rule reads (as relocation's): no hard
+//! decision depends on where they are. Pods placed and the resources they request do not
+//! change, nor does any pod's feasibility, capacity or per-node limit.
+//!
+//! Upstream counterpart: none (PodTopologySpread's score steers each pod of kube-scheduler's
+//! queue as it comes; it never revisits a placement).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use super::State;
+
+/// The most elementary checks (a pod against a node, or against a pod to swap with) one pass
+/// may spend; past it the spread stays as even as the pass got it.
+const POLISH_WORK: u64 = 1 << 24;
+
+/// What one check of a step's effect on the counters costs against [`POLISH_WORK`] (it moves
+/// the counts there and back).
+const EVEN_CHECK: u64 = 16;
+
+/// One pod's move in a step: `(class, from, to)`.
+type Move = (usize, usize, usize);
+
+/// The pass's working data.
+struct Polish {
+    /// Per class: whether its placed pods may move.
+    movable: Vec<bool>,
+    /// Per counter: whether the pass evens it out.
+    soft: Vec<bool>,
+    /// Per node: indices into the state's placements of its movable pods.
+    on_node: Vec<Vec<usize>>,
+    /// Per topology in use: per domain id, its nodes.
+    in_domain: BTreeMap<usize, Vec<Vec<usize>>>,
+    /// Checks left.
+    work: u64,
+    /// Per class, the nodes that can take one of its pods now, best static score first
+    /// (worked out when first needed after the last step).
+    takers: BTreeMap<usize, Rc<Vec<usize>>>,
+    /// `(class, from, class, node)`: the pod of the second class on the node was tried as
+    /// the one to move on, for a pod of the first class on `from`, since the last step.
+    pushed: BTreeSet<(usize, usize, usize, usize)>,
+}
+
+impl State<'_, '_> {
+    /// Evens out the `ScheduleAnyway` counters (see the module doc).
+    pub(super) fn even_spread(&mut self) {
+        let counters = self.topo.soft_spread_counters();
+        if counters.is_empty() || self.placements.is_empty() {
+            return;
+        }
+        let nodes = self.problem.nodes;
+        let mut soft = vec![false; self.problem.inter_pod.counters.len()];
+        for &k in &counters {
+            soft[k] = true;
+        }
+        let movable: Vec<bool> = (0..self.problem.classes.len())
+            .map(|c| {
+                self.touching[c].is_empty()
+                    && !self.topo.has_hard_rules(c)
+                    && !self.topo.counted_by_hard_rule(c)
+            })
+            .collect();
+        let mut on_node = vec![Vec::new(); nodes];
+        for (i, p) in self.placements.iter().enumerate() {
+            if movable[p.class] {
+                on_node[p.node].push(i);
+            }
+        }
+        let mut in_domain: BTreeMap<usize, Vec<Vec<usize>>> = BTreeMap::new();
+        for &k in &counters {
+            let t = self.topo.topology_of(k);
+            in_domain.entry(t).or_insert_with(|| {
+                let mut by = vec![Vec::new(); nodes];
+                for n in 0..nodes {
+                    let d = self.topo.domain_of(t, n);
+                    if let Some(list) = by.get_mut(d as usize) {
+                        list.push(n);
+                    }
+                }
+                by
+            });
+        }
+        let mut pass = Polish {
+            movable,
+            soft,
+            on_node,
+            in_domain,
+            work: POLISH_WORK,
+            takers: BTreeMap::new(),
+            pushed: BTreeSet::new(),
+        };
+        loop {
+            let mut skewed: Vec<(u64, usize)> = counters
+                .iter()
+                .map(|&k| (self.topo.imbalance(k).0, k))
+                .filter(|&(skew, _)| skew >= 2)
+                .collect();
+            skewed.sort_unstable_by_key(|&(skew, k)| (Reverse(skew), k));
+            let mut stepped = false;
+            for (_, k) in skewed {
+                while pass.work > 0 && self.even_step(k, &mut pass) {
+                    stepped = true;
+                }
+            }
+            if !stepped || pass.work == 0 {
+                return;
+            }
+        }
+    }
+
+    /// One step for counter `k`: a move of one of its pods (making room first where needed) from a fullest domain
+    /// to a domain holding at least two fewer. Returns whether a step was taken.
+    fn even_step(&mut self, k: usize, pass: &mut Polish) -> bool {
+        let t = self.topo.topology_of(k);
+        let domains = self.topo.eligible_counts(k);
+        let Some(max) = domains.iter().map(|&(_, v)| v).max() else { return false };
+        let mut emptier: Vec<(u32, u32)> =
+            domains.iter().filter(|&&(_, v)| v + 2 <= max).map(|&(d, v)| (v, d)).collect();
+        if emptier.is_empty() {
+            return false;
+        }
+        emptier.sort_unstable();
+        let Some(in_domain) = pass.in_domain.get(&t) else { return false };
+        let fullest: Vec<usize> = domains
+            .iter()
+            .filter(|&&(_, v)| v == max)
+            .flat_map(|&(d, _)| in_domain[d as usize].iter().copied())
+            .filter(|&n| self.topo.counted_on(k, n))
+            .collect();
+        let targets: Vec<usize> =
+            emptier.iter().flat_map(|&(_, d)| in_domain[d as usize].iter().copied()).collect();
+        for from in fullest {
+            for slot in 0..pass.on_node[from].len() {
+                let i = pass.on_node[from][slot];
+                let c = self.placements[i].class;
+                if !self.topo.counters_of(c).contains(&k) {
+                    continue;
+                }
+                if let Some(to) = self.move_target(c, from, &targets, pass) {
+                    self.move_placement(i, to, pass);
+                    return true;
+                }
+                if let Some((j, next)) = self.make_room(c, from, &targets, pass) {
+                    let to = self.placements[j].node;
+                    self.move_placement(j, next, pass);
+                    self.move_placement(i, to, pass);
+                    return true;
+                }
+                if pass.work == 0 {
+                    return false;
+                }
+            }
+        }
+        false
+    }
+
+    /// The best node by static score among `targets` that can take a pod of class `c` now and
+    /// to which moving it from `from` evens the spread out.
+    fn move_target(
+        &mut self,
+        c: usize,
+        from: usize,
+        targets: &[usize],
+        pass: &mut Polish,
+    ) -> Option<usize> {
+        let mut takers: Vec<usize> = Vec::new();
+        for &to in targets {
+            pass.work = pass.work.saturating_sub(1);
+            if to != from && self.can_take(c, to) {
+                takers.push(to);
+            }
+        }
+        takers.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c, n)]), n));
+        takers.into_iter().find(|&to| {
+            pass.work = pass.work.saturating_sub(EVEN_CHECK);
+            self.evens_out(&[(c, from, to)], &pass.soft)
+        })
+    }
+
+    /// A movable pod of another class on one of `targets` that makes room there for a pod of
+    /// class `c` on `from` so that the spread evens out: it trades nodes with that pod (each
+    /// fits where the other leaves), or it moves on to another node that can take it (best
+    /// static score first). Returns the pod and where it goes.
+    fn make_room(
+        &mut self,
+        c: usize,
+        from: usize,
+        targets: &[usize],
+        pass: &mut Polish,
+    ) -> Option<(usize, usize)> {
+        for &to in targets {
+            if to == from
+                || !self.problem.feasible[self.cell(c, to)]
+                || self.count[self.cell(c, to)] >= self.limit(c)
+            {
+                continue;
+            }
+            for slot in 0..pass.on_node[to].len() {
+                pass.work = pass.work.saturating_sub(1);
+                let j = pass.on_node[to][slot];
+                let c2 = self.placements[j].class;
+                if c2 == c || !pass.movable[c2] || !self.room_after(c, to, c2) {
+                    continue;
+                }
+                pass.work = pass.work.saturating_sub(EVEN_CHECK);
+                if self.problem.feasible[self.cell(c2, from)]
+                    && self.count[self.cell(c2, from)] < self.limit(c2)
+                    && self.room_after(c2, from, c)
+                    && self.evens_out(&[(c2, to, from), (c, from, to)], &pass.soft)
+                {
+                    return Some((j, from));
+                }
+                if !pass.pushed.insert((c, from, c2, to)) {
+                    continue; // Another pod of the class on this node fared no better.
+                }
+                let takers = self.takers(c2, pass);
+                for &next in takers.iter() {
+                    pass.work = pass.work.saturating_sub(1);
+                    if next == to
+                        || next == from
+                        || !self.topo.counters_of(c2).iter().all(|&k2| {
+                            !pass.soft[k2] || self.topo.move_within_extremes(k2, to, next)
+                        })
+                    {
+                        continue;
+                    }
+                    pass.work = pass.work.saturating_sub(EVEN_CHECK);
+                    if self.evens_out(&[(c2, to, next), (c, from, to)], &pass.soft) {
+                        return Some((j, next));
+                    }
+                }
+            }
+            if pass.work == 0 {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Whether a pod of class `c` fits on `node` once a pod of class `leaving` has left it
+    /// (every resource `c` requests).
+    fn room_after(&self, c: usize, node: usize, leaving: usize) -> bool {
+        self.req(c)
+            .iter()
+            .zip(self.req(leaving))
+            .zip(self.free_of(node))
+            .all(|((&want, &freed), &f)| want == 0 || want <= f.saturating_add(freed))
+    }
+
+    /// Whether the moves, made together, leave no counter of the pass more skewed and lower
+    /// the summed skew of the counters they touch, or else their summed squared counts. The
+    /// counts are moved for the check and moved back.
+    fn evens_out(&mut self, moves: &[Move], soft: &[bool]) -> bool {
+        let mut touched: Vec<usize> = moves
+            .iter()
+            .flat_map(|&(c, _, _)| self.topo.counters_of(c).iter().copied())
+            .filter(|&k| soft[k])
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        let before: Vec<(u64, u64)> = touched.iter().map(|&k| self.topo.imbalance(k)).collect();
+        for &(c, from, to) in moves {
+            self.topo.update(c, from, false);
+            self.topo.update(c, to, true);
+        }
+        let after: Vec<(u64, u64)> = touched.iter().map(|&k| self.topo.imbalance(k)).collect();
+        for &(c, from, to) in moves.iter().rev() {
+            self.topo.update(c, to, false);
+            self.topo.update(c, from, true);
+        }
+        let sum = |v: &[(u64, u64)]| {
+            v.iter().fold((0u64, 0u64), |(s, q), &(a, b)| (s + a, q.saturating_add(b)))
+        };
+        before.iter().zip(&after).all(|(b, a)| a.0 <= b.0) && sum(&after) < sum(&before)
+    }
+
+    /// Moves placement `i` to node `to` (usage, counts, the callback and the pass's index).
+    fn move_placement(&mut self, i: usize, to: usize, pass: &mut Polish) {
+        let from = self.placements[i].node;
+        self.move_placed(i, to);
+        pass.on_node[from].retain(|&j| j != i);
+        pass.on_node[to].push(i);
+        pass.takers.clear();
+        pass.pushed.clear();
+    }
+
+    /// The nodes that can take a pod of class `c` now, best static score first.
+    fn takers(&mut self, c: usize, pass: &mut Polish) -> Rc<Vec<usize>> {
+        if let Some(t) = pass.takers.get(&c) {
+            return Rc::clone(t);
+        }
+        pass.work = pass.work.saturating_sub(self.problem.nodes as u64);
+        let mut nodes: Vec<usize> =
+            (0..self.problem.nodes).filter(|&n| self.can_take(c, n)).collect();
+        nodes.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c, n)]), n));
+        let nodes = Rc::new(nodes);
+        pass.takers.insert(c, Rc::clone(&nodes));
+        nodes
+    }
+}
