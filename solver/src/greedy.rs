@@ -1023,14 +1023,33 @@ impl State<'_, '_> {
             }
         }
         // The changed nodes whose bound could beat that best.
+        let mut top: Option<usize> = None;
         for &node in &changed {
             let soft = self.topo.soft(c, node);
             let bound = self.rescore_bound(c, node).saturating_add(soft);
             if best.is_none_or(|b| (bound, Reverse(node)) > b) && self.can_take(c, node) {
+                if top.is_none_or(|t| {
+                    let (tb, tn, _) = deferred[t];
+                    (bound, Reverse(node)) > (tb, tn)
+                }) {
+                    top = Some(deferred.len());
+                }
                 deferred.push((bound, Reverse(node), soft));
             }
         }
         self.changed_scratch = changed;
+        // The highest bound rescored first: its score is often near the best, so the heap
+        // holds only the nodes whose bound beats it.
+        if let Some(t) = top {
+            let (_, Reverse(node), soft) = deferred.swap_remove(t);
+            let key = (self.score(c, node).saturating_add(soft), Reverse(node));
+            if best.is_none_or(|b| key > b) {
+                best = Some(key);
+            }
+            if let Some(b) = best {
+                deferred.retain(|&(bound, n, _)| (bound, n) > b);
+            }
+        }
         // Highest bound first, until no bound can beat the best.
         let mut heap = BinaryHeap::from(deferred);
         while let Some((bound, Reverse(node), soft)) = heap.pop() {
