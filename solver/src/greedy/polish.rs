@@ -5,18 +5,16 @@
 //! `ScheduleAnyway` terms read (a workload's replicas per zone and per node, kube-scheduler's
 //! default spreading among them) are more even.
 //!
-//! The greedy places pods in its order and scores each placement once; kube-scheduler, which
-//! places one pod at a time too, ends with its replicas about as spread as the greedy's, and a
-//! batch solver can do better: with the whole plan in hand it moves a pod of the most skewed
-//! counter from one of its fullest domains to a domain holding at least two fewer, onto a
-//! node that can take it; or, where such a node lacks room, it first moves a pod of another
-//! workload off that node, to the node the first pod leaves (a swap) or to another node with
-//! room for it. A step is taken only if no counter's skew grows and the
-//! counters' summed skew, or else their summed squared counts, falls; so the pass ends. Only
-//! pods placed by this solve move, and only those whose classes neither have hard inter-pod
-//! rules or conflicts nor count in a counter a hard rule reads (as relocation's): no hard
-//! decision depends on where they are. Pods placed and the resources they request do not
-//! change, nor does any pod's feasibility, capacity or per-node limit.
+//! The greedy, like kube-scheduler, scores each placement once, as the pod comes; with the
+//! whole plan in hand the solver can do better. A step moves a pod of the most skewed counter
+//! from one of its fullest domains to a domain holding at least two fewer, onto a node that
+//! can take it; where such a node lacks room, a pod of another workload first leaves that
+//! node, for the node the first pod leaves (a swap) or another node with room for it. A step
+//! is taken only if no counter's skew grows and the counters' summed skew, or else their
+//! summed squared counts, falls; so the pass ends. Only pods placed by this solve move, and
+//! only those whose classes have no hard inter-pod rule or conflict and count in no counter
+//! a hard rule reads (as relocation's): no hard decision depends on where they are. The pods
+//! placed do not change, and every move keeps feasibility, capacity and per-node limits.
 //!
 //! Upstream counterpart: none (PodTopologySpread's score steers each pod of kube-scheduler's
 //! queue as it comes; it never revisits a placement).
@@ -125,8 +123,8 @@ impl State<'_, '_> {
         }
     }
 
-    /// One step for counter `k`: a move of one of its pods (making room first where needed) from a fullest domain
-    /// to a domain holding at least two fewer. Returns whether a step was taken.
+    /// One step for counter `k`: one of its pods moves from a fullest domain to a domain
+    /// holding at least two fewer (room made first where needed). Returns whether it moved.
     fn even_step(&mut self, k: usize, pass: &mut Polish) -> bool {
         let t = self.topo.topology_of(k);
         let domains = self.topo.eligible_counts(k);
@@ -147,12 +145,15 @@ impl State<'_, '_> {
         let targets: Vec<usize> =
             emptier.iter().flat_map(|&(_, d)| in_domain[d as usize].iter().copied()).collect();
         for from in fullest {
+            // Pods of one class on one node fare alike: each class is tried once per node.
+            let mut tried: Vec<usize> = Vec::new();
             for slot in 0..pass.on_node[from].len() {
                 let i = pass.on_node[from][slot];
                 let c = self.placements[i].class;
-                if !self.topo.counters_of(c).contains(&k) {
+                if !self.topo.counters_of(c).contains(&k) || tried.contains(&c) {
                     continue;
                 }
+                tried.push(c);
                 if let Some(to) = self.move_target(c, from, &targets, pass) {
                     self.move_placement(i, to, pass);
                     return true;
