@@ -1,0 +1,261 @@
+//! Applying the solver's assignment as it is made: the greedy's [`Rescore`] callback adds
+//! each placed pod to the working cluster and the plan, moves relocated pods, and re-evaluates
+//! the usage-dependent part of a class's score on a node that changed.
+//!
+//! Input: the tier's matrices, encodings and the solver's class map. Output: the plan's
+//! placements and the cluster after them. Upstream counterpart: NodeResourcesFit's and
+//! NodeResourcesBalancedAllocation's scores on a node whose usage changed (the rest of a
+//! score does not depend on usage).
+
+use super::*;
+
+/// The usage-dependent score planes of a matrix (NodeResourcesFit and
+/// NodeResourcesBalancedAllocation: neither normalizes, so their raw score is their final one):
+/// their weights and, per class, whether PreScore skipped them.
+#[derive(Debug, Clone)]
+pub(super) struct ResourcePlanes {
+    /// `(plane index in the matrix, weight, per class skipped)`.
+    pub(super) planes: Vec<(usize, i64, Vec<bool>)>,
+    /// Which [`crate::eval::columns::ResourceColumns`] plane each entry of `planes` reads: NodeResourcesFit or not.
+    pub(super) is_fit: Vec<bool>,
+}
+
+impl ResourcePlanes {
+    pub(super) fn of(m: &LeanMatrix) -> Self {
+        let mut planes = Vec::new();
+        let mut is_fit = Vec::new();
+        for (i, plane) in m.planes.iter().enumerate() {
+            if is_resource_score(plane.plugin) {
+                planes.push((i, plane.weight, plane.skipped.clone()));
+                is_fit.push(plane.plugin == PluginName::NodeResourcesFit);
+            }
+        }
+        ResourcePlanes { planes, is_fit }
+    }
+
+    /// The weighted sum over the planes of `value(plane)` for class `c` (skipped planes count 0).
+    #[cfg(test)]
+    pub(super) fn part(
+        &self,
+        m: &LeanMatrix,
+        c: usize,
+        value: impl Fn(&crate::eval::LeanPlane) -> i64,
+    ) -> i64 {
+        self.planes
+            .iter()
+            .filter(|(_, _, skipped)| !skipped.get(c).copied().unwrap_or(false))
+            .map(|&(i, weight, _)| weight * value(&m.planes[i]))
+            .sum()
+    }
+
+    /// The most the usage-dependent part of class `c`'s score can be, as `(fit weight, rest)`:
+    /// at most `fit weight × NodeResourcesFit's raw score at the tier's start + rest` on a node
+    /// whose usage only grew since. Every plane's raw score is at most [`MAX_NODE_SCORE`], and
+    /// with `monotone` (LeastAllocated) NodeResourcesFit's only falls as usage grows; otherwise
+    /// the fit weight is 0 and its plane counts in the rest.
+    pub(super) fn max_part(&self, c: usize, monotone: bool) -> (i64, i64) {
+        let (mut fit_weight, mut rest) = (0, 0);
+        for (&(_, weight, ref skipped), &fit) in self.planes.iter().zip(&self.is_fit) {
+            if skipped.get(c).copied().unwrap_or(false) {
+                continue;
+            }
+            if fit && monotone {
+                fit_weight += weight.max(0);
+            } else {
+                rest += weight.max(0) * MAX_NODE_SCORE;
+            }
+        }
+        (fit_weight, rest)
+    }
+
+    /// The weighted sum for class `c` of an update's NodeResourcesFit and
+    /// NodeResourcesBalancedAllocation raw scores.
+    pub(super) fn updated(&self, c: usize, fit_raw: i32, balanced_raw: i32) -> i64 {
+        self.planes
+            .iter()
+            .zip(&self.is_fit)
+            .filter(|((_, _, skipped), _)| !skipped.get(c).copied().unwrap_or(false))
+            .map(|(&(_, weight, _), &fit)| {
+                weight * i64::from(if fit { fit_raw } else { balanced_raw })
+            })
+            .sum()
+    }
+}
+
+/// The greedy's callback: adds each placed pod to the working cluster and the plan, moves
+/// relocated pods (in the cluster and in their plan entry), and recomputes the usage-dependent
+/// part of a class's score on a node that changed.
+pub(super) struct Applier<'a> {
+    pub(super) cluster: &'a mut ClusterState,
+    pub(super) plan: &'a mut Plan,
+    pub(super) greedy_pods: &'a mut Vec<GreedyPod>,
+    pub(super) by_class: &'a mut BTreeMap<usize, Vec<usize>>,
+    pub(super) pending: &'a [Pod],
+    /// Solver class → class.
+    pub(super) global: &'a [usize],
+    /// Per solver class, its pods in queue order.
+    pub(super) members: &'a [&'a [usize]],
+    /// Per solver class, how many of its pods this solve placed.
+    pub(super) next: Vec<usize>,
+    /// Per solver class, the pod (index in `greedy_pods`) relocation just took off a node.
+    pub(super) moving: Vec<Option<usize>>,
+    /// Whether anything was placed or moved.
+    pub(super) changed: bool,
+    /// Per solver class × node, the part of the score that does not depend on usage
+    /// ([`NO_STATIC_PART`]: none; the matrix's score stays).
+    pub(super) static_part: &'a [i32],
+    /// Per solver class × node, NodeResourcesFit's raw score at the tier's start.
+    pub(super) fit_start: &'a [u8],
+    /// Per node, whether relocation took a pod off it (its usage may be below the tier
+    /// start's, so [`Applier::fit_start`] bounds nothing there).
+    pub(super) shrunk: Vec<bool>,
+    /// Per solver class × node, the score before any change (used if an update fails).
+    pub(super) score: &'a [i64],
+    pub(super) nodes: usize,
+    /// Per scheduler-name group: the encoding and prepared profile of its matrix.
+    pub(super) encs: &'a [Encoded],
+    pub(super) prepared: &'a [Prepared<'a>],
+    /// Per solver class: its group and class in that group's matrix.
+    pub(super) source: &'a [(usize, usize)],
+    /// Per group: the usage-dependent score planes.
+    pub(super) resource_planes: &'a [ResourcePlanes],
+    /// Per solver class: [`ResourcePlanes::max_part`] (for [`Rescore::bound`]).
+    pub(super) max_part: Vec<(i64, i64)>,
+    /// Per group × node (`g * nodes + node`), once asked for since the node last changed: the
+    /// node's usage in the group's units (`None` when it no longer fits them). A class's
+    /// usage-dependent score there is computed from it when the solver asks for that cell, so
+    /// a change costs the cells of the classes still placing, not a column of every class.
+    pub(super) usage: Vec<Option<Option<NodeUsage>>>,
+}
+
+impl Applier<'_> {
+    fn add_to_cluster(&mut self, m: usize, node: usize) {
+        self.forget(node);
+        let Some(target) = self.cluster.nodes.get_mut(node) else { return };
+        let mut pod = self.pending[m].clone();
+        pod.node_name = Some(target.name.clone());
+        target.add_pod(Arc::new(pod));
+    }
+
+    /// Drops the cached usage of a node whose usage changed.
+    fn forget(&mut self, node: usize) {
+        for g in 0..self.encs.len() {
+            if let Some(slot) = self.usage.get_mut(g * self.nodes + node) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// The usage of `node` now, in group `g`'s units (checked against its evaluation).
+    fn node_usage(&self, g: usize, node: usize) -> Option<NodeUsage> {
+        let usage = NodeUsage::of(&self.encs[g], self.cluster, &[node])
+            .and_then(|u| u.validate(&self.prepared[g]).map(|()| u));
+        match usage {
+            Ok(u) => Some(u),
+            Err(e) => {
+                tracing::warn!(
+                    "re-evaluating node {node} failed ({e}); its scores stay as they were"
+                );
+                None
+            }
+        }
+    }
+
+    /// The usage-dependent part of class `c` of group `g`'s score on the node of `usage`: the
+    /// incremental entry point of evaluation (the CPU twin; every backend's cells are equal).
+    fn updated_part(&self, g: usize, c: usize, usage: &NodeUsage) -> Option<i64> {
+        let (_, fit, balanced) = columns::cell_cpu(&self.prepared[g], usage, 0, c)?;
+        Some(self.resource_planes[g].updated(c, fit, balanced))
+    }
+
+    fn node_name(&self, node: usize) -> String {
+        self.cluster.nodes.get(node).map(|n| n.name.clone()).unwrap_or_default()
+    }
+}
+
+impl Rescore for Applier<'_> {
+    fn placed(&mut self, class: usize, node: usize) {
+        self.changed = true;
+        let name = self.node_name(node);
+        if let Some(g) = self.moving.get_mut(class).and_then(Option::take) {
+            let gp = &mut self.greedy_pods[g];
+            gp.node = node;
+            if let Some(entry) = self.plan.placements.get_mut(gp.plan_index) {
+                entry.node = name;
+            }
+            let member = gp.member;
+            self.add_to_cluster(member, node);
+            return;
+        }
+        let Some(next) = self.next.get_mut(class) else { return };
+        let Some(&m) = self.members.get(class).and_then(|ms| ms.get(*next)) else { return };
+        *next += 1;
+        let g = self.greedy_pods.len();
+        self.greedy_pods.push(GreedyPod {
+            member: m,
+            node,
+            plan_index: self.plan.placements.len(),
+        });
+        self.plan.placements.push(Placement { pod: self.pending[m].key(), node: name });
+        self.by_class.entry(self.global[class]).or_default().push(g);
+        self.add_to_cluster(m, node);
+    }
+
+    fn removed(&mut self, class: usize, node: usize) {
+        let Some(ids) = self.by_class.get(&self.global[class]) else { return };
+        let Some(&g) = ids.iter().rev().find(|&&g| self.greedy_pods[g].node == node) else {
+            return;
+        };
+        let pod = &self.pending[self.greedy_pods[g].member];
+        self.forget(node);
+        if let Some(s) = self.shrunk.get_mut(node) {
+            *s = true;
+        }
+        if let Some(n) = self.cluster.nodes.get_mut(node) {
+            n.remove_pod(&pod.namespace, &pod.name);
+        }
+        self.moving[class] = Some(g);
+    }
+
+    fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
+        let cell = class * self.nodes + node;
+        let Some(&(g, c)) = self.source.get(class) else { return 0 };
+        let slot = g * self.nodes + node;
+        if self.usage.get(slot).is_some_and(Option::is_none) {
+            self.usage[slot] = Some(self.node_usage(g, node));
+        }
+        let part = match self.usage.get(slot) {
+            Some(Some(Some(usage))) => self.updated_part(g, c, usage),
+            _ => None,
+        };
+        let score = self.score.get(cell).copied().unwrap_or(0);
+        match (part, self.static_part.get(cell)) {
+            (Some(part), Some(&fixed)) if fixed != NO_STATIC_PART => i64::from(fixed) + part,
+            _ => score,
+        }
+    }
+
+    /// The static part plus the most the resource planes can add now ([`ResourcePlanes::max_part`];
+    /// at least the matrix's score, which a failed update returns).
+    fn bound(&mut self, class: usize, node: usize) -> i64 {
+        #[cfg(test)]
+        if !BOUNDS.get() {
+            return i64::MAX;
+        }
+        let cell = class * self.nodes + node;
+        let (Some(&fixed), Some(&(fit_weight, rest)), Some(&score), Some(&fit0), Some(&shrunk)) = (
+            self.static_part.get(cell),
+            self.max_part.get(class),
+            self.score.get(cell),
+            self.fit_start.get(cell),
+            self.shrunk.get(node),
+        ) else {
+            return i64::MAX;
+        };
+        if fixed == NO_STATIC_PART {
+            return score;
+        }
+        let fit = if shrunk { MAX_NODE_SCORE } else { i64::from(fit0) };
+        (i64::from(fixed) + fit_weight * fit + rest).max(score)
+    }
+}
