@@ -1084,14 +1084,7 @@ impl State<'_, '_> {
             return false;
         }
         let n_classes = self.problem.classes.len();
-        let movable: Vec<bool> = (0..n_classes)
-            .map(|c2| {
-                c2 != c
-                    && self.touching[c2].is_empty()
-                    && !self.topo.has_hard_rules(c2)
-                    && !self.topo.counted_by_hard_rule(c2)
-            })
-            .collect();
+        let movable: Vec<bool> = (0..n_classes).map(|c2| c2 != c && self.movable(c2)).collect();
         // The two best destinations of each class by static score, for the moved pod, worked
         // out when first needed (nothing changes before the move that ends the call).
         let mut dest: Vec<Option<[Option<usize>; 2]>> = vec![None; n_classes];
@@ -1119,13 +1112,7 @@ impl State<'_, '_> {
                     [_, Some(b)] if b != n => b,
                     _ => continue,
                 };
-                let room = self
-                    .req(c)
-                    .iter()
-                    .zip(self.req(c2))
-                    .zip(self.free_of(n))
-                    .all(|((&want, &freed), &f)| want == 0 || want <= f.saturating_add(freed));
-                if !room || !self.move_keeps_soft_spread(c, n, c2, to) {
+                if !self.room_after(c, n, c2) || !self.move_keeps_soft_spread(c, n, c2, to) {
                     continue;
                 }
                 self.move_pod(c2, n, to);
@@ -1136,6 +1123,25 @@ impl State<'_, '_> {
         }
         self.keep_ranked(c, ranked);
         placed
+    }
+
+    /// Whether pods of class `c` placed by this solve may move (relocation, evening out): the
+    /// class has no conflict and no hard inter-pod rule, and counts in no counter a hard rule
+    /// reads, so no hard decision depends on where its pods are.
+    fn movable(&self, c: usize) -> bool {
+        self.touching[c].is_empty()
+            && !self.topo.has_hard_rules(c)
+            && !self.topo.counted_by_hard_rule(c)
+    }
+
+    /// Whether a pod of class `c` fits on `node` once a pod of class `leaving` has left it
+    /// (every resource `c` requests).
+    fn room_after(&self, c: usize, node: usize, leaving: usize) -> bool {
+        self.req(c)
+            .iter()
+            .zip(self.req(leaving))
+            .zip(self.free_of(node))
+            .all(|((&want, &freed), &f)| want == 0 || want <= f.saturating_add(freed))
     }
 
     /// Whether moving a pod of class `c2` from `n` to `to` keeps `c2`'s `ScheduleAnyway` terms

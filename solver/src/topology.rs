@@ -198,6 +198,15 @@ struct SpreadDomains {
     hard: bool,
 }
 
+impl SpreadDomains {
+    /// The lowest and highest count over the eligible domains (none without one).
+    fn extremes(&self) -> Option<(u32, u32)> {
+        let (&min, _) = self.histogram.first_key_value()?;
+        let (&max, _) = self.histogram.last_key_value()?;
+        Some((min, max))
+    }
+}
+
 impl TopologyState {
     /// The state before any placement of the solve: the counters' initial counts.
     pub fn new(
@@ -301,7 +310,7 @@ impl TopologyState {
     }
 
     /// Whether pods on `node` count in `counter` (eligible and with the key).
-    fn counts_on(&self, counter: usize, node: usize) -> bool {
+    pub fn counts_on(&self, counter: usize, node: usize) -> bool {
         let c = &self.counters[counter];
         c.eligible.get(node).copied().unwrap_or(c.eligible.is_empty())
             && self.domain(c.topology, node) != NO_DOMAIN
@@ -438,7 +447,7 @@ impl TopologyState {
         min_domains: u32,
     ) -> bool {
         let Some(s) = self.spread.get(&k) else { return true };
-        let Some(&min) = s.histogram.keys().next() else { return true };
+        let Some((min, _)) = s.extremes() else { return true };
         let min = if s.number < min_domains { 0 } else { min };
         let self_match = u64::from(self.member_of[c].contains(&k));
         u64::from(self.count(k, node)) + self_match <= u64::from(min) + u64::from(max_skew)
@@ -455,11 +464,7 @@ impl TopologyState {
     /// holding at least two fewer. `(0, 0)` for a counter no spread term reads.
     pub fn imbalance(&self, k: usize) -> (u64, u64) {
         let Some(s) = self.spread.get(&k) else { return (0, 0) };
-        let (Some((&min, _)), Some((&max, _))) =
-            (s.histogram.first_key_value(), s.histogram.last_key_value())
-        else {
-            return (0, 0);
-        };
+        let Some((min, max)) = s.extremes() else { return (0, 0) };
         let squares = s.histogram.iter().map(|(&v, &n)| u64::from(v).pow(2) * u64::from(n)).sum();
         (u64::from(max - min), squares)
     }
@@ -470,11 +475,7 @@ impl TopologyState {
     /// no spread term reads or a move within a domain.
     pub fn move_within_extremes(&self, k: usize, from: usize, to: usize) -> bool {
         let Some(s) = self.spread.get(&k) else { return true };
-        let (Some((&min, _)), Some((&max, _))) =
-            (s.histogram.first_key_value(), s.histogram.last_key_value())
-        else {
-            return true;
-        };
+        let Some((min, max)) = s.extremes() else { return true };
         let t = self.counters[k].topology;
         let (df, dt) = (self.domain(t, from), self.domain(t, to));
         if df == dt {
@@ -506,11 +507,6 @@ impl TopologyState {
     /// The topology of counter `k`.
     pub fn topology_of(&self, k: usize) -> usize {
         self.counters[k].topology
-    }
-
-    /// Whether pods on `node` count in counter `k` (eligible and with the key).
-    pub fn counted_on(&self, k: usize, node: usize) -> bool {
-        self.counts_on(k, node)
     }
 
     /// Whether class `c` has a `ScheduleAnyway` term with a `maxSkew`.

@@ -68,13 +68,7 @@ impl State<'_, '_> {
         for &k in &counters {
             soft[k] = true;
         }
-        let movable: Vec<bool> = (0..self.problem.classes.len())
-            .map(|c| {
-                self.touching[c].is_empty()
-                    && !self.topo.has_hard_rules(c)
-                    && !self.topo.counted_by_hard_rule(c)
-            })
-            .collect();
+        let movable: Vec<bool> = (0..self.problem.classes.len()).map(|c| self.movable(c)).collect();
         let mut on_node = vec![Vec::new(); nodes];
         for (i, p) in self.placements.iter().enumerate() {
             if movable[p.class] {
@@ -140,7 +134,7 @@ impl State<'_, '_> {
             .iter()
             .filter(|&&(_, v)| v == max)
             .flat_map(|&(d, _)| in_domain[d as usize].iter().copied())
-            .filter(|&n| self.topo.counted_on(k, n))
+            .filter(|&n| self.topo.counts_on(k, n))
             .collect();
         let targets: Vec<usize> =
             emptier.iter().flat_map(|&(_, d)| in_domain[d as usize].iter().copied()).collect();
@@ -255,16 +249,6 @@ impl State<'_, '_> {
         None
     }
 
-    /// Whether a pod of class `c` fits on `node` once a pod of class `leaving` has left it
-    /// (every resource `c` requests).
-    fn room_after(&self, c: usize, node: usize, leaving: usize) -> bool {
-        self.req(c)
-            .iter()
-            .zip(self.req(leaving))
-            .zip(self.free_of(node))
-            .all(|((&want, &freed), &f)| want == 0 || want <= f.saturating_add(freed))
-    }
-
     /// Whether the moves, made together, leave no counter of the pass more skewed and lower
     /// the summed skew of the counters they touch, or else their summed squared counts. The
     /// counts are moved for the check and moved back.
@@ -302,15 +286,16 @@ impl State<'_, '_> {
         pass.pushed.clear();
     }
 
-    /// The nodes that can take a pod of class `c` now, best static score first.
+    /// The nodes that can take a pod of class `c` now, best static score first (the class's
+    /// static ranking, [`State::ranked_nodes`], filtered).
     fn takers(&mut self, c: usize, pass: &mut Polish) -> Rc<Vec<usize>> {
         if let Some(t) = pass.takers.get(&c) {
             return Rc::clone(t);
         }
         pass.work = pass.work.saturating_sub(self.problem.nodes as u64);
-        let mut nodes: Vec<usize> =
-            (0..self.problem.nodes).filter(|&n| self.can_take(c, n)).collect();
-        nodes.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c, n)]), n));
+        let ranked = self.ranked_nodes(c);
+        let nodes: Vec<usize> = ranked.iter().copied().filter(|&n| self.can_take(c, n)).collect();
+        self.keep_ranked(c, ranked);
         let nodes = Rc::new(nodes);
         pass.takers.insert(c, Rc::clone(&nodes));
         nodes
