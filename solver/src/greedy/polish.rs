@@ -9,7 +9,8 @@
 //! whole plan in hand the solver can do better. A step moves a pod of the most skewed counter
 //! from one of its fullest domains to a domain holding at least two fewer, onto a node that
 //! can take it; where such a node lacks room, a pod of another workload first leaves that
-//! node, for the node the first pod leaves (a swap) or another node with room for it. A step
+//! node, for the node the first pod leaves (a swap) or another node with room for it, or, where
+//! one pod leaving is not enough, two pods leave it the same way (one pod traded for two). A step
 //! is taken only if no counter's skew grows and the counters' summed skew, or else their
 //! summed squared counts, falls; so the pass ends. Only pods placed by this solve move, and
 //! only those whose classes have no hard inter-pod rule or conflict and count in no counter
@@ -20,6 +21,7 @@
 //! queue as it comes; it never revisits a placement).
 
 use std::cmp::Reverse;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
@@ -32,6 +34,10 @@ const POLISH_WORK: u64 = 1 << 24;
 /// What one check of a step's effect on the counters costs against [`POLISH_WORK`] (it moves
 /// the counts there and back).
 const EVEN_CHECK: u64 = 16;
+
+/// How many nodes besides the one the first pod leaves each pod of a two-pod exchange tries
+/// ([`State::make_room_for_two`]).
+const PAIR_TAKERS: usize = 3;
 
 /// One pod's move in a step: `(class, from, to)`.
 type Move = (usize, usize, usize);
@@ -158,6 +164,14 @@ impl State<'_, '_> {
                     self.move_placement(i, to, pass);
                     return true;
                 }
+                if let Some(partners) = self.make_room_for_two(c, from, &targets, pass) {
+                    let to = self.placements[partners[0].0].node;
+                    for (j, next) in partners {
+                        self.move_placement(j, next, pass);
+                    }
+                    self.move_placement(i, to, pass);
+                    return true;
+                }
                 if pass.work == 0 {
                     return false;
                 }
@@ -247,6 +261,142 @@ impl State<'_, '_> {
             }
         }
         None
+    }
+
+    /// Room on one of `targets` for a pod of class `c` from `from`, made by two movable pods
+    /// of other classes leaving it where neither alone would do (one large pod traded for two
+    /// smaller ones, say): each goes to `from` or to one of the first [`PAIR_TAKERS`] other
+    /// nodes that can take it, and the spread must even out. Returns the two pods and where
+    /// each goes.
+    fn make_room_for_two(
+        &mut self,
+        c: usize,
+        from: usize,
+        targets: &[usize],
+        pass: &mut Polish,
+    ) -> Option<[(usize, usize); 2]> {
+        for &to in targets {
+            if to == from
+                || !self.problem.feasible[self.cell(c, to)]
+                || self.count[self.cell(c, to)] >= self.limit(c)
+            {
+                continue;
+            }
+            // Pods of one class on one node fare alike: two per class are enough.
+            let mut partners: Vec<(usize, usize)> = Vec::new();
+            for &j in &pass.on_node[to] {
+                let c2 = self.placements[j].class;
+                if c2 != c
+                    && pass.movable[c2]
+                    && partners.iter().filter(|&&(_, x)| x == c2).count() < 2
+                {
+                    partners.push((j, c2));
+                }
+            }
+            let mut tried: Vec<(usize, usize)> = Vec::new();
+            let mut dests: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+            for a in 0..partners.len() {
+                for &(j3, c3) in &partners[a + 1..] {
+                    pass.work = pass.work.saturating_sub(1);
+                    let (j2, c2) = partners[a];
+                    let pair = (c2.min(c3), c2.max(c3));
+                    if tried.contains(&pair)
+                        || self.room_after(c, to, c2)
+                        || self.room_after(c, to, c3)
+                        || !self.room_after_two(c, to, c2, c3)
+                    {
+                        continue;
+                    }
+                    tried.push(pair);
+                    for cx in [c2, c3] {
+                        if let Entry::Vacant(slot) = dests.entry(cx) {
+                            slot.insert(self.pair_destinations(cx, from, to, pass));
+                        }
+                    }
+                    for &n2 in &dests[&c2] {
+                        for &n3 in &dests[&c3] {
+                            if !self.pair_fits(c, from, [(c2, n2), (c3, n3)]) {
+                                continue;
+                            }
+                            pass.work = pass.work.saturating_sub(EVEN_CHECK);
+                            let moves = [(c2, to, n2), (c3, to, n3), (c, from, to)];
+                            if self.evens_out(&moves, &pass.soft) {
+                                return Some([(j2, n2), (j3, n3)]);
+                            }
+                        }
+                    }
+                }
+            }
+            if pass.work == 0 {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Where a pod of class `c2` leaving `to` may go in a two-pod exchange: `from`, then the
+    /// first [`PAIR_TAKERS`] other nodes that can take it now and to which the move keeps
+    /// each of its counters within their extremes.
+    fn pair_destinations(
+        &mut self,
+        c2: usize,
+        from: usize,
+        to: usize,
+        pass: &mut Polish,
+    ) -> Vec<usize> {
+        let mut dests = Vec::new();
+        if self.problem.feasible[self.cell(c2, from)] {
+            dests.push(from);
+        }
+        let takers = self.takers(c2, pass);
+        let mut taken = 0;
+        for &next in takers.iter() {
+            if taken == PAIR_TAKERS {
+                break;
+            }
+            pass.work = pass.work.saturating_sub(1);
+            if next != to
+                && next != from
+                && self
+                    .topo
+                    .counters_of(c2)
+                    .iter()
+                    .all(|&k2| !pass.soft[k2] || self.topo.move_within_extremes(k2, to, next))
+            {
+                dests.push(next);
+                taken += 1;
+            }
+        }
+        dests
+    }
+
+    /// Whether a pod of class `c` fits on `node` once pods of classes `a` and `b` have left it.
+    fn room_after_two(&self, c: usize, node: usize, a: usize, b: usize) -> bool {
+        let (ra, rb) = (self.req(a), self.req(b));
+        self.req(c).iter().enumerate().all(|(r, &want)| {
+            want == 0 || want <= self.free_of(node)[r].saturating_add(ra[r]).saturating_add(rb[r])
+        })
+    }
+
+    /// Whether two pods, each moving to its node (`from` once a pod of class `c` has left it,
+    /// or a node that could take it alone), fit there together: room and per-node limits.
+    fn pair_fits(&self, c: usize, from: usize, moves: [(usize, usize); 2]) -> bool {
+        let [(_, n2), (_, n3)] = moves;
+        let nodes: &[usize] = if n2 == n3 { &[n2] } else { &[n2, n3] };
+        nodes.iter().all(|&node| {
+            let coming: Vec<usize> =
+                moves.iter().filter(|&&(_, n)| n == node).map(|&(cx, _)| cx).collect();
+            let freed = (node == from).then(|| self.req(c));
+            let room = (0..self.problem.resources).all(|r| {
+                let want: i64 = coming.iter().map(|&cx| self.req(cx)[r]).sum();
+                let free = self.free_of(node)[r].saturating_add(freed.map_or(0, |f| f[r]));
+                want == 0 || want <= free
+            });
+            room && coming.iter().all(|&cx| {
+                let same = coming.iter().filter(|&&x| x == cx).count() as u32;
+                self.count[self.cell(cx, node)] + same <= self.limit(cx)
+            })
+        })
     }
 
     /// Whether the moves, made together, leave no counter of the pass more skewed and lower

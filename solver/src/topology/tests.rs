@@ -289,6 +289,29 @@ fn evening_out_moves_a_pod_of_another_workload_on_to_make_room() {
 }
 
 #[test]
+fn evening_out_trades_a_pod_for_two_smaller_ones_when_one_leaving_is_not_enough() {
+    // Class 0 (2 pods of 2, a soft zone term, barred from node 3) piles on node 0 (zone 0);
+    // class 1 (2 pods of 1, no spread term) fills node 1, zone 1's only other node. Neither of
+    // class 1's pods alone frees room for class 0 there; both leaving for node 0 do.
+    let mut p = problem(&[(2, 2), (2, 1)], 4, 0, 2);
+    p.free = vec![4, 2, 0, 0];
+    p.score = vec![10, 0, 0, 0, 0, 10, 0, 0];
+    p.feasible = vec![true, true, true, false, true, true, true, true];
+    p.inter_pod = InterPod {
+        counters: vec![counter(0, &[0])],
+        rules: vec![Rule::Soft { class: 0, counter: 0, weight: -1, max_skew: 1 }],
+    };
+    for (even_spread, class0, class1) in
+        [(false, vec![2, 0, 0, 0], vec![0, 2, 0, 0]), (true, vec![1, 1, 0, 0], vec![2, 0, 0, 0])]
+    {
+        let options = GreedyOptions { even_spread, ..GreedyOptions::default() };
+        let a = solve_greedy(&p, &options, None).expect("valid");
+        assert_eq!(per_domain(&p, &a, 0, 1, 4), class0, "class 0, even_spread {even_spread}");
+        assert_eq!(per_domain(&p, &a, 1, 1, 4), class1, "class 1, even_spread {even_spread}");
+    }
+}
+
+#[test]
 fn evening_out_takes_no_step_that_crowds_a_node_beyond_the_workload_s_node_skew() {
     // Zone 1 holds two bound pods of the workload, both on node 1; node 3 is full. The greedy
     // puts the 4 pods on nodes 0 and 2 (zone 0): zones 4 + 0 and 0 + 2 bound, nodes 2, 2, 2, 0.
