@@ -5,7 +5,9 @@
 //!
 //! Inputs: the synthetic clusters of `kplace::eval::synthetic` (every class distinct, every
 //! plugin of the default profile in play), at 1,000 classes × 1,000 nodes, 10,000 classes ×
-//! 5,000 nodes and 1,000 classes × 100,000 nodes; the time measured is one evaluation of an
+//! 5,000 nodes and 1,000 classes × 100,000 nodes, and 10,000 classes × 5,000 nodes of 20 kinds
+//! repeated (`cluster_of_kinds`: node pools, where the lean path merges equal nodes' columns,
+//! as on `kplace gen`'s heterogeneous clusters); the time measured is one evaluation of an
 //! already [`Prepared`] input (encoding and preparation are timed once and printed).
 //!
 //! Run with `cargo bench --bench eval` (optionally `-- <substring>` to run only the matching
@@ -39,7 +41,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use kplace::encode::encode;
 use kplace::eval::gpu::{GpuContext, GpuOptions, StageTimings};
-use kplace::eval::synthetic::cluster_of;
+use kplace::eval::synthetic::{cluster_of, cluster_of_kinds};
 use kplace::eval::testing::matrix_profile;
 use kplace::eval::{LeanMatrix, Matrix, Prepared, cpu};
 use kplace::framework::profile::{PluginName, Profile};
@@ -53,6 +55,8 @@ struct Shape {
     name: &'static str,
     classes: usize,
     nodes: usize,
+    /// Distinct nodes, repeated (`synthetic::cluster_of_kinds`, node pools); 0: all distinct.
+    kinds: usize,
 }
 
 impl Shape {
@@ -61,15 +65,17 @@ impl Shape {
     }
 }
 
-const FULL: [Shape; 3] = [
-    Shape { name: "1k_classes_x_1k_nodes", classes: 1_000, nodes: 1_000 },
-    Shape { name: "10k_classes_x_5k_nodes", classes: 10_000, nodes: 5_000 },
-    Shape { name: "1k_classes_x_100k_nodes", classes: 1_000, nodes: 100_000 },
+const FULL: [Shape; 4] = [
+    Shape { name: "1k_classes_x_1k_nodes", classes: 1_000, nodes: 1_000, kinds: 0 },
+    Shape { name: "10k_classes_x_5k_nodes", classes: 10_000, nodes: 5_000, kinds: 0 },
+    Shape { name: "1k_classes_x_100k_nodes", classes: 1_000, nodes: 100_000, kinds: 0 },
+    Shape { name: "10k_classes_x_5k_nodes_of_20_kinds", classes: 10_000, nodes: 5_000, kinds: 20 },
 ];
 
-const SMALL: [Shape; 2] = [
-    Shape { name: "small_40_classes_x_100_nodes", classes: 40, nodes: 100 },
-    Shape { name: "small_7_classes_x_300_nodes", classes: 7, nodes: 300 },
+const SMALL: [Shape; 3] = [
+    Shape { name: "small_40_classes_x_100_nodes", classes: 40, nodes: 100, kinds: 0 },
+    Shape { name: "small_7_classes_x_300_nodes", classes: 7, nodes: 300, kinds: 0 },
+    Shape { name: "small_40_classes_x_100_nodes_of_6_kinds", classes: 40, nodes: 100, kinds: 6 },
 ];
 
 /// The evaluation paths.
@@ -349,7 +355,10 @@ fn main() {
             continue;
         }
         let start = Instant::now();
-        let s = cluster_of(shape.classes, shape.nodes);
+        let s = match shape.kinds {
+            0 => cluster_of(shape.classes, shape.nodes),
+            kinds => cluster_of_kinds(shape.classes, shape.nodes, kinds),
+        };
         let built = start.elapsed();
         let start = Instant::now();
         let enc = encode(&s.state, &s.pending).expect("the synthetic cluster encodes");

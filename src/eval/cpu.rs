@@ -49,6 +49,7 @@ use crate::encode::tensors::{
 use crate::encode::units::MAX_NODE_SCORE;
 
 mod lean;
+mod merged;
 mod rows;
 
 pub use lean::evaluate_lean;

@@ -45,10 +45,14 @@ pub fn node_name(i: usize) -> String {
 
 /// Node `i`: its size, labels, taints and images.
 fn node(i: usize) -> crate::model::Node {
-    let name = node_name(i);
+    node_of_kind(i, &node_name(i))
+}
+
+/// Node `name` with node `i`'s size, labels, taints and images.
+fn node_of_kind(i: usize, name: &str) -> crate::model::Node {
     // Sizes interleave irregularly with zones, so that every zone has every size.
     let size = (i * 7 + i / 3) % 4;
-    let mut b = NodeBuilder::new(&name)
+    let mut b = NodeBuilder::new(name)
         .cpu([8_000, 16_000, 32_000, 64_000][size])
         .memory([32 * GI, 64 * GI, 128 * GI, 256 * GI][size])
         .ephemeral_storage(500 * GI)
@@ -81,9 +85,14 @@ fn node(i: usize) -> crate::model::Node {
 
 /// The two pods bound to node `i`.
 fn bound(i: usize) -> [Pod; 2] {
-    let name = node_name(i);
+    bound_of_kind(i, i)
+}
+
+/// The two pods of node `i` bound to node `at`.
+fn bound_of_kind(i: usize, at: usize) -> [Pod; 2] {
+    let name = node_name(at);
     std::array::from_fn(|j| {
-        let mut b = PodBuilder::new("prod", &format!("running-{i}-{j}"))
+        let mut b = PodBuilder::new("prod", &format!("running-{at}-{j}"))
             .cpu([250, 500, 1_000, 2_000][(i + 3 * j) % 4])
             .memory([512 * MI, GI, 2 * GI, 4 * GI][(i / 2 + j) % 4])
             // Zone a runs more databases than the others: spreading databases over zones
@@ -187,6 +196,19 @@ fn class_pod(c: usize) -> Pod {
 pub fn cluster_of(classes: usize, nodes: usize) -> Synthetic {
     let node_objs: Vec<_> = (0..nodes).map(node).collect();
     let bound_pods: Vec<Pod> = (0..nodes).flat_map(bound).collect();
+    Synthetic {
+        state: cluster(node_objs, bound_pods),
+        pending: (0..classes).map(class_pod).collect(),
+    }
+}
+
+/// [`cluster_of`] with `kinds` distinct nodes repeated, as the many equal nodes of node pools:
+/// node `i` has node `i % kinds`'s size, labels, taints, images and bound pods under its own
+/// name (and `kubernetes.io/hostname`).
+pub fn cluster_of_kinds(classes: usize, nodes: usize, kinds: usize) -> Synthetic {
+    let kinds = kinds.max(1);
+    let node_objs: Vec<_> = (0..nodes).map(|i| node_of_kind(i % kinds, &node_name(i))).collect();
+    let bound_pods: Vec<Pod> = (0..nodes).flat_map(|i| bound_of_kind(i % kinds, i)).collect();
     Synthetic {
         state: cluster(node_objs, bound_pods),
         pending: (0..classes).map(class_pod).collect(),

@@ -2,6 +2,8 @@
 //! only what a [`LeanMatrix`] keeps. Raw planes, NodeResourcesFit's reason words and the
 //! normalized planes nobody keeps go to one set of scratch rows per thread, reused from row to
 //! row (they stay in the cache); the filter words, totals and kept planes are the output.
+//! When many nodes are equal in everything a row reads ([`super::merged`]), the rows that read
+//! no node identity are evaluated once per distinct column and copied out to the nodes.
 //!
 //! Input: a [`Prepared`] and the planes to keep. Output: the [`LeanMatrix`] equal to
 //! `evaluate(p).lean(keep)` bit for bit (`tests/all/cpu_parallel.rs`). Upstream counterpart: as
@@ -10,6 +12,7 @@
 use super::super::lean::{Keep, LeanMatrix, LeanPlane, keep_of};
 use super::super::prep::{NUM_SCORE_PLANES, Prepared};
 use super::super::{Planes, score_error_of};
+use super::merged::Merged;
 use super::{Rows, pieces, plane_pieces, rows};
 use crate::framework::profile::PluginName;
 
@@ -46,15 +49,38 @@ struct RowScratch {
     raw: Planes<i32>,
     normalized: Planes<i32>,
     rows: rows::Scratch,
+    /// The row over merged columns, before it is copied out to the nodes.
+    merged: Option<MergedRow>,
+}
+
+/// A row over merged columns ([`Merged`]): every plane, the kept ones too.
+struct MergedRow {
+    filter: Vec<u32>,
+    total: Vec<i32>,
+    fit: Vec<u32>,
+    raw: Planes<i32>,
+    normalized: Planes<i32>,
+    rows: rows::Scratch,
 }
 
 impl RowScratch {
-    fn new(nn: usize, keep: &Keep) -> RowScratch {
+    fn new(nn: usize, keep: &Keep, merged: Option<&Merged>) -> RowScratch {
         RowScratch {
             fit: vec![0; nn],
             raw: std::array::from_fn(|_| vec![0; nn]),
             normalized: std::array::from_fn(|k| if keep[k] { Vec::new() } else { vec![0; nn] }),
             rows: rows::Scratch::dropping_fit_words(),
+            merged: merged.map(|m| {
+                let len = m.statics.len;
+                MergedRow {
+                    filter: vec![0; len],
+                    total: vec![0; len],
+                    fit: vec![0; len],
+                    raw: std::array::from_fn(|_| vec![0; len]),
+                    normalized: std::array::from_fn(|_| vec![0; len]),
+                    rows: rows::Scratch::dropping_fit_words(),
+                }
+            }),
         }
     }
 }
@@ -75,6 +101,7 @@ pub fn evaluate_lean(p: &Prepared<'_>, keep: &[PluginName], threads: usize) -> L
         (None, _) => 1,
     };
     let statics = rows::Statics::new(p);
+    let merged = Merged::new(p, &statics);
     let pts = super::PTS_PLANE;
     let mut r = LeanResults {
         filter: vec![0; nc * nn],
@@ -91,17 +118,18 @@ pub fn evaluate_lean(p: &Prepared<'_>, keep: &[PluginName], threads: usize) -> L
     let lens: Vec<usize> =
         (0..runs).map(|k| (k + 1) * nc / runs - k * nc / runs).filter(|&l| l > 0).collect();
     let split = split(&mut r, nn, &lens);
+    let statics = Statics { all: &statics, merged: merged.as_ref(), keep: &keep };
     if workers <= 1 {
-        let mut scratch = RowScratch::new(nn, &keep);
+        let mut scratch = RowScratch::new(nn, &keep, merged.as_ref());
         for mut run in split {
             evaluate_run(p, &statics, &mut run, &mut scratch);
         }
     } else {
-        let (statics, keep) = (&statics, &keep);
+        let (statics, keep, merged) = (&statics, &keep, merged.as_ref());
         let work = move || {
             use rayon::prelude::*;
             split.into_par_iter().for_each_init(
-                || RowScratch::new(nn, keep),
+                || RowScratch::new(nn, keep, merged),
                 |scratch, mut run| evaluate_run(p, statics, &mut run, scratch),
             );
         };
@@ -143,12 +171,29 @@ fn split<'a>(r: &'a mut LeanResults, nn: usize, lens: &[usize]) -> Vec<LeanRun<'
     out
 }
 
+/// What every row of an evaluation shares.
+struct Statics<'a> {
+    /// Every node's.
+    all: &'a rows::Statics,
+    /// The merged columns', when nodes merge.
+    merged: Option<&'a Merged>,
+    keep: &'a Keep,
+}
+
 /// The rows of one run, each through the row evaluator with the scratch rows in place of the
-/// planes the lean matrix does not keep.
-fn evaluate_run(p: &Prepared<'_>, s: &rows::Statics, run: &mut LeanRun<'_>, sc: &mut RowScratch) {
+/// planes the lean matrix does not keep; a row that merges nodes over the merged columns, then
+/// copied out.
+fn evaluate_run(p: &Prepared<'_>, st: &Statics<'_>, run: &mut LeanRun<'_>, sc: &mut RowScratch) {
     let nn = p.num_nodes;
+    let s = st.all;
     for row in 0..run.len {
         let cells = row * nn..(row + 1) * nn;
+        if let (Some(merged), Some(m)) = (st.merged, sc.merged.as_mut())
+            && merged.merges(p, run.first + row)
+        {
+            evaluate_merged_row(p, merged, st.keep, run, row, m);
+            continue;
+        }
         // The row evaluator writes some raw planes only where they are not 0 (as into a fresh
         // matrix): those scratch rows start each row at 0.
         for (k, plane) in sc.raw.iter_mut().enumerate() {
@@ -218,5 +263,60 @@ fn into_lean(p: &Prepared<'_>, mut r: LeanResults) -> LeanMatrix {
         best_total: r.best_total,
         score_errors,
         planes,
+    }
+}
+
+/// Row `row` of `run` over the merged columns, copied out to the nodes.
+fn evaluate_merged_row(
+    p: &Prepared<'_>,
+    merged: &Merged,
+    keep: &Keep,
+    run: &mut LeanRun<'_>,
+    row: usize,
+    m: &mut MergedRow,
+) {
+    let s = &merged.statics;
+    // The row evaluator adds to the totals and leaves unscored planes unwritten (as in a fresh
+    // matrix): those scratch rows start each row at 0.
+    m.total.fill(0);
+    for (k, plane) in m.raw.iter_mut().enumerate() {
+        if s.reads_unwritten_raw(k) {
+            plane.fill(0);
+        }
+    }
+    for plane in &mut m.normalized {
+        plane.fill(0);
+    }
+    let mut rows = Rows {
+        first: run.first + row,
+        len: 1,
+        filter: &mut m.filter,
+        fit_insufficient: &mut m.fit,
+        raw: m.raw.each_mut().map(Vec::as_mut_slice),
+        normalized: m.normalized.each_mut().map(Vec::as_mut_slice),
+        total: &mut m.total,
+        row_max: run.row_max.each_mut().map(|s| &mut s[row..row + 1]),
+        row_min: run.row_min.each_mut().map(|s| &mut s[row..row + 1]),
+        feasible_count: &mut run.feasible_count[row..row + 1],
+        best_total: &mut run.best_total[row..row + 1],
+        out_of_range: &mut run.out_of_range[row..row + 1],
+    };
+    rows::evaluate_row(p, s, &mut rows, 0, &mut m.rows);
+    let nn = p.num_nodes;
+    let cells = row * nn..(row + 1) * nn;
+    copy_out(&merged.column, &m.filter, &mut run.filter[cells.clone()]);
+    copy_out(&merged.column, &m.total, &mut run.total[cells.clone()]);
+    for (k, out) in run.normalized.iter_mut().enumerate() {
+        if keep[k] && !out.is_empty() {
+            copy_out(&merged.column, &m.normalized[k], &mut out[cells.clone()]);
+        }
+    }
+}
+
+/// `out[n] = columns[column[n]]` for every node.
+#[inline(always)]
+fn copy_out<T: Copy + Default>(column: &[u32], columns: &[T], out: &mut [T]) {
+    for (o, &col) in out.iter_mut().zip(column) {
+        *o = columns.get(col as usize).copied().unwrap_or_default();
     }
 }

@@ -50,41 +50,50 @@ use crate::encode::tensors::{
 use crate::framework::{MAX_NODE_SCORE, MIN_NODE_SCORE};
 
 /// A set of nodes, one bit per node index.
-type Bits = Vec<u64>;
+pub(super) type Bits = Vec<u64>;
 
-fn bit(set: &[u64], n: usize) -> bool {
+pub(super) fn bit(set: &[u64], n: usize) -> bool {
     set.get(n >> 6).is_some_and(|w| w >> (n & 63) & 1 != 0)
 }
 
 /// The class-independent inputs of every row (see the module documentation).
 pub(super) struct Statics {
+    /// Number of node columns of a row: every node, or one per distinct column when nodes
+    /// with equal inputs are merged ([`super::merged`]).
+    pub(super) len: usize,
+    /// Per column: the node it stands for (its first node).
+    pub(super) node: Vec<u32>,
+    /// Per column: how many nodes it stands for; empty when every column is one node.
+    pub(super) weight: Vec<u32>,
+    /// Per column: NodeAffinity's `addedAffinity` preferred score.
+    pub(super) added_score: Vec<i32>,
     /// Number of resource columns.
-    r: usize,
+    pub(super) r: usize,
     /// Column-major allocatable amounts: resource `j` of node `n` at `j * N + n`.
-    alloc: Vec<u32>,
+    pub(super) alloc: Vec<u32>,
     /// Column-major requested amounts.
-    used: Vec<u32>,
+    pub(super) used: Vec<u32>,
     /// Column-major requested amounts with the non-zero defaults.
-    used_nz: Vec<u32>,
+    pub(super) used_nz: Vec<u32>,
     /// Per node: [`CHECK_NODE_UNSCHEDULABLE`] if cordoned, [`CHECK_NODE_AFFINITY_ENFORCED`] if
     /// `addedAffinity` rejects it.
-    node_word: Vec<u32>,
+    pub(super) node_word: Vec<u32>,
     /// The nodes with at least one taint.
-    tainted: Vec<u32>,
+    pub(super) tainted: Vec<u32>,
     /// The nodes with host ports in use.
-    ported: Vec<u32>,
+    pub(super) ported: Vec<u32>,
     /// The nodes matching each distinct `nodeSelector` + required node affinity.
-    affinity_sets: Vec<Bits>,
+    pub(super) affinity_sets: Vec<Bits>,
     /// Per class: its set in `affinity_sets`, or `NONE` when it has neither (every node).
-    class_affinity: Vec<u32>,
+    pub(super) class_affinity: Vec<u32>,
     /// Per node term id: the nodes it matches (computed for the preferred terms of the classes).
-    term_sets: BTreeMap<u32, Bits>,
+    pub(super) term_sets: BTreeMap<u32, Bits>,
     /// Per image id: `(node, scaled score)` for every node listing the image.
-    image_nodes: Vec<Vec<(u32, i64)>>,
+    pub(super) image_nodes: Vec<Vec<(u32, i64)>>,
     /// Per check bit index: the check's position in the profile's first-failure order.
-    rank: [u32; 16],
+    pub(super) rank: [u32; 16],
     /// Whether the profile scores with each plane.
-    scored: [bool; NUM_SCORE_PLANES],
+    pub(super) scored: [bool; NUM_SCORE_PLANES],
 }
 
 impl Statics {
@@ -193,6 +202,10 @@ impl Statics {
             scored[plugin.index()] = true;
         }
         Statics {
+            len: nn,
+            node: (0..nn as u32).collect(),
+            weight: Vec::new(),
+            added_score: p.node_added_score.get(..nn).unwrap_or_default().to_vec(),
             r,
             alloc: column_major(&t.node_allocatable),
             used: column_major(&t.node_requested),
@@ -347,8 +360,14 @@ pub(super) fn evaluate_row(
     row: usize,
     sc: &mut Scratch,
 ) {
-    let nn = p.num_nodes;
+    // Node columns of the row: nodes, or merged columns standing for equal nodes (then `s.node`
+    // names each column's node and `s.weight` how many nodes it stands for).
+    let nn = s.len;
     let c = r.first + row;
+    debug_assert!(
+        s.weight.is_empty() || super::merged::merges(p, c),
+        "class {c} reads node identities"
+    );
     let cells = row * nn..(row + 1) * nn;
     let t = &p.enc.tensors;
     let flags = p.class_flags[c];
@@ -407,7 +426,7 @@ pub(super) fn evaluate_row(
             let n = n as usize;
             let mut bits = 0u32;
             let mut count = 0i32;
-            for &taint in t.node_taints.row(n) {
+            for &taint in t.node_taints.row(s.node[n] as usize) {
                 let effect =
                     t.taint_effects.get(taint as usize).copied().unwrap_or(EFFECT_NO_SCHEDULE);
                 let ok = tolerated.binary_search(&taint).is_ok();
@@ -425,7 +444,7 @@ pub(super) fn evaluate_row(
         // NodePorts: only nodes with ports in use can conflict.
         if !t.class_host_ports.row(c).is_empty() {
             for &n in &s.ported {
-                filter[n as usize] |= node_ports(p, c, n as usize);
+                filter[n as usize] |= node_ports(p, c, s.node[n as usize] as usize);
             }
         }
     }
@@ -433,7 +452,7 @@ pub(super) fn evaluate_row(
     // NodeAffinity's score: addedAffinity's weights plus the matching preferred terms'.
     if s.scored[k_na] {
         let raw = &mut r.raw[k_na][cells.clone()];
-        raw.copy_from_slice(&p.node_added_score[..nn]);
+        raw.copy_from_slice(&s.added_score);
         let (start, _) = t.class_preferred_terms.range(c);
         for (k, &term) in t.class_preferred_terms.row(c).iter().enumerate() {
             let weight = t.class_preferred_weights.get(start as usize + k).copied().unwrap_or(0);
@@ -516,7 +535,7 @@ pub(super) fn evaluate_row(
         let raw = &mut r.raw[k_fit][cells.clone()];
         if fallback {
             for (n, v) in raw.iter_mut().enumerate() {
-                *v = super::node_resources_fit(p, c, n).2;
+                *v = super::node_resources_fit(p, c, s.node[n] as usize).2;
             }
         } else if (p.fit_strategy == STRATEGY_LEAST_ALLOCATED
             || p.fit_strategy == STRATEGY_MOST_ALLOCATED)
@@ -604,7 +623,7 @@ pub(super) fn evaluate_row(
         let raw = &mut r.raw[k_ba][cells.clone()];
         if fallback {
             for (n, v) in raw.iter_mut().enumerate() {
-                *v = super::balanced_allocation(p, c, n);
+                *v = super::balanced_allocation(p, c, s.node[n] as usize);
             }
         } else if len == 2 {
             // The common case, cpu and memory: |f₁ − f₂| / 2 when both count.
@@ -678,12 +697,14 @@ pub(super) fn evaluate_row(
     let topo = &p.topology;
     let keys = topo.keys.len();
     let domain_of = |n: usize, key: u32| {
-        topo.node_domains.get(n * keys + key as usize).copied().unwrap_or(DOMAIN_ABSENT)
+        let at = s.node[n] as usize * keys + key as usize;
+        topo.node_domains.get(at).copied().unwrap_or(DOMAIN_ABSENT)
     };
+    let nodes = p.num_nodes;
     if let Some(class) = topo.classes.get(c) {
         if class.pts_flags & PTS_FILTER != 0 {
             let terms = topo.terms(class.pts_filter);
-            dense_tables(topo, nn, terms, &mut sc.tables);
+            dense_tables(topo, nodes, terms, &mut sc.tables);
             let filter = &mut r.filter[cells.clone()];
             for (n, w) in filter.iter_mut().enumerate() {
                 for (term, table) in terms.iter().zip(&sc.tables) {
@@ -707,7 +728,7 @@ pub(super) fn evaluate_row(
             let filter = &mut r.filter[cells.clone()];
             let affinity = topo.terms(class.ipa_affinity);
             if !affinity.is_empty() {
-                dense_tables(topo, nn, affinity, &mut sc.tables);
+                dense_tables(topo, nodes, affinity, &mut sc.tables);
                 for (n, w) in filter.iter_mut().enumerate() {
                     let mut missing_key = false;
                     let mut pods_exist = true;
@@ -734,7 +755,7 @@ pub(super) fn evaluate_row(
                 if terms.is_empty() {
                     continue;
                 }
-                dense_tables(topo, nn, terms, &mut sc.tables);
+                dense_tables(topo, nodes, terms, &mut sc.tables);
                 for (n, w) in filter.iter_mut().enumerate() {
                     let present = terms.iter().zip(&sc.tables).any(|(term, table)| {
                         let domain = domain_of(n, term.key);
@@ -748,7 +769,7 @@ pub(super) fn evaluate_row(
         }
         if class.ipa_flags & IPA_SCORE != 0 && s.scored[k_ipa] {
             let terms = topo.terms(class.ipa_score);
-            dense_tables(topo, nn, terms, &mut sc.tables);
+            dense_tables(topo, nodes, terms, &mut sc.tables);
             for (n, v) in r.raw[k_ipa][cells.clone()].iter_mut().enumerate() {
                 let mut score = 0i32;
                 for (term, table) in terms.iter().zip(&sc.tables) {
@@ -792,6 +813,15 @@ pub(super) fn evaluate_row(
         *w = failed | (first << FIRST_FAILURE_SHIFT);
         (last_failed, last_word) = (failed, *w);
     }
+    if !s.weight.is_empty() {
+        // Merged columns: each feasible column counts the nodes it stands for.
+        feasible_count = r.filter[cells.clone()]
+            .iter()
+            .zip(&s.weight)
+            .filter(|(w, _)| **w & CELL_FEASIBLE != 0)
+            .map(|(_, &k)| k)
+            .sum();
+    }
     r.feasible_count[row] = feasible_count;
     for k in 0..NUM_SCORE_PLANES {
         if k == PTS_PLANE || !s.scored[k] {
@@ -813,7 +843,7 @@ pub(super) fn evaluate_row(
         && let Some(class) = topo.classes.get(c)
         && class.pts_flags & PTS_SCORE != 0
     {
-        pod_topology_spread_score(p, r, row, class.pts_score, class.pts_flags, sc);
+        pod_topology_spread_score(p, s, r, row, class.pts_score, class.pts_flags, sc);
     }
 
     // Normalization, totals and the row's best total, plane by plane.
@@ -949,16 +979,18 @@ fn normalize_row(
 /// [`super::pod_topology_spread_score`] for one row, with dense tables and domain bitmaps.
 fn pod_topology_spread_score(
     p: &Prepared<'_>,
+    s: &Statics,
     r: &mut Rows<'_>,
     row: usize,
     range: (u32, u32),
     pts_flags: u32,
     sc: &mut Scratch,
 ) {
-    let (topo, nn) = (&p.topology, p.num_nodes);
+    let (topo, nn) = (&p.topology, s.len);
     let keys = topo.keys.len();
     let domain_of = |n: usize, key: u32| {
-        topo.node_domains.get(n * keys + key as usize).copied().unwrap_or(DOMAIN_ABSENT)
+        let at = s.node[n] as usize * keys + key as usize;
+        topo.node_domains.get(at).copied().unwrap_or(DOMAIN_ABSENT)
     };
     let cells = row * nn..(row + 1) * nn;
     let terms = topo.terms(range);
@@ -981,7 +1013,7 @@ fn pod_topology_spread_score(
         if r.filter[cells.start + n] & CELL_FEASIBLE == 0 || sc.ignored[n] {
             continue;
         }
-        scored += 1;
+        scored += s.weight.get(n).map_or(1, |&k| k as usize);
         for (t, set) in terms.iter().zip(sc.domains.iter_mut()) {
             if t.flags & TERM_HOSTNAME == 0 {
                 let d = (domain_of(n, t.key) & DOMAIN_MASK) as usize;
@@ -1008,7 +1040,7 @@ fn pod_topology_spread_score(
         };
         *w = f64::from_bits(topo.pts_weight_table.get(size).copied().unwrap_or(0));
     }
-    dense_tables(topo, nn, terms, &mut sc.tables);
+    dense_tables(topo, p.num_nodes, terms, &mut sc.tables);
     let (mut max, mut min) = (r.row_max[PTS_PLANE][row], r.row_min[PTS_PLANE][row]);
     for n in 0..nn {
         let i = cells.start + n;
@@ -1022,7 +1054,7 @@ fn pod_topology_spread_score(
             if domain & DOMAIN_ABSENT != 0 {
                 continue;
             }
-            let at = if t.flags & TERM_HOSTNAME != 0 { n as u32 } else { domain };
+            let at = if t.flags & TERM_HOSTNAME != 0 { s.node[n] } else { domain };
             score = pts_add(score, count(table, at), weight, t.skew);
         }
         let raw = score.round() as i64 as i32;
