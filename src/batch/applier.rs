@@ -247,12 +247,11 @@ pub(super) fn refinement(
     alloc: &[u32],
 ) -> Option<(i32, i32)> {
     let (mut fit, mut balanced) = (0, 0);
-    for j in 0..alloc.len() {
+    for (j, &a) in alloc.iter().enumerate() {
         let (r, r0) = (*req.get(j)?, *req0.get(j)?);
         if (r == 0) != (r0 == 0) {
             return None;
         }
-        let a = alloc[j];
         if a == 0 {
             continue;
         }
@@ -458,7 +457,8 @@ mod tests {
     fn refinements_are_the_largest_step_per_resource_rounded_up() {
         // Columns: cpu (m), memory, pods; allocatable 4000, 1000, 110.
         let alloc = [4000, 1000, 110];
-        let cases: [(&str, [u32; 3], [u32; 3], Option<(i32, i32)>); 5] = [
+        type Case = (&'static str, [u32; 3], [u32; 3], Option<(i32, i32)>);
+        let cases: [Case; 5] = [
             (
                 "the same requests: only the rounding margin",
                 [500, 100, 1],
