@@ -285,6 +285,15 @@ pub trait Rescore {
         let _ = (class, node);
         i64::MAX
     }
+
+    /// An upper bound of what [`Rescore::rescore`] returns for `class` on `node` at the node's
+    /// usage now (free capacity `free`), possibly tighter than [`Rescore::bound`] and dearer,
+    /// but cheaper than a rescoring: asked only for a changed node whose [`Rescore::bound`]
+    /// could win, before rescoring it (the default, `i64::MAX`, refines nothing).
+    fn refine(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
+        let _ = (class, node, free);
+        i64::MAX
+    }
 }
 
 /// The order of classes within a priority tier.
@@ -583,8 +592,9 @@ struct State<'p, 'r> {
     topo: TopologyState,
     /// Classes with at most this many pods left pick nodes by a scan ([`SCAN_PODS`]).
     scan_pods: u32,
-    /// Scratch of [`State::best_direct`]: changed nodes as `(bound, node, soft score)`.
-    deferred: Vec<(i64, Reverse<usize>, i64)>,
+    /// Scratch of [`State::best_direct`]: changed nodes as `(bound, node, soft score, whether
+    /// the bound is [`Rescore::refine`]'s)`.
+    deferred: Vec<(i64, Reverse<usize>, i64, bool)>,
     /// Scratch of [`State::best_direct`]: the feasible changed nodes of the class's row.
     changed_scratch: Vec<usize>,
     /// How many times each node's usage changed during the solve.
@@ -994,9 +1004,10 @@ impl State<'_, '_> {
     /// The best node that can take a pod of class `c` now (highest score, lowest index).
     ///
     /// Nodes whose usage has not changed score from the matrix; a changed node is rescored
-    /// only if [`Rescore::bound`] says it could beat the best found so far, highest bound
-    /// first. Since a bound is at least the node's score and keys are unique per node, the
-    /// result is the one a rescoring of every node gives (a property test compares the two).
+    /// only if [`Rescore::bound`] and then [`Rescore::refine`] say it could beat the best found
+    /// so far, highest bound first. Since a bound is at least the node's score and keys are
+    /// unique per node, the result is the one a rescoring of every node gives (a property test
+    /// compares the two).
     fn best_direct(&mut self, c: usize) -> Option<usize> {
         let mut best: Option<(i64, Reverse<usize>)> = None;
         let n_nodes = self.problem.nodes;
@@ -1029,30 +1040,46 @@ impl State<'_, '_> {
             let bound = self.rescore_bound(c, node).saturating_add(soft);
             if best.is_none_or(|b| (bound, Reverse(node)) > b) && self.can_take(c, node) {
                 if top.is_none_or(|t| {
-                    let (tb, tn, _) = deferred[t];
+                    let (tb, tn, _, _) = deferred[t];
                     (bound, Reverse(node)) > (tb, tn)
                 }) {
                     top = Some(deferred.len());
                 }
-                deferred.push((bound, Reverse(node), soft));
+                deferred.push((bound, Reverse(node), soft, false));
             }
         }
         self.changed_scratch = changed;
         // The highest bound rescored first: its score is often near the best, so the heap
-        // holds only the nodes whose bound beats it.
+        // holds only the nodes whose bound beats it. (Refined first: a tighter bound sends it
+        // back to the others.)
         if let Some(t) = top {
-            let (_, Reverse(node), soft) = deferred.swap_remove(t);
-            let key = (self.score(c, node).saturating_add(soft), Reverse(node));
-            if best.is_none_or(|b| key > b) {
-                best = Some(key);
+            let (bound, Reverse(node), soft, _) = deferred.swap_remove(t);
+            let tighter = self.refine(c, node, soft);
+            if tighter < bound {
+                deferred.push((tighter, Reverse(node), soft, true));
+            } else {
+                let key = (self.score(c, node).saturating_add(soft), Reverse(node));
+                if best.is_none_or(|b| key > b) {
+                    best = Some(key);
+                }
             }
             if let Some(b) = best {
-                deferred.retain(|&(bound, n, _)| (bound, n) > b);
+                deferred.retain(|&(bound, n, _, _)| (bound, n) > b);
             }
         }
-        // Highest bound first, until no bound can beat the best.
+        // Every other node whose bound could win is bounded again by [`Rescore::refine`] (valid
+        // for this pick: no usage changes during it), in one pass: only the nodes whose refined
+        // bound still could win are kept, then rescored highest refined bound first until none
+        // can beat the best.
+        deferred.retain_mut(|(bound, node, soft, refined)| {
+            if !*refined {
+                *bound = self.refine(c, node.0, *soft).min(*bound);
+                *refined = true;
+            }
+            best.is_none_or(|b| (*bound, *node) > b)
+        });
         let mut heap = BinaryHeap::from(deferred);
-        while let Some((bound, Reverse(node), soft)) = heap.pop() {
+        while let Some((bound, Reverse(node), soft, _)) = heap.pop() {
             if best.is_some_and(|b| (bound, Reverse(node)) <= b) {
                 break;
             }
@@ -1063,6 +1090,19 @@ impl State<'_, '_> {
         }
         self.deferred = heap.into_vec();
         best.map(|(_, Reverse(n))| n)
+    }
+
+    /// [`Rescore::refine`] of `c` on `node` plus the node's `soft` score (`i64::MAX` when the
+    /// score is cached or there is no callback).
+    fn refine(&mut self, c: usize, node: usize, soft: i64) -> i64 {
+        if self.cached(c, node).is_some() {
+            return i64::MAX;
+        }
+        let range = self.problem.free_row(node);
+        match self.rescore.as_mut() {
+            Some(r) => r.refine(c, node, &self.free[range]).saturating_add(soft),
+            None => i64::MAX,
+        }
     }
 
     /// An upper bound of [`State::score`] of `c` on `node`, whatever the node's usage.

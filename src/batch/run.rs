@@ -375,6 +375,13 @@ impl Run {
                     })
                     .collect(),
                 usage: vec![None; encs.len() * n_nodes],
+                reference: vec![Reference::NONE; encs.len() * n_nodes],
+                refinable: prepared
+                    .iter()
+                    .zip(&resource_planes)
+                    .map(|(p, planes)| super::applier::Refinable::of(p, planes))
+                    .collect(),
+                weights: source.iter().map(|&(g, c)| resource_planes[g].weights(c)).collect(),
             };
             let greedy = GreedyOptions {
                 class_order,

@@ -486,6 +486,15 @@ impl Rescore for Capped {
     fn bound(&mut self, class: usize, node: usize) -> i64 {
         if self.bounded { self.score[class * self.nodes + node] + 5 } else { i64::MAX }
     }
+
+    /// Exact on nodes of even index + class, one above on the others (ties with the bound or
+    /// another node's score are the cases a refinement must not get wrong).
+    fn refine(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
+        if !self.bounded {
+            return i64::MAX;
+        }
+        self.rescore(class, node, free) + ((class + node) % 2) as i64
+    }
 }
 
 #[test]
@@ -513,6 +522,40 @@ fn a_changed_node_whose_bound_cannot_win_is_not_rescored() {
     // bound (3 + 5), so node 0 is not rescored.
     assert_eq!([nodes_of(&a, 0), nodes_of(&a, 1), nodes_of(&a, 2)], [vec![0], vec![0], vec![1]]);
     assert_eq!(counting.1, vec![0]);
+}
+
+#[test]
+fn a_changed_node_whose_refined_bound_cannot_win_is_not_rescored() {
+    // One-pod classes in queue order; every changed node has a loose bound (1,000) and a
+    // refined one equal to its score. Class 0 takes node 0 (9); class 1's best unchanged node
+    // (node 1, 9) beats node 0's refined bound (0), class 2's (node 2, 5) beats both.
+    struct Loose(Vec<i64>, Vec<usize>, bool);
+    impl Rescore for Loose {
+        fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
+            self.1.push(node);
+            self.0[class * 3 + node]
+        }
+        fn bound(&mut self, _class: usize, _node: usize) -> i64 {
+            1000
+        }
+        fn refine(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
+            if self.2 { self.0[class * 3 + node] } else { i64::MAX }
+        }
+    }
+    let mut p = problem(vec![class(1, &[1]), class(1, &[1]), class(1, &[1])], &[&[9], &[9], &[9]]);
+    p.score = vec![9, 0, 0, 0, 9, 0, 0, 0, 5];
+    let options =
+        GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false };
+    for refined in [true, false] {
+        let mut loose = Loose(p.score.clone(), Vec::new(), refined);
+        let a = solve_greedy(&p, &options, Some(&mut loose)).expect("valid");
+        assert_eq!(
+            [nodes_of(&a, 0), nodes_of(&a, 1), nodes_of(&a, 2)],
+            [vec![0], vec![1], vec![2]]
+        );
+        let want: Vec<usize> = if refined { vec![] } else { vec![0, 0, 1] };
+        assert_eq!(loose.1, want, "refined: {refined}");
+    }
 }
 
 /// `p` with its pods in a random queue order.
