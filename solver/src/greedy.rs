@@ -1177,11 +1177,19 @@ impl State<'_, '_> {
     /// Whether a pod of class `c` fits on `node` once a pod of class `leaving` has left it
     /// (every resource `c` requests).
     fn room_after(&self, c: usize, node: usize, leaving: usize) -> bool {
-        self.req(c)
-            .iter()
-            .zip(self.req(leaving))
-            .zip(self.free_of(node))
-            .all(|((&want, &freed), &f)| want == 0 || want <= f.saturating_add(freed))
+        self.fits_after(node, &[c], &[leaving])
+    }
+
+    /// Whether pods of the classes `coming` fit on `node` together once pods of the classes
+    /// `leaving` have left it: every resource they request, summed, within the node's free
+    /// amount plus what the leaving pods free.
+    fn fits_after(&self, node: usize, coming: &[usize], leaving: &[usize]) -> bool {
+        let free = self.free_of(node);
+        (0..self.problem.resources).all(|r| {
+            let want: i64 = coming.iter().map(|&c| self.req(c)[r]).sum();
+            let freed = leaving.iter().fold(free[r], |f, &l| f.saturating_add(self.req(l)[r]));
+            want == 0 || want <= freed
+        })
     }
 
     /// Whether moving a pod of class `c2` from `n` to `to` keeps `c2`'s `ScheduleAnyway` terms

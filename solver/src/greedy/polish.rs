@@ -303,7 +303,7 @@ impl State<'_, '_> {
                     if tried.contains(&pair)
                         || self.room_after(c, to, c2)
                         || self.room_after(c, to, c3)
-                        || !self.room_after_two(c, to, c2, c3)
+                        || !self.fits_after(to, &[c], &[c2, c3])
                     {
                         continue;
                     }
@@ -370,14 +370,6 @@ impl State<'_, '_> {
         dests
     }
 
-    /// Whether a pod of class `c` fits on `node` once pods of classes `a` and `b` have left it.
-    fn room_after_two(&self, c: usize, node: usize, a: usize, b: usize) -> bool {
-        let (ra, rb) = (self.req(a), self.req(b));
-        self.req(c).iter().enumerate().all(|(r, &want)| {
-            want == 0 || want <= self.free_of(node)[r].saturating_add(ra[r]).saturating_add(rb[r])
-        })
-    }
-
     /// Whether two pods, each moving to its node (`from` once a pod of class `c` has left it,
     /// or a node that could take it alone), fit there together: room and per-node limits.
     fn pair_fits(&self, c: usize, from: usize, moves: [(usize, usize); 2]) -> bool {
@@ -386,16 +378,12 @@ impl State<'_, '_> {
         nodes.iter().all(|&node| {
             let coming: Vec<usize> =
                 moves.iter().filter(|&&(_, n)| n == node).map(|&(cx, _)| cx).collect();
-            let freed = (node == from).then(|| self.req(c));
-            let room = (0..self.problem.resources).all(|r| {
-                let want: i64 = coming.iter().map(|&cx| self.req(cx)[r]).sum();
-                let free = self.free_of(node)[r].saturating_add(freed.map_or(0, |f| f[r]));
-                want == 0 || want <= free
-            });
-            room && coming.iter().all(|&cx| {
-                let same = coming.iter().filter(|&&x| x == cx).count() as u32;
-                self.count[self.cell(cx, node)] + same <= self.limit(cx)
-            })
+            let leaving: &[usize] = if node == from { &[c] } else { &[] };
+            self.fits_after(node, &coming, leaving)
+                && coming.iter().all(|&cx| {
+                    let same = coming.iter().filter(|&&x| x == cx).count() as u32;
+                    self.count[self.cell(cx, node)] + same <= self.limit(cx)
+                })
         })
     }
 
