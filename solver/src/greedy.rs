@@ -109,7 +109,7 @@ pub struct Problem {
     /// Whether a pod of the class may go on the node, `classes × nodes`.
     pub feasible: Vec<bool>,
     /// The score of the node for the class (higher is better), `classes × nodes`.
-    pub score: Vec<i64>,
+    pub score: Vec<i32>,
     /// Pods already on nodes (their usage is already in `free`) that the relocation step may
     /// move to another node where their class is feasible. They are not counted in
     /// [`ClassSpec::count`].
@@ -288,8 +288,9 @@ pub trait Rescore {
 
     /// An upper bound of what [`Rescore::rescore`] returns for `class` on `node` at the node's
     /// usage now (free capacity `free`), possibly tighter than [`Rescore::bound`] and dearer,
-    /// but cheaper than a rescoring: asked only for a changed node whose [`Rescore::bound`]
-    /// could win, before rescoring it (the default, `i64::MAX`, refines nothing).
+    /// but cheaper than a rescoring (or that score itself, computed more cheaply): asked only
+    /// for a changed node whose [`Rescore::bound`] could win, before rescoring it (the
+    /// default, `i64::MAX`, refines nothing).
     fn refine(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
         let _ = (class, node, free);
         i64::MAX
@@ -592,9 +593,8 @@ struct State<'p, 'r> {
     topo: TopologyState,
     /// Classes with at most this many pods left pick nodes by a scan ([`SCAN_PODS`]).
     scan_pods: u32,
-    /// Scratch of [`State::best_direct`]: changed nodes as `(bound, node, soft score, whether
-    /// the bound is [`Rescore::refine`]'s)`.
-    deferred: Vec<(i64, Reverse<usize>, i64, bool)>,
+    /// Scratch of [`State::best_direct`]: changed nodes as `(bound, node, soft score)`.
+    deferred: Vec<(i64, Reverse<usize>, i64)>,
     /// Scratch of [`State::best_direct`]: the feasible changed nodes of the class's row.
     changed_scratch: Vec<usize>,
     /// How many times each node's usage changed during the solve.
@@ -790,14 +790,14 @@ impl State<'_, '_> {
     /// per class of more than one pod until the node changes again).
     fn score(&mut self, c: usize, node: usize) -> i64 {
         if !self.changed(node) {
-            return self.problem.score[self.cell(c, node)];
+            return i64::from(self.problem.score[self.cell(c, node)]);
         }
         if let Some(score) = self.cached(c, node) {
             return score;
         }
         let range = self.problem.free_row(node);
         let Some(r) = self.rescore.as_mut() else {
-            return self.problem.score[self.cell(c, node)];
+            return i64::from(self.problem.score[self.cell(c, node)]);
         };
         let score = r.rescore(c, node, &self.free[range]);
         let nodes = self.problem.nodes;
@@ -1040,46 +1040,40 @@ impl State<'_, '_> {
             let bound = self.rescore_bound(c, node).saturating_add(soft);
             if best.is_none_or(|b| (bound, Reverse(node)) > b) && self.can_take(c, node) {
                 if top.is_none_or(|t| {
-                    let (tb, tn, _, _) = deferred[t];
+                    let (tb, tn, _) = deferred[t];
                     (bound, Reverse(node)) > (tb, tn)
                 }) {
                     top = Some(deferred.len());
                 }
-                deferred.push((bound, Reverse(node), soft, false));
+                deferred.push((bound, Reverse(node), soft));
             }
         }
         self.changed_scratch = changed;
-        // The highest bound rescored first: its score is often near the best, so the heap
-        // holds only the nodes whose bound beats it. (Refined first: a tighter bound sends it
-        // back to the others.)
+        // The highest bound rescored first (unless its refined bound cannot win): its score is
+        // often near the best, so the others are measured against it.
         if let Some(t) = top {
-            let (bound, Reverse(node), soft, _) = deferred.swap_remove(t);
-            let tighter = self.refine(c, node, soft);
-            if tighter < bound {
-                deferred.push((tighter, Reverse(node), soft, true));
-            } else {
+            let (bound, Reverse(node), soft) = deferred.swap_remove(t);
+            let tighter = self.refine(c, node, soft).min(bound);
+            if best.is_none_or(|b| (tighter, Reverse(node)) > b) {
                 let key = (self.score(c, node).saturating_add(soft), Reverse(node));
                 if best.is_none_or(|b| key > b) {
                     best = Some(key);
                 }
-            }
-            if let Some(b) = best {
-                deferred.retain(|&(bound, n, _, _)| (bound, n) > b);
             }
         }
         // Every other node whose bound could win is bounded again by [`Rescore::refine`] (valid
         // for this pick: no usage changes during it), in one pass: only the nodes whose refined
         // bound still could win are kept, then rescored highest refined bound first until none
         // can beat the best.
-        deferred.retain_mut(|(bound, node, soft, refined)| {
-            if !*refined {
-                *bound = self.refine(c, node.0, *soft).min(*bound);
-                *refined = true;
+        deferred.retain_mut(|(bound, node, soft)| {
+            if best.is_some_and(|b| (*bound, *node) <= b) {
+                return false;
             }
+            *bound = self.refine(c, node.0, *soft).min(*bound);
             best.is_none_or(|b| (*bound, *node) > b)
         });
         let mut heap = BinaryHeap::from(deferred);
-        while let Some((bound, Reverse(node), soft, _)) = heap.pop() {
+        while let Some((bound, Reverse(node), soft)) = heap.pop() {
             if best.is_some_and(|b| (bound, Reverse(node)) <= b) {
                 break;
             }
@@ -1109,7 +1103,7 @@ impl State<'_, '_> {
     fn rescore_bound(&mut self, c: usize, node: usize) -> i64 {
         match self.rescore.as_mut() {
             Some(r) if self.version[node] != 0 => r.bound(c, node),
-            _ => self.problem.score[self.cell(c, node)],
+            _ => i64::from(self.problem.score[self.cell(c, node)]),
         }
     }
 
@@ -1226,7 +1220,7 @@ impl State<'_, '_> {
             seen: logged,
             takers: BTreeSet::new(),
         });
-        let key = |n: usize| (Reverse(self.problem.score[self.cell(c, n)]), n);
+        let key = |n: usize| (Reverse(i64::from(self.problem.score[self.cell(c, n)])), n);
         for &n in &self.changes[scan.seen..] {
             if ranked.get(scan.pos).is_some_and(|&p| key(n) >= key(p)) {
                 continue; // Not walked yet.

@@ -190,7 +190,7 @@ pub fn lp_guide(problem: &Problem, options: &LpOptions) -> Result<Option<Guide>,
     for (node, &g) in group_of_node.iter().enumerate() {
         for (c, class) in problem.classes.iter().enumerate() {
             if class.count > 0 {
-                score_sum[c * groups + g] += problem.score[c * problem.nodes + node];
+                score_sum[c * groups + g] += i64::from(problem.score[c * problem.nodes + node]);
             }
         }
     }

@@ -138,7 +138,7 @@ pub fn rank(problem: &Problem, assignment: &Assignment) -> Rank {
     let score = assignment
         .placements
         .iter()
-        .map(|p| problem.score.get(p.class * problem.nodes + p.node).copied().unwrap_or(0))
+        .map(|p| problem.score.get(p.class * problem.nodes + p.node).map_or(0, |&s| i64::from(s)))
         .fold(0i64, i64::saturating_add);
     Rank { tiers: tier_values(problem, &assignment.placements), queue, score }
 }

@@ -22,3 +22,14 @@ pub(crate) fn problem(classes: Vec<ClassSpec>, free: &[&[i64]]) -> Problem {
         ..Problem::default()
     }
 }
+
+/// Random static scores in `range`, `len` of them: drawn as `i64` (the type scores had when
+/// the deterministic test runners' instances were chosen, so the instances stay the same).
+pub(crate) fn scores(
+    range: std::ops::Range<i64>,
+    len: usize,
+) -> impl proptest::strategy::Strategy<Value = Vec<i32>> {
+    use proptest::strategy::Strategy;
+    proptest::collection::vec(range, len)
+        .prop_map(|v| v.into_iter().map(|s| i32::try_from(s).unwrap_or(i32::MAX)).collect())
+}

@@ -8,6 +8,7 @@
 //! score does not depend on usage).
 
 use super::*;
+use crate::eval::cpu::{balanced_score, fit_score};
 
 /// The usage-dependent score planes of a matrix (NodeResourcesFit and
 /// NodeResourcesBalancedAllocation: neither normalizes, so their raw score is their final one):
@@ -128,7 +129,7 @@ pub(super) struct Applier<'a> {
     /// start's, so [`Applier::fit_start`] bounds nothing there).
     pub(super) shrunk: Vec<bool>,
     /// Per solver class × node, the score before any change (used if an update fails).
-    pub(super) score: &'a [i64],
+    pub(super) score: &'a [i32],
     pub(super) nodes: usize,
     /// Per scheduler-name group: the encoding and prepared profile of its matrix.
     pub(super) encs: &'a [Encoded],
@@ -144,126 +145,57 @@ pub(super) struct Applier<'a> {
     /// usage-dependent score there is computed from it when the solver asks for that cell, so
     /// a change costs the cells of the classes still placing, not a column of every class.
     pub(super) usage: Vec<Option<Option<NodeUsage>>>,
-    /// Per group × node, like `usage`: the last cell rescored there since the node last
-    /// changed ([`Reference`]), which bounds the other classes' cells on the node
-    /// ([`Rescore::refine`]).
-    pub(super) reference: Vec<Reference>,
-    /// Per group: what bounds its cells from a reference ([`Refinable::of`]; `None`: nothing).
-    pub(super) refinable: Vec<Option<Refinable<'a>>>,
+    /// Per group: its resource rows for [`Rescore::refine`] (`None`: no refinement).
+    pub(super) rows: Vec<Option<UsageRows<'a>>>,
     /// Per solver class: the summed weights of its resource planes that PreScore did not skip,
     /// as `(NodeResourcesFit, the other)` ([`ResourcePlanes::weights`]).
     pub(super) weights: Vec<(i64, i64)>,
 }
 
-/// A group's amounts in its encoded units, as flat rows of [`Refinable::columns`].
+/// A group's resource rows in its encoded units, flat ([`UsageRows::columns`] per class or
+/// node), for [`Rescore::refine`]: a class's usage-dependent raw scores on a node at its usage
+/// now, computed by the same functions as a rescoring ([`fit_score`], [`balanced_score`])
+/// without the node's filter word or the matrix views.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Refinable<'a> {
+pub(super) struct UsageRows<'a> {
     columns: usize,
     requests: &'a [u32],
     nonzero: &'a [u32],
     allocatable: &'a [u32],
 }
 
-impl<'a> Refinable<'a> {
-    /// Group `prepared`'s cells can be bounded from a reference under NodeResourcesFit's
-    /// LeastAllocated strategy with no resource plane of negative weight.
-    pub(super) fn of(prepared: &Prepared<'a>, planes: &ResourcePlanes) -> Option<Self> {
-        if prepared.fit_strategy != STRATEGY_LEAST_ALLOCATED
-            || planes.planes.iter().any(|&(_, weight, _)| weight < 0)
-        {
-            return None;
-        }
+impl<'a> UsageRows<'a> {
+    /// `prepared`'s rows (`None` when a tensor is not laid out flat or the widths differ).
+    pub(super) fn of(prepared: &Prepared<'a>) -> Option<Self> {
         let t = &prepared.enc.tensors;
-        Some(Refinable {
-            columns: t.class_requests.ncols(),
+        let columns = t.class_requests.ncols();
+        (columns == t.node_allocatable.ncols() && columns == t.class_nonzero_requests.ncols())
+            .then_some(())?;
+        Some(UsageRows {
+            columns,
             requests: t.class_requests.as_slice()?,
             nonzero: t.class_nonzero_requests.as_slice()?,
             allocatable: t.node_allocatable.as_slice()?,
         })
-        .filter(|r| r.columns == t.node_allocatable.ncols())
     }
 
-    /// [`refinement`] of class `c` against class `c0` on `node`.
-    fn of_classes(&self, c: usize, c0: usize, node: usize) -> Option<(i32, i32)> {
+    /// Class `c`'s NodeResourcesFit and BalancedAllocation raw scores on `node` at `usage`
+    /// (the node's, one row).
+    fn scores(
+        &self,
+        p: &Prepared<'_>,
+        c: usize,
+        node: usize,
+        usage: &NodeUsage,
+    ) -> Option<(i32, i32)> {
         let k = self.columns;
-        refinement(
-            self.requests.get(c * k..(c + 1) * k)?,
-            self.nonzero.get(c * k..(c + 1) * k)?,
-            self.requests.get(c0 * k..(c0 + 1) * k)?,
-            self.nonzero.get(c0 * k..(c0 + 1) * k)?,
-            self.allocatable.get(node * k..(node + 1) * k)?,
-        )
+        let req = self.requests.get(c * k..(c + 1) * k)?;
+        let req_nz = self.nonzero.get(c * k..(c + 1) * k)?;
+        let alloc = self.allocatable.get(node * k..(node + 1) * k)?;
+        let used = usage.requested.get(..k)?;
+        let used_nz = usage.nonzero_requested.get(..k)?;
+        Some((fit_score(p, req, req_nz, alloc, used, used_nz), balanced_score(p, req, alloc, used)))
     }
-}
-
-/// A class's usage-dependent raw scores on a node at the node's usage now: NodeResourcesFit's
-/// and NodeResourcesBalancedAllocation's (class [`Reference::NONE`]: none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Reference {
-    /// The class in its group's matrix.
-    pub(super) class: u32,
-    pub(super) fit: i32,
-    pub(super) balanced: i32,
-}
-
-impl Reference {
-    pub(super) const NONE: Reference = Reference { class: u32::MAX, fit: 0, balanced: 0 };
-}
-
-/// `⌈d · 100 / a⌉` for `a > 0`, at most 100 (a larger step leaves no bound below
-/// [`MAX_NODE_SCORE`] anyway), exactly: `d · 100 < 2^53` is exact in `f64` and the quotient
-/// correctly rounded; a quotient that is not an integer is at least `1 / a` from one, more than
-/// its rounding error (`quotient · 2^-53`, with `quotient · a < 2^53`), so the ceiling is
-/// that of the exact quotient.
-#[inline]
-fn ceil_percent(d: u32, a: u32) -> i32 {
-    if d >= a {
-        return MAX_NODE_SCORE as i32;
-    }
-    let q = f64::from(d) * 100.0 / f64::from(a);
-    let t = q as i32; // 0 ≤ q < 100
-    if f64::from(t) < q { t + 1 } else { t }
-}
-
-/// The most class `c`'s usage-dependent raw scores can exceed those of class `c0` on a node of
-/// allocatable `alloc` at the same usage, as `(NodeResourcesFit, BalancedAllocation)`, or
-/// `None` when the two classes do not count the same resources (a scalar resource requested by
-/// one only).
-///
-/// NodeResourcesFit (LeastAllocated): per resource `⌊(a − used − pod) · 100 / a⌋` (0 past
-/// capacity); a pod smaller by `d` raises it by at most `⌈d · 100 / a⌉`
-/// (`⌊x + y⌋ ≤ ⌊x⌋ + ⌈y⌉`), and a larger pod only lowers it, so the weighted mean (positive
-/// weights, truncated) rises by at most the largest such step. BalancedAllocation:
-/// `⌊(1 − σ) · 100⌋` of the fractions `min(requested / a, 1)`; a pod differing by `d` moves a
-/// fraction by at most `d / a`, so the standard deviation σ moves by at most the largest such
-/// move, and the score by at most `⌈100 · move⌉`, plus 2 for the rounding of `f64` (each of
-/// the two scores may be truncated one below its exact value's integer part).
-#[inline]
-pub(super) fn refinement(
-    req: &[u32],
-    nonzero: &[u32],
-    req0: &[u32],
-    nonzero0: &[u32],
-    alloc: &[u32],
-) -> Option<(i32, i32)> {
-    let (mut fit, mut balanced) = (0, 0);
-    for (j, &a) in alloc.iter().enumerate() {
-        let (r, r0) = (*req.get(j)?, *req0.get(j)?);
-        if (r == 0) != (r0 == 0) {
-            return None;
-        }
-        if a == 0 {
-            continue;
-        }
-        let smaller = r0.saturating_sub(r).max(nonzero0.get(j)?.saturating_sub(*nonzero.get(j)?));
-        if smaller > 0 {
-            fit = fit.max(ceil_percent(smaller, a));
-        }
-        if r != r0 {
-            balanced = balanced.max(ceil_percent(r.abs_diff(r0), a));
-        }
-    }
-    Some((fit, balanced + 2))
 }
 
 impl Applier<'_> {
@@ -275,41 +207,39 @@ impl Applier<'_> {
         target.add_pod(Arc::new(pod));
     }
 
-    /// Drops the cached usage (and reference cells) of a node whose usage changed.
+    /// Drops the cached usage of a node whose usage changed.
     fn forget(&mut self, node: usize) {
         for g in 0..self.encs.len() {
             if let Some(slot) = self.usage.get_mut(g * self.nodes + node) {
                 *slot = None;
             }
-            if let Some(slot) = self.reference.get_mut(g * self.nodes + node) {
-                *slot = Reference::NONE;
-            }
         }
     }
 
-    /// [`Rescore::refine`]: the static part plus the resource planes' weighted raw scores,
-    /// each at most the node's reference cell's plus [`refinement`] (and at most
-    /// [`MAX_NODE_SCORE`]). A reference exists only where the node's usage was computed, so
-    /// [`Rescore::rescore`] returns the static part plus the planes' scores there.
-    fn refined(&self, class: usize, node: usize) -> Option<i64> {
+    /// The usage of `node` now in group `g`'s units, computed once after each change (`None`
+    /// when it no longer fits them).
+    fn usage_now(&mut self, g: usize, node: usize) -> Option<&NodeUsage> {
+        let slot = g * self.nodes + node;
+        if self.usage.get(slot)?.is_none() {
+            self.usage[slot] = Some(self.node_usage(g, node));
+        }
+        self.usage[slot].as_ref()?.as_ref()
+    }
+
+    /// [`Rescore::refine`]: the score [`Rescore::rescore`] returns, computed from the group's
+    /// flat rows ([`UsageRows`]) by the same functions (`None` where a rescoring would fall
+    /// back to the matrix's score).
+    fn refined(&mut self, class: usize, node: usize) -> Option<i64> {
         let &(g, c) = self.source.get(class)?;
         let fixed = *self.static_part.get(class * self.nodes + node)?;
         if fixed == NO_STATIC_PART {
             return None;
         }
-        let r = *self.reference.get(g * self.nodes + node)?;
-        if r.class == Reference::NONE.class {
-            return None;
-        }
-        let c0 = r.class as usize;
-        let (fit, balanced) = if c0 == c {
-            (r.fit, r.balanced)
-        } else {
-            let (up_fit, up_balanced) = self.refinable.get(g)?.as_ref()?.of_classes(c, c0, node)?;
-            let max = MAX_NODE_SCORE as i32;
-            (r.fit.saturating_add(up_fit).min(max), r.balanced.saturating_add(up_balanced).min(max))
-        };
         let &(fit_weight, other_weight) = self.weights.get(class)?;
+        let rows = (*self.rows.get(g)?)?;
+        let prepared = self.prepared.get(g)?;
+        let usage = self.usage_now(g, node)?;
+        let (fit, balanced) = rows.scores(prepared, c, node, usage)?;
         Some(i64::from(fixed) + fit_weight * i64::from(fit) + other_weight * i64::from(balanced))
     }
 
@@ -330,10 +260,9 @@ impl Applier<'_> {
 
     /// The usage-dependent part of class `c` of group `g`'s score on the node of `usage`: the
     /// incremental entry point of evaluation (the CPU twin; every backend's cells are equal).
-    fn updated_part(&self, g: usize, c: usize, usage: &NodeUsage) -> Option<(i64, Reference)> {
+    fn updated_part(&self, g: usize, c: usize, usage: &NodeUsage) -> Option<i64> {
         let (_, fit, balanced) = columns::cell_cpu(&self.prepared[g], usage, 0, c)?;
-        let reference = Reference { class: u32::try_from(c).ok()?, fit, balanced };
-        Some((self.resource_planes[g].updated(c, fit, balanced), reference))
+        Some(self.resource_planes[g].updated(c, fit, balanced))
     }
 
     fn node_name(&self, node: usize) -> String {
@@ -388,25 +317,19 @@ impl Rescore for Applier<'_> {
     fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
         let cell = class * self.nodes + node;
         let Some(&(g, c)) = self.source.get(class) else { return 0 };
-        let slot = g * self.nodes + node;
-        if self.usage.get(slot).is_some_and(Option::is_none) {
-            self.usage[slot] = Some(self.node_usage(g, node));
-        }
-        let part = match self.usage.get(slot) {
+        self.usage_now(g, node);
+        let part = match self.usage.get(g * self.nodes + node) {
             Some(Some(Some(usage))) => self.updated_part(g, c, usage),
             _ => None,
         };
         let score = self.score.get(cell).copied().unwrap_or(0);
         let rescored = match (part, self.static_part.get(cell)) {
-            (Some((part, _)), Some(&fixed)) if fixed != NO_STATIC_PART => i64::from(fixed) + part,
-            _ => score,
+            (Some(part), Some(&fixed)) if fixed != NO_STATIC_PART => i64::from(fixed) + part,
+            _ => i64::from(score),
         };
         #[cfg(test)]
-        if let Some(bound) = self.refined(class, node) {
-            assert!(rescored <= bound, "class {class} on node {node}: {rescored} > {bound}");
-        }
-        if let (Some((_, reference)), Some(r)) = (part, self.reference.get_mut(slot)) {
-            *r = reference;
+        if let Some(refined) = self.refined(class, node) {
+            assert_eq!(rescored, refined, "class {class} on node {node}");
         }
         rescored
     }
@@ -437,10 +360,10 @@ impl Rescore for Applier<'_> {
             return i64::MAX;
         };
         if fixed == NO_STATIC_PART {
-            return score;
+            return i64::from(score);
         }
         let fit = if shrunk { MAX_NODE_SCORE } else { i64::from(fit0) };
-        (i64::from(fixed) + fit_weight * fit + rest).max(score)
+        (i64::from(fixed) + fit_weight * fit + rest).max(i64::from(score))
     }
 }
 
@@ -453,82 +376,73 @@ mod tests {
     use crate::model::testing::{GI, MI, NodeBuilder, PodBuilder, cluster};
     use proptest::prelude::*;
 
-    #[test]
-    fn refinements_are_the_largest_step_per_resource_rounded_up() {
-        // Columns: cpu (m), memory, pods; allocatable 4000, 1000, 110.
-        let alloc = [4000, 1000, 110];
-        type Case = (&'static str, [u32; 3], [u32; 3], Option<(i32, i32)>);
-        let cases: [Case; 5] = [
-            (
-                "the same requests: only the rounding margin",
-                [500, 100, 1],
-                [500, 100, 1],
-                Some((0, 2)),
-            ),
-            (
-                "a smaller pod raises the fit score by its step",
-                [100, 100, 1],
-                [500, 100, 1],
-                Some((10, 12)),
-            ),
-            ("a larger pod raises only the balance", [900, 100, 1], [500, 100, 1], Some((0, 12))),
-            ("steps round up", [500, 97, 1], [500, 100, 1], Some((1, 3))),
-            ("a resource requested by one class only", [500, 0, 1], [500, 100, 1], None),
+    /// The default profile, MostAllocated, and RequestedToCapacityRatio with a scalar resource
+    /// and three balanced resources (the general deviation).
+    fn profiles() -> Vec<(&'static str, Profile)> {
+        use crate::framework::args::{ScoringStrategyType, UtilizationShapePoint};
+        let default = Profile::default_profile();
+        let mut most = default.clone();
+        most.args.node_resources_fit.scoring_strategy.kind = ScoringStrategyType::MostAllocated;
+        let mut ratio = default.clone();
+        let strategy = &mut ratio.args.node_resources_fit.scoring_strategy;
+        strategy.kind = ScoringStrategyType::RequestedToCapacityRatio;
+        strategy.shape = vec![
+            UtilizationShapePoint { utilization: 0, score: 10 },
+            UtilizationShapePoint { utilization: 100, score: 0 },
         ];
-        for (name, req, req0, want) in cases {
-            assert_eq!(refinement(&req, &req, &req0, &req0, &alloc), want, "{name}");
-        }
-        // A column of allocatable 0 takes no part.
-        assert_eq!(refinement(&[1, 5], &[1, 5], &[9, 5], &[9, 5], &[0, 100]), Some((0, 2)));
+        let gpu = |weight| crate::framework::args::ResourceSpec {
+            name: "example.com/gpu".into(),
+            weight,
+        };
+        strategy.resources.push(gpu(3));
+        ratio.args.balanced_allocation.resources.push(gpu(1));
+        vec![("default", default), ("MostAllocated", most), ("ratio and a scalar", ratio)]
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-        /// On any node usage, a class's raw NodeResourcesFit and BalancedAllocation scores are
-        /// at most another class's plus [`refinement`] (the evaluator's own cells compared).
+        /// On any node usage and under every scoring strategy, the flat rows' NodeResourcesFit
+        /// and BalancedAllocation raw scores ([`Rescore::refine`]'s) equal the evaluator's cell
+        /// (a rescoring's).
         #[test]
-        fn a_refined_bound_is_never_below_the_evaluated_cell(
-            node in (1u32..64, 1u64..256, 0u32..64, 0u64..256),
-            a in (0u32..8000, 0u64..8192),
-            b in (0u32..8000, 0u64..8192),
+        fn flat_rows_score_a_cell_as_the_evaluator_does(
+            node in (1u32..64, 1u64..256, 0u32..64, 0u64..256, 0i64..4),
+            pods in proptest::collection::vec((0u32..8000, 0u64..8192, 0i64..3), 1..4),
         ) {
-            let (cpu, mem, used_cpu, used_mem) = node;
-            let nodes = vec![NodeBuilder::new("n").cpu(i64::from(cpu) * 250).memory(mem as i64 * GI / 4).pods(110).obj()];
+            let (cpu, mem, used_cpu, used_mem, gpus) = node;
+            let nodes = vec![NodeBuilder::new("n")
+                .cpu(i64::from(cpu) * 250)
+                .memory(mem as i64 * GI / 4)
+                .pods(110)
+                .scalar("example.com/gpu", gpus)
+                .obj()];
             let bound = vec![PodBuilder::new("d", "used")
                 .cpu(i64::from(used_cpu) * 250)
                 .memory(used_mem as i64 * GI / 4)
                 .node("n")
                 .obj()];
-            let pending = vec![
-                PodBuilder::new("d", "a").cpu(i64::from(a.0)).memory(a.1 as i64 * MI).obj(),
-                PodBuilder::new("d", "b").cpu(i64::from(b.0)).memory(b.1 as i64 * MI).obj(),
-            ];
+            let pending: Vec<_> = pods
+                .iter()
+                .enumerate()
+                .map(|(i, &(c, m, g))| {
+                    let mut b = PodBuilder::new("d", &format!("p{i}")).cpu(i64::from(c)).memory(m as i64 * MI);
+                    if g > 0 {
+                        b = b.scalar("example.com/gpu", g);
+                    }
+                    b.obj()
+                })
+                .collect();
             let state = cluster(nodes, bound);
-            let profile = Profile::default_profile();
-            let enc = encode(&state, &pending).expect("encodes");
-            let p = Prepared::new(&profile, &state, &pending, &enc).expect("prepares");
-            let usage = NodeUsage::of(&enc, &state, &[0]).expect("usage");
-            let t = &enc.tensors;
-            let classes = enc.classes.pod_class.clone();
-            for (&c, &c0) in [(&classes[0], &classes[1]), (&classes[1], &classes[0])] {
-                let (c, c0) = (c as usize, c0 as usize);
-                let (_, fit, balanced) = cell_cpu(&p, &usage, 0, c).expect("cell");
-                let (_, fit0, balanced0) = cell_cpu(&p, &usage, 0, c0).expect("cell");
-                let row = |a: &ndarray::Array2<u32>, k: usize| a.row(k).to_vec();
-                let up = refinement(
-                    &row(&t.class_requests, c),
-                    &row(&t.class_nonzero_requests, c),
-                    &row(&t.class_requests, c0),
-                    &row(&t.class_nonzero_requests, c0),
-                    &row(&t.node_allocatable, 0),
-                );
-                let Some((up_fit, up_balanced)) = up else { continue };
-                prop_assert!(fit <= fit0 + up_fit, "fit {fit} > {fit0} + {up_fit}");
-                prop_assert!(
-                    balanced <= balanced0 + up_balanced,
-                    "balanced {balanced} > {balanced0} + {up_balanced}"
-                );
+            for (name, profile) in profiles() {
+                let enc = encode(&state, &pending).expect("encodes");
+                let p = Prepared::new(&profile, &state, &pending, &enc).expect("prepares");
+                let usage = NodeUsage::of(&enc, &state, &[0]).expect("usage");
+                let rows = UsageRows::of(&p).expect("flat rows");
+                for c in 0..p.num_classes {
+                    let (_, fit, balanced) = cell_cpu(&p, &usage, 0, c).expect("cell");
+                    prop_assert_eq!(rows.scores(&p, c, 0, &usage), Some((fit, balanced)), "{} class {}", name, c);
+                }
             }
         }
     }

@@ -123,7 +123,7 @@ mod objective;
 mod problem;
 mod run;
 
-use applier::{Applier, Reference, ResourcePlanes};
+use applier::{Applier, ResourcePlanes};
 use problem::{
     SolverRow, add_conflicts, free_capacity, resource_names, solver_requests, solver_row,
 };

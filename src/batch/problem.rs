@@ -132,7 +132,7 @@ pub(super) fn solver_requests(pod: &Pod, fw: &Framework) -> BTreeMap<String, i64
 /// NodeResourcesFit's tier-start raw scores.
 pub(super) struct SolverRow<'a> {
     pub(super) feasible: &'a mut [bool],
-    pub(super) score: &'a mut [i64],
+    pub(super) score: &'a mut [i32],
     pub(super) fixed: &'a mut [i32],
     pub(super) fit0: &'a mut [u8],
 }
@@ -169,9 +169,9 @@ pub(super) fn solver_row(
         if word & CELL_FEASIBLE == 0 {
             continue;
         }
-        let total = i64::from(total);
         *feasible = true;
         *score = total;
+        let total = i64::from(total);
         let mut part = 0i64;
         for &(v, w, fit) in &resource {
             part += w * i64::from(v[n]);

@@ -375,12 +375,7 @@ impl Run {
                     })
                     .collect(),
                 usage: vec![None; encs.len() * n_nodes],
-                reference: vec![Reference::NONE; encs.len() * n_nodes],
-                refinable: prepared
-                    .iter()
-                    .zip(&resource_planes)
-                    .map(|(p, planes)| super::applier::Refinable::of(p, planes))
-                    .collect(),
+                rows: prepared.iter().map(super::applier::UsageRows::of).collect(),
                 weights: source.iter().map(|&(g, c)| resource_planes[g].weights(c)).collect(),
             };
             let greedy = GreedyOptions {

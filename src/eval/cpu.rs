@@ -39,6 +39,7 @@ use super::{
     FIT_UNRESOLVABLE, Matrix, RawResults,
 };
 use ndarray::ArrayView1;
+use std::ops::Index;
 
 use crate::encode::dict::RESOURCE_PODS;
 use crate::encode::gpu_types::PORT_WILDCARD_IP;
@@ -435,8 +436,22 @@ pub fn node_resources_fit_on(p: &Prepared<'_>, c: usize, node: NodeColumn<'_>) -
         }
     }
     let bits = if word != 0 { CHECK_NODE_RESOURCES_FIT } else { 0 };
+    (bits, word, fit_score(p, &req, &req_nz, &alloc, &used, &used_nz))
+}
 
-    // Score (upstream `resourceAllocationScorer.score` and the strategy's scorer).
+/// NodeResourcesFit's raw score (upstream `resourceAllocationScorer.score` and the strategy's
+/// scorer) of a pod requesting `req` (`req_nz` with the non-zero defaults) on a node of
+/// allocatable `alloc` with `used` (`used_nz`) requested: rows of the encoding's resource
+/// columns, as matrix rows or slices.
+#[inline]
+pub(crate) fn fit_score<A: Index<usize, Output = u32> + ?Sized>(
+    p: &Prepared<'_>,
+    req: &A,
+    req_nz: &A,
+    alloc: &A,
+    used: &A,
+    used_nz: &A,
+) -> i32 {
     let mut node_score = 0i32;
     let mut weight_sum = 0i32;
     for spec in &p.fit_specs {
@@ -466,19 +481,19 @@ pub fn node_resources_fit_on(p: &Prepared<'_>, c: usize, node: NodeColumn<'_>) -
             weight_sum = weight_sum.wrapping_add(spec.weight);
         }
     }
-    let raw = if weight_sum == 0 {
+    if weight_sum == 0 {
         0
     } else if p.fit_strategy != STRATEGY_REQUESTED_TO_CAPACITY_RATIO {
         node_score / weight_sum
     } else {
         // round(node_score / weight_sum), half away from zero, for non-negative integers.
         (2 * node_score + weight_sum) / (2 * weight_sum)
-    };
-    (bits, word, raw)
+    }
 }
 
 /// One resource's score under the profile's strategy (`requested ≤ 2 · AMOUNT_MAX`,
 /// `capacity > 0`, so `× 100` fits `u32`).
+#[inline]
 fn resource_score(p: &Prepared<'_>, requested: u32, capacity: u32) -> i32 {
     let max = MAX_NODE_SCORE;
     let s = match p.fit_strategy {
@@ -532,26 +547,26 @@ pub fn broken_linear(shape: &[(i32, i32)], u: i32) -> i32 {
 /// One fraction of `balanced_allocation.wgsl`: `min(requested / allocatable, 1)` of a scored
 /// resource, or `None` when the resource takes no part (no column, allocatable 0, or a scalar
 /// resource the class does not request).
-fn balanced_fraction(
-    p: &Prepared<'_>,
+#[inline]
+fn balanced_fraction<A: Index<usize, Output = u32> + ?Sized>(
     spec: &FitSpec,
-    c: usize,
-    node: &NodeColumn<'_>,
+    req: &A,
+    alloc: &A,
+    used: &A,
 ) -> Option<f64> {
-    let t = &p.enc.tensors;
     if spec.column == NONE {
         return None;
     }
     let j = spec.column as usize;
-    let pod = if spec.kind == FIT_KIND_OTHER { 0 } else { t.class_requests[[c, j]] };
+    let pod = if spec.kind == FIT_KIND_OTHER { 0 } else { req[j] };
     if spec.kind == FIT_KIND_SCALAR && pod == 0 {
         return None;
     }
-    let capacity = node.allocatable[j];
+    let capacity = alloc[j];
     if capacity == 0 {
         return None;
     }
-    let requested = node.requested[j].wrapping_add(pod);
+    let requested = used[j].wrapping_add(pod);
     let mut f = f64::from(requested) / f64::from(capacity);
     if 1.0 < f {
         f = 1.0;
@@ -568,12 +583,24 @@ pub fn balanced_allocation(p: &Prepared<'_>, c: usize, n: usize) -> i32 {
 
 /// [`balanced_allocation`] on a node given by its resource columns.
 pub fn balanced_allocation_on(p: &Prepared<'_>, c: usize, node: &NodeColumn<'_>) -> i32 {
+    balanced_score(p, &p.enc.tensors.class_requests.row(c), &node.allocatable, &node.requested)
+}
+
+/// [`balanced_allocation`] of a pod requesting `req` on a node of allocatable `alloc` with
+/// `used` requested (rows of the resource columns, as matrix rows or slices).
+#[inline]
+pub(crate) fn balanced_score<A: Index<usize, Output = u32> + ?Sized>(
+    p: &Prepared<'_>,
+    req: &A,
+    alloc: &A,
+    used: &A,
+) -> i32 {
     let mut count = 0u32;
     let mut total = 0.0f64;
     let mut first = 0.0f64;
     let mut second = 0.0f64;
     for spec in &p.balanced_specs {
-        let Some(f) = balanced_fraction(p, spec, c, node) else { continue };
+        let Some(f) = balanced_fraction(spec, req, alloc, used) else { continue };
         total += f;
         if count == 0 {
             first = f;
@@ -589,7 +616,7 @@ pub fn balanced_allocation_on(p: &Prepared<'_>, c: usize, node: &NodeColumn<'_>)
         let mean = total / f64::from(count);
         let mut sum = 0.0f64;
         for spec in &p.balanced_specs {
-            let Some(f) = balanced_fraction(p, spec, c, node) else { continue };
+            let Some(f) = balanced_fraction(spec, req, alloc, used) else { continue };
             let d = f - mean;
             sum += d * d;
         }

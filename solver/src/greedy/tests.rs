@@ -26,7 +26,7 @@ fn pods_go_to_the_best_scoring_feasible_node_with_room() {
         want: Vec<usize>,
         unplaced: u32,
     }
-    let with = |mut p: Problem, feasible: &[bool], score: &[i64]| {
+    let with = |mut p: Problem, feasible: &[bool], score: &[i32]| {
         p.feasible = feasible.to_vec();
         p.score = score.to_vec();
         p
@@ -398,7 +398,7 @@ fn random_problem() -> impl Strategy<Value = Problem> {
             prop::collection::vec(class, n_classes),
             prop::collection::vec(-2i64..10, n_nodes * 2),
             prop::collection::vec(prop::bool::weighted(0.7), n_classes * n_nodes),
-            prop::collection::vec(0i64..5, n_classes * n_nodes),
+            crate::testing::scores(0..5, n_classes * n_nodes),
             prop::collection::vec((0..n_classes, 0..n_nodes), 0..6),
             // Two topologies: domains 0..3 or none (3 stands for NO_DOMAIN).
             prop::collection::vec(0u32..4, n_nodes * 2),
@@ -473,18 +473,18 @@ impl Rescore for LeastAllocated {
 /// higher), with that range as its [`Rescore::bound`] when `bounded` (else the default bound,
 /// which rescores every changed node).
 pub(crate) struct Capped {
-    pub(crate) score: Vec<i64>,
+    pub(crate) score: Vec<i32>,
     pub(crate) nodes: usize,
     pub(crate) bounded: bool,
 }
 
 impl Rescore for Capped {
     fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
-        self.score[class * self.nodes + node] + free[0].clamp(0, 10) - 5
+        i64::from(self.score[class * self.nodes + node]) + free[0].clamp(0, 10) - 5
     }
 
     fn bound(&mut self, class: usize, node: usize) -> i64 {
-        if self.bounded { self.score[class * self.nodes + node] + 5 } else { i64::MAX }
+        if self.bounded { i64::from(self.score[class * self.nodes + node]) + 5 } else { i64::MAX }
     }
 
     /// Exact on nodes of even index + class, one above on the others (ties with the bound or
@@ -529,17 +529,17 @@ fn a_changed_node_whose_refined_bound_cannot_win_is_not_rescored() {
     // One-pod classes in queue order; every changed node has a loose bound (1,000) and a
     // refined one equal to its score. Class 0 takes node 0 (9); class 1's best unchanged node
     // (node 1, 9) beats node 0's refined bound (0), class 2's (node 2, 5) beats both.
-    struct Loose(Vec<i64>, Vec<usize>, bool);
+    struct Loose(Vec<i32>, Vec<usize>, bool);
     impl Rescore for Loose {
         fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
             self.1.push(node);
-            self.0[class * 3 + node]
+            i64::from(self.0[class * 3 + node])
         }
         fn bound(&mut self, _class: usize, _node: usize) -> i64 {
             1000
         }
         fn refine(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
-            if self.2 { self.0[class * 3 + node] } else { i64::MAX }
+            if self.2 { i64::from(self.0[class * 3 + node]) } else { i64::MAX }
         }
     }
     let mut p = problem(vec![class(1, &[1]), class(1, &[1]), class(1, &[1])], &[&[9], &[9], &[9]]);

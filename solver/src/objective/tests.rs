@@ -89,7 +89,7 @@ fn small_problem() -> impl Strategy<Value = Problem> {
             prop::collection::vec(class, n_classes),
             prop::collection::vec(0i64..13, n_nodes * 2),
             prop::collection::vec(prop::bool::weighted(0.8), n_classes * n_nodes),
-            prop::collection::vec(0i64..5, n_classes * n_nodes),
+            crate::testing::scores(0..5, n_classes * n_nodes),
         )
             .prop_map(move |(classes, free, feasible, score)| Problem {
                 resources: 2,

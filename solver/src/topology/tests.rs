@@ -193,7 +193,7 @@ fn evening_out_moves_or_swaps_placed_pods_until_each_workload_is_spread() {
         classes: &'static [(u32, i64)],
         capacity: i64,
         /// Static scores, class after class (zones: node `n % 2`).
-        score: Vec<i64>,
+        score: Vec<i32>,
         /// Per class: its pods per zone without and with evening out.
         without: Vec<Vec<u32>>,
         with: Vec<Vec<u32>>,
@@ -516,7 +516,7 @@ fn random_problem() -> impl Strategy<Value = Problem> {
             prop::collection::vec(class, n_classes),
             prop::collection::vec(2i64..12, n_nodes),
             prop::collection::vec(prop::bool::weighted(0.85), n_classes * n_nodes),
-            prop::collection::vec(0i64..20, n_classes * n_nodes),
+            crate::testing::scores(0..20, n_classes * n_nodes),
             prop::collection::vec(0u32..4, n_nodes),
             prop::collection::vec(prop::bool::weighted(0.9), n_nodes),
             prop::collection::vec(ctr, 4),
