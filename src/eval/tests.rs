@@ -858,3 +858,28 @@ fn inter_pod_affinity_normalizes_in_binary64_as_upstream() {
     let m = evaluate_checked(&profile(), &state, &[PodBuilder::new("d", "q").obj()]);
     assert_eq!(m.plane(PluginName::InterPodAffinity).unwrap().skipped, vec![true]);
 }
+
+#[test]
+fn a_pod_without_preferred_terms_is_scored_by_existing_pods_terms_that_select_it() {
+    use crate::model::testing::affinity_term;
+    // The existing pod on n1 prefers app=q pods in its zone: q, with no terms of its own, is
+    // scored by that term (zone a); a pod the term does not select is skipped.
+    let nodes = vec![
+        NodeBuilder::new("n1").label("zone", "a").obj(),
+        NodeBuilder::new("n2").label("zone", "b").obj(),
+    ];
+    let existing = vec![
+        PodBuilder::new("d", "w")
+            .preferred_pod_affinity(50, affinity_term("zone", &[("app", "q")]))
+            .node("n1")
+            .obj(),
+    ];
+    let state = cluster(nodes, existing);
+    let q = PodBuilder::new("d", "q").label("app", "q").obj();
+    let other = PodBuilder::new("d", "o").label("app", "o").obj();
+    let m = evaluate_checked(&profile(), &state, &[q, other]);
+    let plane = m.plane(PluginName::InterPodAffinity).expect("scored");
+    assert_eq!(plane.skipped, vec![false, true]);
+    assert_eq!(plane.raw[..2], [50, 0]);
+    assert_eq!(plane.normalized[..2], [100, 0]);
+}

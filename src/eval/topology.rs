@@ -406,6 +406,13 @@ pub fn prepare(
     let ipa_filters = profile.plugins.filter.contains(&PluginName::InterPodAffinity);
     let ipa_scores = profile.plugins.score.iter().any(|(p, _)| *p == PluginName::InterPodAffinity);
 
+    // InterPodAffinity's own skips, looked up once for the batch instead of once per pod (the
+    // plugin checks every node each time): a pod without required terms of its own is skipped
+    // by PreFilter where no existing pod has required anti-affinity, and one without
+    // preferred terms by PreScore where no existing pod has affinity terms.
+    let any_required_anti = state.nodes.iter().any(|n| n.pods_with_required_anti_affinity > 0);
+    let any_affinity = state.nodes.iter().any(|n| n.pods_with_affinity > 0);
+
     let mut raw = Vec::with_capacity(pods.len());
     for pod in pods {
         let mut class = RawClass::default();
@@ -420,10 +427,14 @@ pub fn prepare(
             }
             class.pts_score = terms;
         }
-        if ipa_filters {
+        let own_required =
+            !pod.pod_affinity.required.is_empty() || !pod.pod_anti_affinity.required.is_empty();
+        if ipa_filters && (own_required || any_required_anti) {
             ipa_filter_terms(&ipa, pod, state, &mut class);
         }
-        if ipa_scores {
+        let own_preferred =
+            !pod.pod_affinity.preferred.is_empty() || !pod.pod_anti_affinity.preferred.is_empty();
+        if ipa_scores && (own_preferred || any_affinity) {
             ipa_score_terms(&ipa, pod, state, &mut class)?;
         }
         raw.push(class);
