@@ -88,16 +88,12 @@ impl ResourcePlanes {
     }
 
     /// The weighted sum for class `c` of an update's NodeResourcesFit and
-    /// NodeResourcesBalancedAllocation raw scores.
+    /// NodeResourcesBalancedAllocation raw scores (what [`Applier`] adds to a cell's static
+    /// part, from the same weights).
+    #[cfg(test)]
     pub(super) fn updated(&self, c: usize, fit_raw: i32, balanced_raw: i32) -> i64 {
-        self.planes
-            .iter()
-            .zip(&self.is_fit)
-            .filter(|((_, _, skipped), _)| !skipped.get(c).copied().unwrap_or(false))
-            .map(|(&(_, weight, _), &fit)| {
-                weight * i64::from(if fit { fit_raw } else { balanced_raw })
-            })
-            .sum()
+        let (fit_weight, other_weight) = self.weights(c);
+        fit_weight * i64::from(fit_raw) + other_weight * i64::from(balanced_raw)
     }
 }
 
@@ -136,8 +132,6 @@ pub(super) struct Applier<'a> {
     pub(super) prepared: &'a [Prepared<'a>],
     /// Per solver class: its group and class in that group's matrix.
     pub(super) source: &'a [(usize, usize)],
-    /// Per group: the usage-dependent score planes.
-    pub(super) resource_planes: &'a [ResourcePlanes],
     /// Per solver class: [`ResourcePlanes::max_part`] (for [`Rescore::bound`]).
     pub(super) max_part: Vec<(i64, i64)>,
     /// Per group × node (`g * nodes + node`), once asked for since the node last changed: the
@@ -223,7 +217,24 @@ impl Applier<'_> {
         if self.usage.get(slot)?.is_none() {
             self.usage[slot] = Some(self.node_usage(g, node));
         }
-        self.usage[slot].as_ref()?.as_ref()
+        self.cached_usage(g, node)
+    }
+
+    /// The usage of `node` in group `g`'s units as [`Applier::usage_now`] last computed it.
+    fn cached_usage(&self, g: usize, node: usize) -> Option<&NodeUsage> {
+        self.usage.get(g * self.nodes + node)?.as_ref()?.as_ref()
+    }
+
+    /// Class `class`'s score on `node` from its usage-dependent raw scores: the cell's static
+    /// part plus the planes' weights ([`ResourcePlanes::weights`]) times the raw scores (`None`
+    /// where the cell has no static part).
+    fn with_planes(&self, class: usize, node: usize, fit: i32, balanced: i32) -> Option<i64> {
+        let fixed = *self.static_part.get(class * self.nodes + node)?;
+        if fixed == NO_STATIC_PART {
+            return None;
+        }
+        let &(fit_weight, other_weight) = self.weights.get(class)?;
+        Some(i64::from(fixed) + fit_weight * i64::from(fit) + other_weight * i64::from(balanced))
     }
 
     /// [`Rescore::refine`]: the score [`Rescore::rescore`] returns, computed from the group's
@@ -231,16 +242,11 @@ impl Applier<'_> {
     /// back to the matrix's score).
     fn refined(&mut self, class: usize, node: usize) -> Option<i64> {
         let &(g, c) = self.source.get(class)?;
-        let fixed = *self.static_part.get(class * self.nodes + node)?;
-        if fixed == NO_STATIC_PART {
-            return None;
-        }
-        let &(fit_weight, other_weight) = self.weights.get(class)?;
         let rows = (*self.rows.get(g)?)?;
         let prepared = self.prepared.get(g)?;
         let usage = self.usage_now(g, node)?;
         let (fit, balanced) = rows.scores(prepared, c, node, usage)?;
-        Some(i64::from(fixed) + fit_weight * i64::from(fit) + other_weight * i64::from(balanced))
+        self.with_planes(class, node, fit, balanced)
     }
 
     /// The usage of `node` now, in group `g`'s units (checked against its evaluation).
@@ -256,13 +262,6 @@ impl Applier<'_> {
                 None
             }
         }
-    }
-
-    /// The usage-dependent part of class `c` of group `g`'s score on the node of `usage`: the
-    /// incremental entry point of evaluation (the CPU twin; every backend's cells are equal).
-    fn updated_part(&self, g: usize, c: usize, usage: &NodeUsage) -> Option<i64> {
-        let (_, fit, balanced) = columns::cell_cpu(&self.prepared[g], usage, 0, c)?;
-        Some(self.resource_planes[g].updated(c, fit, balanced))
     }
 
     fn node_name(&self, node: usize) -> String {
@@ -317,16 +316,14 @@ impl Rescore for Applier<'_> {
     fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
         let cell = class * self.nodes + node;
         let Some(&(g, c)) = self.source.get(class) else { return 0 };
+        // The usage-dependent cell from the incremental entry point of evaluation (the CPU
+        // twin; every backend's cells are equal).
         self.usage_now(g, node);
-        let part = match self.usage.get(g * self.nodes + node) {
-            Some(Some(Some(usage))) => self.updated_part(g, c, usage),
-            _ => None,
-        };
-        let score = self.score.get(cell).copied().unwrap_or(0);
-        let rescored = match (part, self.static_part.get(cell)) {
-            (Some(part), Some(&fixed)) if fixed != NO_STATIC_PART => i64::from(fixed) + part,
-            _ => i64::from(score),
-        };
+        let rescored = self
+            .cached_usage(g, node)
+            .and_then(|usage| columns::cell_cpu(&self.prepared[g], usage, 0, c))
+            .and_then(|(_, fit, balanced)| self.with_planes(class, node, fit, balanced))
+            .unwrap_or_else(|| i64::from(self.score.get(cell).copied().unwrap_or(0)));
         #[cfg(test)]
         if let Some(refined) = self.refined(class, node) {
             assert_eq!(rescored, refined, "class {class} on node {node}");

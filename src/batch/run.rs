@@ -366,7 +366,6 @@ impl Run {
                 encs: &encs,
                 prepared: &prepared,
                 source: &source,
-                resource_planes: &resource_planes,
                 max_part: source
                     .iter()
                     .map(|&(g, c)| {
