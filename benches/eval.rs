@@ -23,7 +23,11 @@
 //!
 //! `cpu-lean-1-thread` and `cpu-lean-all-cores` time `cpu::evaluate_lean` keeping what `plan`
 //! keeps (filter words, totals, the NodeResourcesFit, BalancedAllocation and PodTopologySpread
-//! normalized planes): what `plan` evaluates on the CPU.
+//! normalized planes): what `plan` evaluates on the CPU, into fresh memory.
+//! `cpu-lean-reused-1-thread` and `cpu-lean-reused-all-cores` time `cpu::evaluate_lean_into`
+//! the arrays of an earlier evaluation of the same shape (made once, untimed, before the
+//! first of them): what `plan` does from its second chunk of classes on, and what any caller
+//! evaluating again pays.
 //!
 //! `eval/families/<shape>` times the default profile cut down to each plugin family in turn (the
 //! static filters, NodeResourcesFit, BalancedAllocation, ImageLocality, PodTopologySpread,
@@ -87,6 +91,10 @@ enum Path {
     CpuLeanOneThread,
     /// `cpu::evaluate_lean` on every core.
     CpuLeanAllCores,
+    /// `cpu::evaluate_lean_into` an earlier evaluation's arrays, on one thread.
+    CpuLeanReusedOneThread,
+    /// `cpu::evaluate_lean_into` an earlier evaluation's arrays, on every core.
+    CpuLeanReusedAllCores,
     Gpu,
 }
 
@@ -97,6 +105,8 @@ impl Path {
             Path::CpuAllCores => "cpu-all-cores",
             Path::CpuLeanOneThread => "cpu-lean-1-thread",
             Path::CpuLeanAllCores => "cpu-lean-all-cores",
+            Path::CpuLeanReusedOneThread => "cpu-lean-reused-1-thread",
+            Path::CpuLeanReusedAllCores => "cpu-lean-reused-all-cores",
             Path::Gpu => "gpu",
         }
     }
@@ -170,28 +180,48 @@ fn digest_of(filter: &[u32], feasible: &[u32], total: &[i32], best: &[i32]) -> u
     words.fold(0xcbf2_9ce4_8422_2325u64, |h, w| (h ^ u64::from(w)).wrapping_mul(0x100_0000_01b3))
 }
 
+/// What one evaluation gave.
+enum Out {
+    Full(Matrix),
+    Lean(LeanMatrix),
+    /// The lean matrix is in [`Bench::reused`].
+    Reused,
+}
+
 /// One prepared shape, its one-thread digest and the tallies of every path.
 struct Bench<'a> {
     shape: Shape,
     prepared: Prepared<'a>,
     reference: RefCell<Option<u64>>,
     tallies: RefCell<Vec<(Path, Tally)>>,
+    /// The arrays the reused paths evaluate into (empty until the first of them runs).
+    reused: RefCell<LeanMatrix>,
 }
 
 impl Bench<'_> {
     /// Runs `path` once: the wall time of the evaluation, recorded with its GPU stages; the
     /// first result of each path is checked against the one-thread result.
     fn evaluate(&self, path: Path, gpu: Option<&RefCell<GpuContext>>) -> Duration {
+        let reusing = matches!(path, Path::CpuLeanReusedOneThread | Path::CpuLeanReusedAllCores);
+        if reusing && self.reused.borrow().filter.is_empty() {
+            *self.reused.borrow_mut() = cpu::evaluate_lean(&self.prepared, &KEPT, 0);
+        }
+        let mut reused = self.reused.borrow_mut();
         let start = Instant::now();
         let p = black_box(&self.prepared);
         let m = match path {
-            Path::CpuOneThread => Ok(cpu::evaluate(p)),
-            Path::CpuAllCores => Ok(cpu::evaluate_parallel(p, 0)),
-            Path::CpuLeanOneThread => Err(cpu::evaluate_lean(p, &KEPT, 1)),
-            Path::CpuLeanAllCores => Err(cpu::evaluate_lean(p, &KEPT, 0)),
+            Path::CpuOneThread => Out::Full(cpu::evaluate(p)),
+            Path::CpuAllCores => Out::Full(cpu::evaluate_parallel(p, 0)),
+            Path::CpuLeanOneThread => Out::Lean(cpu::evaluate_lean(p, &KEPT, 1)),
+            Path::CpuLeanAllCores => Out::Lean(cpu::evaluate_lean(p, &KEPT, 0)),
+            Path::CpuLeanReusedOneThread | Path::CpuLeanReusedAllCores => {
+                let threads = usize::from(path == Path::CpuLeanReusedOneThread);
+                cpu::evaluate_lean_into(p, &KEPT, threads, &mut reused);
+                Out::Reused
+            }
             Path::Gpu => {
                 let ctx = gpu.expect("the GPU path runs with a context");
-                Ok(ctx.borrow_mut().evaluate(p).expect("the GPU evaluates"))
+                Out::Full(ctx.borrow_mut().evaluate(p).expect("the GPU evaluates"))
             }
         };
         let elapsed = start.elapsed();
@@ -212,8 +242,9 @@ impl Bench<'_> {
         drop(tallies);
         if first {
             let d = match &m {
-                Ok(m) => digest(m),
-                Err(lean) => digest_lean(lean),
+                Out::Full(m) => digest(m),
+                Out::Lean(lean) => digest_lean(lean),
+                Out::Reused => digest_lean(&reused),
             };
             self.check(path, d);
         }
@@ -347,6 +378,8 @@ fn main() {
             Path::CpuAllCores,
             Path::CpuLeanOneThread,
             Path::CpuLeanAllCores,
+            Path::CpuLeanReusedOneThread,
+            Path::CpuLeanReusedAllCores,
             Path::Gpu,
         ]
         .map(|p| (p, format!("eval/{}/{}", p.name(), shape.name)));
@@ -382,6 +415,7 @@ fn main() {
             prepared,
             reference: RefCell::new(None),
             tallies: RefCell::new(Vec::new()),
+            reused: RefCell::new(LeanMatrix::default()),
         };
         for (path, id) in &ids {
             if !inv.wants(id) {

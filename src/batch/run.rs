@@ -243,11 +243,12 @@ impl Run {
                 Some(SolverRow { feasible, score, fixed, fit0 })
             })
             .collect();
+        // One lean matrix at a time, its arrays reused from chunk to chunk.
+        let mut m = LeanMatrix::default();
         for (g, (_, ks)) in groups.iter().enumerate() {
-            let m = match evaluator.evaluate_lean(&prepared[g], &KEPT_PLANES) {
-                Ok(m) => m,
-                Err(e) => return limit_or_fatal(e.into()),
-            };
+            if let Err(e) = evaluator.evaluate_lean_into(&prepared[g], &KEPT_PLANES, &mut m) {
+                return limit_or_fatal(e.into());
+            }
             let planes = ResourcePlanes::of(&m);
             let mut work = Vec::with_capacity(ks.len());
             for (i, &k) in ks.iter().enumerate() {

@@ -53,7 +53,7 @@ mod lean;
 mod merged;
 mod rows;
 
-pub use lean::evaluate_lean;
+pub use lean::{evaluate_lean, evaluate_lean_into};
 
 /// Evaluates every cell on the CPU, on one thread, a class row at a time (the row evaluator
 /// of [`rows`]): equal bit for bit to [`evaluate_cells`], the specification.

@@ -31,8 +31,9 @@ pub struct LeanPlane {
     pub normalized: Vec<i32>,
 }
 
-/// The parts of a [`Matrix`] the batch planner reads (see the module documentation).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The parts of a [`Matrix`] the batch planner reads (see the module documentation). The
+/// default is the matrix of no classes and no nodes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LeanMatrix {
     /// Number of classes `C`.
     pub num_classes: usize,

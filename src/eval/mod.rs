@@ -641,6 +641,22 @@ impl Evaluator {
         }
     }
 
+    /// [`Evaluator::evaluate_lean`] into `out`: on the CPU reusing its arrays
+    /// ([`cpu::evaluate_lean_into`]); on the GPU replacing them. `out` is left as it was on an
+    /// error.
+    pub fn evaluate_lean_into(
+        &mut self,
+        prepared: &Prepared<'_>,
+        keep: &[PluginName],
+        out: &mut LeanMatrix,
+    ) -> Result<(), EvalError> {
+        match self {
+            Evaluator::Cpu => cpu::evaluate_lean_into(prepared, keep, 0, out),
+            Evaluator::Gpu(ctx) => *out = ctx.evaluate(prepared)?.lean(keep),
+        }
+        Ok(())
+    }
+
     /// The incremental entry point ([`columns`]): the usage-dependent cells of the nodes of
     /// `usage`, after their usage changed, for every class of `prepared`. On the GPU backend,
     /// updates smaller than [`columns::GPU_MIN_UPDATE_CELLS`] cells run on the CPU twin (a

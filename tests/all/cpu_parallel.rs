@@ -6,7 +6,8 @@
 //! synthetic cluster the benchmarks time also evaluates identically on the GPU when an adapter
 //! exists (as in `tests/all/gpu_parity.rs`, a missing adapter fails only with `CI=true`).
 //! The lean evaluation (`cpu::evaluate_lean`, what `plan` reads) equals the full matrix's lean
-//! form (`Matrix::lean`) on every input and thread count, whichever planes it keeps.
+//! form (`Matrix::lean`) on every input and thread count, whichever planes it keeps, also when
+//! it writes into the arrays of an earlier evaluation (`cpu::evaluate_lean_into`).
 
 use crate::common;
 
@@ -15,7 +16,7 @@ use kplace::encode::encode;
 use kplace::eval::gpu::{GpuContext, GpuOptions};
 use kplace::eval::synthetic::cluster_of;
 use kplace::eval::testing::matrix_profile;
-use kplace::eval::{Backend, Evaluator, Prepared, cpu};
+use kplace::eval::{Backend, Evaluator, LeanMatrix, LeanPlane, Prepared, cpu};
 use kplace::framework::profile::{PluginName, Profile};
 use kplace::model::{ClusterState, Pod};
 use proptest::prelude::*;
@@ -56,6 +57,40 @@ fn assert_lean_matches(
         got == want,
         "{what}, {threads} threads, keeping {keep:?}: the lean evaluation differs"
     );
+    // Into the arrays of an earlier evaluation: larger ones are reused whatever they hold,
+    // smaller ones replaced.
+    let cells = want.filter.len();
+    for (earlier, len) in [("larger", cells + 7), ("smaller", cells / 2)] {
+        let mut out = earlier_evaluation(len);
+        cpu::evaluate_lean_into(prepared, keep, threads, &mut out);
+        assert!(
+            out == want,
+            "{what}, {threads} threads, keeping {keep:?}: the lean evaluation into the arrays \
+             of a {earlier} earlier evaluation differs"
+        );
+    }
+}
+
+/// A lean matrix of `len` cells holding values no evaluation writes, every plane kept.
+fn earlier_evaluation(len: usize) -> LeanMatrix {
+    let plane = |plugin| LeanPlane {
+        plugin,
+        weight: 3,
+        skipped: vec![true; 2],
+        row_max: vec![-9; 2],
+        row_min: vec![9; 2],
+        normalized: vec![-77; len],
+    };
+    LeanMatrix {
+        num_classes: 2,
+        num_nodes: len / 2,
+        filter: vec![!0; len],
+        total: vec![i32::MIN + 5; len],
+        feasible_count: vec![7; 2],
+        best_total: vec![1; 2],
+        score_errors: vec![None; 2],
+        planes: PluginName::ALL.iter().map(|&p| plane(p)).collect(),
+    }
 }
 
 /// Asserts that every thread count gives `cpu::evaluate`'s matrix, and its lean form; returns it.

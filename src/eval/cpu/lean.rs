@@ -89,6 +89,21 @@ impl RowScratch {
 /// with `threads` threads as [`super::evaluate_parallel`] (0: rayon's global pool; 1: this
 /// thread). Equal bit for bit to `evaluate(p).lean(keep)`.
 pub fn evaluate_lean(p: &Prepared<'_>, keep: &[PluginName], threads: usize) -> LeanMatrix {
+    let mut out = LeanMatrix::default();
+    evaluate_lean_into(p, keep, threads, &mut out);
+    out
+}
+
+/// [`evaluate_lean`] into `out`, reusing its `C × N` arrays (the filter words, the totals and
+/// the kept planes) where they are large enough: a second evaluation of the same size writes
+/// memory already mapped instead of fresh pages the kernel has to fault in and zero. `out`'s
+/// previous contents do not matter; afterwards it equals what [`evaluate_lean`] returns.
+pub fn evaluate_lean_into(
+    p: &Prepared<'_>,
+    keep: &[PluginName],
+    threads: usize,
+    out: &mut LeanMatrix,
+) {
     let (nc, nn) = (p.num_classes, p.num_nodes);
     let keep = keep_of(keep);
     let pool = match threads {
@@ -103,10 +118,25 @@ pub fn evaluate_lean(p: &Prepared<'_>, keep: &[PluginName], threads: usize) -> L
     let statics = rows::Statics::new(p);
     let merged = Merged::new(p, &statics);
     let pts = super::PTS_PLANE;
+    // The previous arrays, each reused when it has room (then its rows are cleared as they
+    // are evaluated: the row evaluator adds to what it finds).
+    let mut spare: Vec<Vec<i32>> = std::mem::take(&mut out.planes)
+        .into_iter()
+        .map(|plane| plane.normalized)
+        .filter(|v| v.capacity() > 0)
+        .collect();
+    spare.sort_by_key(Vec::capacity);
+    let mut dirty = false;
+    let filter = reuse(std::mem::take(&mut out.filter), nc * nn, &mut dirty);
+    let total = reuse(std::mem::take(&mut out.total), nc * nn, &mut dirty);
+    let normalized = std::array::from_fn(|k| match keep[k] {
+        true => reuse(spare.pop().unwrap_or_default(), nc * nn, &mut dirty),
+        false => Vec::new(),
+    });
     let mut r = LeanResults {
-        filter: vec![0; nc * nn],
-        total: vec![0; nc * nn],
-        normalized: std::array::from_fn(|k| if keep[k] { vec![0; nc * nn] } else { Vec::new() }),
+        filter,
+        total,
+        normalized,
         row_max: std::array::from_fn(|k| vec![if k == pts { 0 } else { i32::MIN }; nc]),
         row_min: std::array::from_fn(|_| vec![i32::MAX; nc]),
         feasible_count: vec![0; nc],
@@ -118,7 +148,7 @@ pub fn evaluate_lean(p: &Prepared<'_>, keep: &[PluginName], threads: usize) -> L
     let lens: Vec<usize> =
         (0..runs).map(|k| (k + 1) * nc / runs - k * nc / runs).filter(|&l| l > 0).collect();
     let split = split(&mut r, nn, &lens);
-    let statics = Statics { all: &statics, merged: merged.as_ref(), keep: &keep };
+    let statics = Statics { all: &statics, merged: merged.as_ref(), keep: &keep, dirty };
     if workers <= 1 {
         let mut scratch = RowScratch::new(nn, &keep, merged.as_ref());
         for mut run in split {
@@ -138,7 +168,19 @@ pub fn evaluate_lean(p: &Prepared<'_>, keep: &[PluginName], threads: usize) -> L
             None => work(),
         }
     }
-    into_lean(p, r)
+    *out = into_lean(p, r);
+}
+
+/// `buf` as `len` cells: kept (and `dirty` set: its cells hold an earlier evaluation's values)
+/// when it has the capacity, else fresh zeroed memory.
+fn reuse<T: Copy + Default>(mut buf: Vec<T>, len: usize, dirty: &mut bool) -> Vec<T> {
+    if buf.capacity() < len || len == 0 {
+        return vec![T::default(); len];
+    }
+    *dirty |= !buf.is_empty();
+    buf.truncate(len);
+    buf.resize(len, T::default());
+    buf
 }
 
 /// `r` cut into runs of `lens` rows, in order.
@@ -178,6 +220,8 @@ struct Statics<'a> {
     /// The merged columns', when nodes merge.
     merged: Option<&'a Merged>,
     keep: &'a Keep,
+    /// The output arrays hold an earlier evaluation's cells: each row is cleared first.
+    dirty: bool,
 }
 
 /// The rows of one run, each through the row evaluator with the scratch rows in place of the
@@ -193,6 +237,15 @@ fn evaluate_run(p: &Prepared<'_>, st: &Statics<'_>, run: &mut LeanRun<'_>, sc: &
         {
             evaluate_merged_row(p, merged, st.keep, run, row, m);
             continue;
+        }
+        if st.dirty {
+            // The row evaluator adds to the filter words and totals and leaves the planes of
+            // skipped plugins unwritten, as in fresh memory (a merged row writes every cell).
+            run.filter[cells.clone()].fill(0);
+            run.total[cells.clone()].fill(0);
+            for plane in run.normalized.iter_mut().filter(|plane| !plane.is_empty()) {
+                plane[cells.clone()].fill(0);
+            }
         }
         // The row evaluator writes some raw planes only where they are not 0 (as into a fresh
         // matrix): those scratch rows start each row at 0.
