@@ -239,12 +239,16 @@ fn evaluate_run(p: &Prepared<'_>, st: &Statics<'_>, run: &mut LeanRun<'_>, sc: &
             continue;
         }
         if st.dirty {
-            // The row evaluator adds to the filter words and totals and leaves the planes of
-            // skipped plugins unwritten, as in fresh memory (a merged row writes every cell).
-            run.filter[cells.clone()].fill(0);
+            // The row evaluator assigns the filter words and the planes the class scores, but
+            // adds to the totals and leaves the planes of plugins the class skips unwritten, as
+            // in fresh memory (a merged row writes every cell).
             run.total[cells.clone()].fill(0);
-            for plane in run.normalized.iter_mut().filter(|plane| !plane.is_empty()) {
-                plane[cells.clone()].fill(0);
+            let skip = p.class_score_skip.get(run.first + row).copied().unwrap_or(!0);
+            for &(plugin, _) in &p.scores {
+                let plane = &mut run.normalized[plugin.index()];
+                if skip & plugin.bit() != 0 && !plane.is_empty() {
+                    plane[cells.clone()].fill(0);
+                }
             }
         }
         // The row evaluator writes some raw planes only where they are not 0 (as into a fresh
