@@ -141,6 +141,8 @@ pub(super) struct Applier<'a> {
     pub(super) usage: Vec<Option<Option<NodeUsage>>>,
     /// Per group: its resource rows for [`Rescore::refine`] (`None`: no refinement).
     pub(super) rows: Vec<Option<UsageRows<'a>>>,
+    /// Per group: the nodes' usage as flat rows for [`Rescore::refine`].
+    pub(super) flat: Vec<FlatUsage>,
     /// Per solver class: the summed weights of its resource planes that PreScore did not skip,
     /// as `(NodeResourcesFit, the other)` ([`ResourcePlanes::weights`]).
     pub(super) weights: Vec<(i64, i64)>,
@@ -158,6 +160,52 @@ pub(super) struct UsageRows<'a> {
     allocatable: &'a [u32],
 }
 
+/// A group's node usage as flat rows ([`UsageRows`]' columns a node), copied from
+/// [`Applier::usage`] when a refinement first reads a node after it changed: refinements visit
+/// the changed nodes in order, and these rows (unlike a [`NodeUsage`] per node) lie in order in
+/// memory.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FlatUsage {
+    columns: usize,
+    /// Per node: whether its rows hold its usage now.
+    current: Vec<bool>,
+    requested: Vec<u32>,
+    nonzero: Vec<u32>,
+}
+
+impl FlatUsage {
+    /// Rows for `nodes` nodes of the width of `rows` (none current).
+    pub(super) fn new(rows: Option<&UsageRows<'_>>, nodes: usize) -> Self {
+        let columns = rows.map_or(0, |r| r.columns);
+        FlatUsage {
+            columns,
+            current: vec![false; nodes],
+            requested: vec![0; nodes * columns],
+            nonzero: vec![0; nodes * columns],
+        }
+    }
+
+    /// `node`'s requested and non-zero requested rows, when current.
+    fn of(&self, node: usize) -> Option<(&[u32], &[u32])> {
+        let k = self.columns;
+        self.current.get(node)?.then_some(())?;
+        Some((
+            self.requested.get(node * k..(node + 1) * k)?,
+            self.nonzero.get(node * k..(node + 1) * k)?,
+        ))
+    }
+
+    /// Makes `usage` `node`'s current rows (`None` when it is narrower than the rows).
+    fn set(&mut self, node: usize, usage: &NodeUsage) -> Option<()> {
+        let k = self.columns;
+        let (requested, nonzero) = (usage.requested.get(..k)?, usage.nonzero_requested.get(..k)?);
+        self.requested.get_mut(node * k..(node + 1) * k)?.copy_from_slice(requested);
+        self.nonzero.get_mut(node * k..(node + 1) * k)?.copy_from_slice(nonzero);
+        *self.current.get_mut(node)? = true;
+        Some(())
+    }
+}
+
 impl<'a> UsageRows<'a> {
     /// `prepared`'s rows (`None` when a tensor is not laid out flat or the widths differ).
     pub(super) fn of(prepared: &Prepared<'a>) -> Option<Self> {
@@ -173,21 +221,20 @@ impl<'a> UsageRows<'a> {
         })
     }
 
-    /// Class `c`'s NodeResourcesFit and BalancedAllocation raw scores on `node` at `usage`
-    /// (the node's, one row).
+    /// Class `c`'s NodeResourcesFit and BalancedAllocation raw scores on `node` at its usage
+    /// (`used`, `used_nz`: the node's requested and non-zero requested rows).
     fn scores(
         &self,
         p: &Prepared<'_>,
         c: usize,
         node: usize,
-        usage: &NodeUsage,
+        (used, used_nz): (&[u32], &[u32]),
     ) -> Option<(i32, i32)> {
         let k = self.columns;
         let req = self.requests.get(c * k..(c + 1) * k)?;
         let req_nz = self.nonzero.get(c * k..(c + 1) * k)?;
         let alloc = self.allocatable.get(node * k..(node + 1) * k)?;
-        let used = usage.requested.get(..k)?;
-        let used_nz = usage.nonzero_requested.get(..k)?;
+        let (used, used_nz) = (used.get(..k)?, used_nz.get(..k)?);
         Some((fit_score(p, req, req_nz, alloc, used, used_nz), balanced_score(p, req, alloc, used)))
     }
 }
@@ -206,6 +253,9 @@ impl Applier<'_> {
         for g in 0..self.encs.len() {
             if let Some(slot) = self.usage.get_mut(g * self.nodes + node) {
                 *slot = None;
+            }
+            if let Some(current) = self.flat.get_mut(g).and_then(|f| f.current.get_mut(node)) {
+                *current = false;
             }
         }
     }
@@ -244,8 +294,12 @@ impl Applier<'_> {
         let &(g, c) = self.source.get(class)?;
         let rows = (*self.rows.get(g)?)?;
         let prepared = self.prepared.get(g)?;
-        let usage = self.usage_now(g, node)?;
-        let (fit, balanced) = rows.scores(prepared, c, node, usage)?;
+        if !*self.flat.get(g)?.current.get(node)? {
+            self.usage_now(g, node)?;
+            let usage = self.usage.get(g * self.nodes + node)?.as_ref()?.as_ref()?;
+            self.flat.get_mut(g)?.set(node, usage)?;
+        }
+        let (fit, balanced) = rows.scores(prepared, c, node, self.flat.get(g)?.of(node)?)?;
         self.with_planes(class, node, fit, balanced)
     }
 
@@ -438,7 +492,10 @@ mod tests {
                 let rows = UsageRows::of(&p).expect("flat rows");
                 for c in 0..p.num_classes {
                     let (_, fit, balanced) = cell_cpu(&p, &usage, 0, c).expect("cell");
-                    prop_assert_eq!(rows.scores(&p, c, 0, &usage), Some((fit, balanced)), "{} class {}", name, c);
+                    let mut flat = FlatUsage::new(Some(&rows), 1);
+                    prop_assert_eq!(flat.set(0, &usage), Some(()));
+                    let used = flat.of(0).expect("current rows");
+                    prop_assert_eq!(rows.scores(&p, c, 0, used), Some((fit, balanced)), "{} class {}", name, c);
                 }
             }
         }

@@ -319,6 +319,7 @@ impl Run {
         let backup = (strategies.len() > 1).then(|| self.save());
         let mut best: Option<Candidate> = None;
         let mut kept = strategies[0];
+        let usage_rows: Vec<_> = prepared.iter().map(super::applier::UsageRows::of).collect();
         for (i, &strategy) in strategies.iter().enumerate() {
             if i > 0 && options.deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
@@ -375,7 +376,11 @@ impl Run {
                     })
                     .collect(),
                 usage: vec![None; encs.len() * n_nodes],
-                rows: prepared.iter().map(super::applier::UsageRows::of).collect(),
+                rows: usage_rows.clone(),
+                flat: usage_rows
+                    .iter()
+                    .map(|rows| super::applier::FlatUsage::new(rows.as_ref(), n_nodes))
+                    .collect(),
                 weights: source.iter().map(|&(g, c)| resource_planes[g].weights(c)).collect(),
             };
             let greedy = GreedyOptions {
