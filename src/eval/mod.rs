@@ -635,10 +635,9 @@ impl Evaluator {
         prepared: &Prepared<'_>,
         keep: &[PluginName],
     ) -> Result<LeanMatrix, EvalError> {
-        match self {
-            Evaluator::Cpu => Ok(cpu::evaluate_lean(prepared, keep, 0)),
-            Evaluator::Gpu(ctx) => Ok(ctx.evaluate(prepared)?.lean(keep)),
-        }
+        let mut out = LeanMatrix::default();
+        self.evaluate_lean_into(prepared, keep, &mut out)?;
+        Ok(out)
     }
 
     /// [`Evaluator::evaluate_lean`] into `out`: on the CPU reusing its arrays

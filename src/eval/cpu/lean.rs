@@ -118,8 +118,8 @@ pub fn evaluate_lean_into(
     let statics = rows::Statics::new(p);
     let merged = Merged::new(p, &statics);
     let pts = super::PTS_PLANE;
-    // The previous arrays, each reused when it has room (then its rows are cleared as they
-    // are evaluated: the row evaluator adds to what it finds).
+    // The previous arrays, each reused when it has room (then what the row evaluator does not
+    // assign is cleared row by row, in `evaluate_run`).
     let mut spare: Vec<Vec<i32>> = std::mem::take(&mut out.planes)
         .into_iter()
         .map(|plane| plane.normalized)
