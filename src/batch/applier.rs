@@ -116,15 +116,16 @@ pub(super) struct Applier<'a> {
     pub(super) moving: Vec<Option<usize>>,
     /// Whether anything was placed or moved.
     pub(super) changed: bool,
-    /// Per solver class × node, the part of the score that does not depend on usage
-    /// ([`NO_STATIC_PART`]: none; the matrix's score stays).
-    pub(super) static_part: &'a [i32],
-    /// Per solver class × node, NodeResourcesFit's raw score at the tier's start.
+    /// Per solver class × node, NodeResourcesFit's raw score at the tier's start ([`NO_RAW`]:
+    /// not known; the cell keeps the matrix's score).
     pub(super) fit_start: &'a [u8],
+    /// Per solver class × node, BalancedAllocation's raw score at the tier's start.
+    pub(super) balanced_start: &'a [u8],
     /// Per node, whether relocation took a pod off it (its usage may be below the tier
     /// start's, so [`Applier::fit_start`] bounds nothing there).
     pub(super) shrunk: Vec<bool>,
-    /// Per solver class × node, the score before any change (used if an update fails).
+    /// Per solver class × node, the score before any change (used if an update fails, and
+    /// less the tier-start raw scores, the part that does not depend on usage).
     pub(super) score: &'a [i32],
     pub(super) nodes: usize,
     /// Per scheduler-name group: the encoding and prepared profile of its matrix.
@@ -275,16 +276,39 @@ impl Applier<'_> {
         self.usage.get(g * self.nodes + node)?.as_ref()?.as_ref()
     }
 
+    /// The part of class `class`'s score on `node` that does not depend on usage, and the
+    /// cell's tier-start NodeResourcesFit raw score: the matrix's score less the planes'
+    /// weights ([`ResourcePlanes::weights`]) times their tier-start raw scores (`None` where
+    /// those are not known, [`NO_RAW`]).
+    fn static_part(&self, class: usize, node: usize) -> Option<(i64, u8)> {
+        let cell = class * self.nodes + node;
+        let fit0 = *self.fit_start.get(cell)?;
+        if fit0 == NO_RAW {
+            return None;
+        }
+        let (score, balanced0) = (*self.score.get(cell)?, *self.balanced_start.get(cell)?);
+        let &(fit_weight, other_weight) = self.weights.get(class)?;
+        let part = fit_weight * i64::from(fit0) + other_weight * i64::from(balanced0);
+        Some((i64::from(score) - part, fit0))
+    }
+
     /// Class `class`'s score on `node` from its usage-dependent raw scores: the cell's static
     /// part plus the planes' weights ([`ResourcePlanes::weights`]) times the raw scores (`None`
     /// where the cell has no static part).
     fn with_planes(&self, class: usize, node: usize, fit: i32, balanced: i32) -> Option<i64> {
-        let fixed = *self.static_part.get(class * self.nodes + node)?;
-        if fixed == NO_STATIC_PART {
-            return None;
-        }
+        let (fixed, _) = self.static_part(class, node)?;
         let &(fit_weight, other_weight) = self.weights.get(class)?;
-        Some(i64::from(fixed) + fit_weight * i64::from(fit) + other_weight * i64::from(balanced))
+        Some(fixed + fit_weight * i64::from(fit) + other_weight * i64::from(balanced))
+    }
+
+    /// Makes group `g`'s flat rows of `node` current (`None` when they cannot be).
+    fn refresh_flat(&mut self, g: usize, node: usize) -> Option<()> {
+        if *self.flat.get(g)?.current.get(node)? {
+            return Some(());
+        }
+        self.usage_now(g, node)?;
+        let usage = self.usage.get(g * self.nodes + node)?.as_ref()?.as_ref()?;
+        self.flat.get_mut(g)?.set(node, usage)
     }
 
     /// [`Rescore::refine`]: the score [`Rescore::rescore`] returns, computed from the group's
@@ -293,12 +317,8 @@ impl Applier<'_> {
     fn refined(&mut self, class: usize, node: usize) -> Option<i64> {
         let &(g, c) = self.source.get(class)?;
         let rows = (*self.rows.get(g)?)?;
+        self.refresh_flat(g, node)?;
         let prepared = self.prepared.get(g)?;
-        if !*self.flat.get(g)?.current.get(node)? {
-            self.usage_now(g, node)?;
-            let usage = self.usage.get(g * self.nodes + node)?.as_ref()?.as_ref()?;
-            self.flat.get_mut(g)?.set(node, usage)?;
-        }
         let (fit, balanced) = rows.scores(prepared, c, node, self.flat.get(g)?.of(node)?)?;
         self.with_planes(class, node, fit, balanced)
     }
@@ -400,21 +420,18 @@ impl Rescore for Applier<'_> {
         if !BOUNDS.get() {
             return i64::MAX;
         }
-        let cell = class * self.nodes + node;
-        let (Some(&fixed), Some(&(fit_weight, rest)), Some(&score), Some(&fit0), Some(&shrunk)) = (
-            self.static_part.get(cell),
+        let (Some(&(fit_weight, rest)), Some(&score), Some(&shrunk)) = (
             self.max_part.get(class),
-            self.score.get(cell),
-            self.fit_start.get(cell),
+            self.score.get(class * self.nodes + node),
             self.shrunk.get(node),
         ) else {
             return i64::MAX;
         };
-        if fixed == NO_STATIC_PART {
+        let Some((fixed, fit0)) = self.static_part(class, node) else {
             return i64::from(score);
-        }
+        };
         let fit = if shrunk { MAX_NODE_SCORE } else { i64::from(fit0) };
-        (i64::from(fixed) + fit_weight * fit + rest).max(i64::from(score))
+        (fixed + fit_weight * fit + rest).max(i64::from(score))
     }
 }
 

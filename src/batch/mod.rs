@@ -172,8 +172,9 @@ const KEPT_PLANES: [PluginName; 2] =
 /// floor for the objective, not worth a fourth greedy pass on the largest batches.
 const QUEUE_ORDER_CELLS: usize = 1 << 28;
 
-/// An [`Applier::static_part`] that does not fit 32 bits: the cell keeps the matrix's score.
-const NO_STATIC_PART: i32 = i32::MIN;
+/// An [`Applier::fit_start`] that marks a cell whose usage-dependent raw scores are not known
+/// ([`problem::solver_row`]): the cell keeps the matrix's score.
+const NO_RAW: u8 = u8::MAX;
 
 #[cfg(test)]
 thread_local! {

@@ -128,20 +128,24 @@ pub(super) fn solver_requests(pod: &Pod, fw: &Framework) -> BTreeMap<String, i64
     out
 }
 
-/// One solver class's row of [`Problem::feasible`], [`Problem::score`], the static parts and
-/// NodeResourcesFit's tier-start raw scores.
+/// One solver class's row of [`Problem::feasible`], [`Problem::score`] and the tier-start raw
+/// scores of NodeResourcesFit and NodeResourcesBalancedAllocation ([`NO_RAW`] in `fit0`: the
+/// cell keeps the matrix's score).
 pub(super) struct SolverRow<'a> {
     pub(super) feasible: &'a mut [bool],
     pub(super) score: &'a mut [i32],
-    pub(super) fixed: &'a mut [i32],
     pub(super) fit0: &'a mut [u8],
+    pub(super) balanced0: &'a mut [u8],
 }
 
 /// Fills `row` from class `c`'s row of the lean matrix `m`: on every feasible node the total
-/// score, the score without the usage-dependent planes ([`NO_STATIC_PART`] when it does not fit
-/// 32 bits) and NodeResourcesFit's raw score (at most [`MAX_NODE_SCORE`]). The soft spread
-/// terms of the solver replace the tier-start spread score: such a class's matrix has no
-/// PodTopologySpread score ([`Frameworks::variant`]).
+/// score and the usage-dependent planes' raw scores. The part of the score that does not
+/// depend on usage is the total less those planes' weighted raw scores
+/// ([`super::applier::Applier`] derives it), so a cell costs the solver 7 bytes, not the 11 a
+/// stored 32-bit static part would make it. A raw score outside `0..=MAX_NODE_SCORE`, or two
+/// planes of one kind that disagree (never, for a class without score errors), marks the cell
+/// [`NO_RAW`]. The soft spread terms of the solver replace the tier-start spread score: such a
+/// class's matrix has no PodTopologySpread score ([`Frameworks::variant`]).
 pub(super) fn solver_row(
     m: &LeanMatrix,
     planes: &ResourcePlanes,
@@ -150,42 +154,34 @@ pub(super) fn solver_row(
     row: SolverRow,
 ) {
     let cells = m.cell(c, 0)..m.cell(c, 0) + n_nodes;
-    let resource: Vec<(&[i32], i64, bool)> = planes
+    let resource: Vec<(&[i32], bool)> = planes
         .planes
         .iter()
         .zip(&planes.is_fit)
         .filter(|((_, _, skipped), _)| !skipped.get(c).copied().unwrap_or(false))
-        .filter_map(|(&(i, weight, _), &fit)| {
-            Some((m.planes[i].normalized.get(cells.clone())?, weight, fit))
-        })
+        .filter_map(|(&(i, _, _), &fit)| Some((m.planes[i].normalized.get(cells.clone())?, fit)))
         .collect();
     let words = m.filter[cells.clone()].iter().zip(&m.total[cells]).enumerate();
     let out = row
         .feasible
         .iter_mut()
         .zip(row.score.iter_mut())
-        .zip(row.fixed.iter_mut().zip(row.fit0.iter_mut()));
-    for ((n, (&word, &total)), ((feasible, score), (fixed, fit0))) in words.zip(out) {
+        .zip(row.fit0.iter_mut().zip(row.balanced0.iter_mut()));
+    for ((n, (&word, &total)), ((feasible, score), (fit0, balanced0))) in words.zip(out) {
         if word & CELL_FEASIBLE == 0 {
             continue;
         }
         *feasible = true;
         *score = total;
-        let total = i64::from(total);
-        let mut part = 0i64;
-        for &(v, w, fit) in &resource {
-            part += w * i64::from(v[n]);
-            if fit {
-                // Out of range (never, for a class without score errors): no bound.
-                *fit0 = u8::try_from(v[n])
-                    .ok()
-                    .filter(|&f| i64::from(f) <= MAX_NODE_SCORE)
-                    .unwrap_or(MAX_NODE_SCORE as u8);
-            }
+        let (mut fit, mut balanced) = (None, None);
+        let mut valid = true;
+        for &(v, is_fit) in &resource {
+            let raw = u8::try_from(v[n]).ok().filter(|&r| i64::from(r) <= MAX_NODE_SCORE);
+            let kind: &mut Option<u8> = if is_fit { &mut fit } else { &mut balanced };
+            valid &= raw.is_some() && kind.is_none_or(|k| Some(k) == raw);
+            *kind = raw;
         }
-        *fixed = i32::try_from(total - part)
-            .ok()
-            .filter(|&f| f != NO_STATIC_PART)
-            .unwrap_or(NO_STATIC_PART);
+        (*fit0, *balanced0) =
+            if valid { (fit.unwrap_or(0), balanced.unwrap_or(0)) } else { (NO_RAW, 0) };
     }
 }

@@ -227,10 +227,9 @@ impl Run {
         }
         let mut source = vec![(0usize, 0usize); global.len()];
         let mut resource_planes = Vec::with_capacity(groups.len());
-        // Per cell: the score without the usage-dependent planes (NO_STATIC_PART when it does
-        // not fit 32 bits) and NodeResourcesFit's raw score at the tier's start.
-        let mut static_part = vec![0i32; global.len() * n_nodes];
+        // Per cell: NodeResourcesFit's and BalancedAllocation's raw scores at the tier's start.
         let mut fit_start = vec![0u8; global.len() * n_nodes];
+        let mut balanced_start = vec![0u8; global.len() * n_nodes];
         // Each solver class's row of the four arrays, taken by the group that evaluates it
         // and filled on all cores.
         let width = n_nodes.max(1);
@@ -238,9 +237,9 @@ impl Run {
             .feasible
             .chunks_mut(width)
             .zip(problem.score.chunks_mut(width))
-            .zip(static_part.chunks_mut(width).zip(fit_start.chunks_mut(width)))
-            .map(|((feasible, score), (fixed, fit0))| {
-                Some(SolverRow { feasible, score, fixed, fit0 })
+            .zip(fit_start.chunks_mut(width).zip(balanced_start.chunks_mut(width)))
+            .map(|((feasible, score), (fit0, balanced0))| {
+                Some(SolverRow { feasible, score, fit0, balanced0 })
             })
             .collect();
         // One lean matrix at a time, its arrays reused from chunk to chunk.
@@ -360,8 +359,8 @@ impl Run {
                 next: vec![0; global.len()],
                 moving: vec![None; global.len()],
                 changed: false,
-                static_part: &static_part,
                 fit_start: &fit_start,
+                balanced_start: &balanced_start,
                 shrunk: vec![false; n_nodes],
                 score: &problem.score,
                 nodes: n_nodes,

@@ -165,6 +165,74 @@ fn the_static_and_resource_parts_add_up_to_the_framework_score() {
 }
 
 #[test]
+fn solver_rows_keep_the_raw_resource_scores_from_which_the_static_part_follows() {
+    let state = cluster(
+        vec![
+            NodeBuilder::new("tainted")
+                .cpu(8000)
+                .memory(16 * GI)
+                .taint("x", "", TaintEffect::NoSchedule)
+                .obj(),
+            NodeBuilder::new("idle").cpu(8000).memory(16 * GI).obj(),
+            NodeBuilder::new("busy").cpu(8000).memory(16 * GI).obj(),
+        ],
+        vec![PodBuilder::new("d", "used").cpu(5000).memory(2 * GI).node("busy").obj()],
+    );
+    let pods = vec![
+        PodBuilder::new("d", "cpu-heavy").cpu(2000).memory(GI / 2).obj(),
+        PodBuilder::new("d", "memory-heavy").cpu(250).memory(6 * GI).obj(),
+    ];
+    let fws = Frameworks::new(&SchedulerConfig::default(), "default-scheduler").expect("builds");
+    let enc = crate::encode::encode(&state, &pods).expect("encodes");
+    let prepared = Prepared::new(fws.no_fit.profile(), &state, &pods, &enc).expect("prepares");
+    let mut m = Evaluator::Cpu.evaluate_lean(&prepared, &KEPT_PLANES).expect("evaluates");
+    let planes = ResourcePlanes::of(&m);
+    let fill = |m: &LeanMatrix, c: usize| {
+        let (mut feasible, mut score, mut fit0, mut balanced0) =
+            (vec![false; 3], vec![0; 3], vec![0u8; 3], vec![0u8; 3]);
+        let row = SolverRow {
+            feasible: &mut feasible,
+            score: &mut score,
+            fit0: &mut fit0,
+            balanced0: &mut balanced0,
+        };
+        solver_row(m, &planes, c, 3, row);
+        (feasible, score, fit0, balanced0)
+    };
+    let (fit_plane, balanced_plane) = (planes.planes[0].0, planes.planes[1].0);
+    assert_eq!(planes.is_fit, vec![true, false]);
+    for c in 0..2 {
+        let (feasible, score, fit0, balanced0) = fill(&m, c);
+        let (fit_weight, other_weight) = planes.weights(c);
+        for n in 0..3 {
+            let cell = m.cell(c, n);
+            assert_eq!(feasible[n], m.feasible(c, n), "class {c} node {n}");
+            if !feasible[n] {
+                continue;
+            }
+            assert_eq!(score[n], m.total[cell]);
+            assert_eq!(i32::from(fit0[n]), m.planes[fit_plane].normalized[cell]);
+            assert_eq!(i32::from(balanced0[n]), m.planes[balanced_plane].normalized[cell]);
+            let fixed =
+                i64::from(m.total[cell]) - planes.part(&m, c, |p| i64::from(p.normalized[cell]));
+            let derived = i64::from(score[n])
+                - fit_weight * i64::from(fit0[n])
+                - other_weight * i64::from(balanced0[n]);
+            assert_eq!(derived, fixed, "class {c} node {n}");
+        }
+        // Nodes are in name order: busy, idle, tainted.
+        assert!(!feasible[2], "class {c} does not tolerate the taint");
+    }
+    // The classes score the busy node differently, and a raw score out of range marks the
+    // cell as not known.
+    assert_ne!(fill(&m, 0).3[0], fill(&m, 1).3[0], "balanced differs by shape");
+    let cell = m.cell(1, 0);
+    m.planes[fit_plane].normalized[cell] = 101;
+    let (_, _, fit0, _) = fill(&m, 1);
+    assert_eq!((fit0[0], fit0[1] == NO_RAW), (NO_RAW, false));
+}
+
+#[test]
 fn a_self_anti_affine_class_is_spread_one_per_node() {
     let state = cluster(
         (1..=3)
