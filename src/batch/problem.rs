@@ -141,8 +141,8 @@ pub(super) struct SolverRow<'a> {
 /// Fills `row` from class `c`'s row of the lean matrix `m`: on every feasible node the total
 /// score and the usage-dependent planes' raw scores. The part of the score that does not
 /// depend on usage is the total less those planes' weighted raw scores
-/// ([`super::applier::Applier`] derives it), so a cell costs the solver 7 bytes, not the 11 a
-/// stored 32-bit static part would make it. A raw score outside `0..=MAX_NODE_SCORE`, or two
+/// ([`super::applier::Applier`] derives it), so a cell costs the solver 7 bytes where a stored
+/// 32-bit static part made it 10. A raw score outside `0..=MAX_NODE_SCORE`, or two
 /// planes of one kind that disagree (never, for a class without score errors), marks the cell
 /// [`NO_RAW`]. The soft spread terms of the solver replace the tier-start spread score: such a
 /// class's matrix has no PodTopologySpread score ([`Frameworks::variant`]).
