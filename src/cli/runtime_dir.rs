@@ -26,9 +26,10 @@ pub fn ensure() -> Option<tempfile::TempDir> {
     Some(dir)
 }
 
-/// The one `unsafe` block of kplace (the workspace denies `unsafe_code`; this function alone is
-/// allowed it). Since edition 2024 `std::env::set_var` is `unsafe` because another thread may
-/// read the environment through libc (`getenv`) at the same time, which is undefined behaviour.
+/// One of kplace's two `unsafe` blocks (the workspace denies `unsafe_code`; this function and
+/// `eval::cpu::simd`'s dispatch alone are allowed it). Since edition 2024 `std::env::set_var`
+/// is `unsafe` because another thread may read the environment through libc (`getenv`) at the
+/// same time, which is undefined behaviour.
 /// The alternatives are worse: re-executing kplace with the variable set would put a parent
 /// process between kplace and its signals (`schedule` stops on SIGTERM), and Mesa offers no
 /// setting other than environment variables.

@@ -52,8 +52,10 @@ use crate::encode::units::MAX_NODE_SCORE;
 mod lean;
 mod merged;
 mod rows;
+mod simd;
 
 pub use lean::{evaluate_lean, evaluate_lean_into};
+pub use simd::{InstructionSet, with_instruction_set};
 
 /// Evaluates every cell on the CPU, on one thread, a class row at a time (the row evaluator
 /// of [`rows`]): equal bit for bit to [`evaluate_cells`], the specification.

@@ -7,12 +7,15 @@
 //! exists (as in `tests/all/gpu_parity.rs`, a missing adapter fails only with `CI=true`).
 //! The lean evaluation (`cpu::evaluate_lean`, what `plan` reads) equals the full matrix's lean
 //! form (`Matrix::lean`) on every input and thread count, whichever planes it keeps, also when
-//! it writes into the arrays of an earlier evaluation (`cpu::evaluate_lean_into`).
+//! it writes into the arrays of an earlier evaluation (`cpu::evaluate_lean_into`). Every
+//! instruction set the row evaluator is compiled for and this CPU runs (`cpu::InstructionSet`)
+//! gives the baseline copy's matrix, which is the cell-by-cell specification's.
 
 use crate::common;
 
 use common::{Scenario, demo, scenarios};
 use kplace::encode::encode;
+use kplace::eval::cpu::{InstructionSet, with_instruction_set};
 use kplace::eval::gpu::{GpuContext, GpuOptions};
 use kplace::eval::synthetic::cluster_of;
 use kplace::eval::testing::matrix_profile;
@@ -160,6 +163,69 @@ fn the_synthetic_cluster_has_feasible_and_infeasible_cells_and_every_score() {
     }
 }
 
+/// The instruction sets this process evaluates with (`KPLACE_CPU_SIMD` may cap them). Under
+/// `CI=true` on x86-64, AVX2 must be among them, so that its comparison is not skipped.
+fn instruction_sets() -> Vec<InstructionSet> {
+    let sets: Vec<InstructionSet> =
+        InstructionSet::ALL.into_iter().filter(|&s| s <= InstructionSet::detected()).collect();
+    if cfg!(target_arch = "x86_64") && std::env::var("CI").as_deref() == Ok("true") {
+        assert!(
+            sets.contains(&InstructionSet::Avx2),
+            "CI=true on x86-64 without AVX2 (or KPLACE_CPU_SIMD set): its rows go untested"
+        );
+    }
+    sets
+}
+
+/// Asserts that every instruction set gives the baseline copy's matrix and lean matrices, on
+/// one thread and on two, and that the baseline copy gives the cell-by-cell specification's.
+fn assert_same_on_every_instruction_set(
+    profile: &Profile,
+    state: &ClusterState,
+    pending: &[Pod],
+    what: &str,
+) {
+    let enc = encode(state, pending).expect("encodes");
+    let prepared = Prepared::new(profile, state, pending, &enc).expect("prepares");
+    let want = with_instruction_set(InstructionSet::Baseline, || cpu::evaluate(&prepared));
+    if let Some(diff) = cpu::evaluate_cells(&prepared).first_difference(&want) {
+        panic!("{what}: the baseline rows differ from the cell-by-cell specification: {diff}");
+    }
+    for set in instruction_sets() {
+        assert_eq!(with_instruction_set(set, InstructionSet::current), set, "{what}");
+        for threads in [1, 2] {
+            let got = with_instruction_set(set, || cpu::evaluate_parallel(&prepared, threads));
+            if let Some(diff) = want.first_difference(&got) {
+                panic!("{what}, {}, {threads} threads: differs from baseline: {diff}", set.name());
+            }
+            for keep in keeps() {
+                let lean =
+                    with_instruction_set(set, || cpu::evaluate_lean(&prepared, &keep, threads));
+                assert!(
+                    lean == want.clone().lean(&keep),
+                    "{what}, {}, {threads} threads, keeping {keep:?}: the lean matrix differs",
+                    set.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_instruction_set_gives_the_baseline_matrix_on_synthetic_shapes_and_the_demo() {
+    let cases: &[(&str, usize, usize)] = &[
+        ("a single class over many nodes gives the baseline row", 1, 157),
+        ("the benchmarks' mix of every filter and score gives the baseline matrix", 60, 120),
+        ("rows longer than a vector of every width give the baseline matrix", 9, 1_021),
+    ];
+    for &(name, classes, nodes) in cases {
+        let s = cluster_of(classes, nodes);
+        assert_same_on_every_instruction_set(&profile(), &s.state, &s.pending, name);
+    }
+    let cluster = demo();
+    assert_same_on_every_instruction_set(&profile(), &cluster.state, &cluster.pending, "demo");
+}
+
 #[test]
 fn the_demo_fixture_evaluates_identically_on_every_thread_count() {
     let cluster = demo();
@@ -216,6 +282,12 @@ proptest! {
         let want = cpu::evaluate(&prepared);
         let got = cpu::evaluate_parallel(&prepared, threads);
         prop_assert_eq!(want.first_difference(&got), None);
+        // The baseline copy of the row evaluator gives the same matrix (`want` came from the
+        // widest copy this CPU runs).
+        let baseline = with_instruction_set(InstructionSet::Baseline, || {
+            cpu::evaluate_parallel(&prepared, threads)
+        });
+        prop_assert_eq!(want.first_difference(&baseline), None);
         for keep in keeps() {
             let lean = cpu::evaluate_lean(&prepared, &keep, threads);
             prop_assert!(lean == want.clone().lean(&keep), "keeping {:?}", keep);

@@ -279,7 +279,7 @@ fn evaluate_run(p: &Prepared<'_>, st: &Statics<'_>, run: &mut LeanRun<'_>, sc: &
             best_total: &mut run.best_total[row..row + 1],
             out_of_range: &mut run.out_of_range[row..row + 1],
         };
-        rows::evaluate_row(p, s, &mut rows, 0, &mut sc.rows);
+        super::simd::evaluate_row(p, s, &mut rows, 0, &mut sc.rows);
     }
 }
 
@@ -358,7 +358,7 @@ fn evaluate_merged_row(
         best_total: &mut run.best_total[row..row + 1],
         out_of_range: &mut run.out_of_range[row..row + 1],
     };
-    rows::evaluate_row(p, s, &mut rows, 0, &mut m.rows);
+    super::simd::evaluate_row(p, s, &mut rows, 0, &mut m.rows);
     let nn = p.num_nodes;
     let cells = row * nn..(row + 1) * nn;
     copy_out(&merged.column, &m.filter, &mut run.filter[cells.clone()]);

@@ -153,6 +153,7 @@ impl Merged {
                 .collect(),
             rank: s.rank,
             scored: s.scored,
+            simd: s.simd,
             node,
             weight,
         };

@@ -21,6 +21,8 @@
 
 use std::collections::BTreeMap;
 
+use super::simd::InstructionSet;
+
 use super::super::prep::{
     CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_REJECTED, CLASS_RESTRICTED,
     FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER, FIT_KIND_SCALAR,
@@ -94,6 +96,8 @@ pub(super) struct Statics {
     pub(super) rank: [u32; 16],
     /// Whether the profile scores with each plane.
     pub(super) scored: [bool; NUM_SCORE_PLANES],
+    /// The instruction set the rows run ([`InstructionSet::current`] when this was built).
+    pub(super) simd: InstructionSet,
 }
 
 impl Statics {
@@ -219,6 +223,7 @@ impl Statics {
             image_nodes,
             rank,
             scored,
+            simd: InstructionSet::current(),
         }
     }
 }
@@ -349,11 +354,14 @@ fn count(table: &[i32], at: u32) -> i32 {
 pub(super) fn evaluate_rows(p: &Prepared<'_>, s: &Statics, r: &mut Rows<'_>) {
     let mut scratch = Scratch::default();
     for row in 0..r.len {
-        evaluate_row(p, s, r, row, &mut scratch);
+        super::simd::evaluate_row(p, s, r, row, &mut scratch);
     }
 }
 
-pub(super) fn evaluate_row(
+/// One row of `r`: what [`super::simd::evaluate_row`] runs, compiled once per instruction set
+/// (inlined into each of its copies).
+#[inline(always)]
+pub(super) fn evaluate_row_body(
     p: &Prepared<'_>,
     s: &Statics,
     r: &mut Rows<'_>,
@@ -977,6 +985,7 @@ fn normalize_row(
 }
 
 /// [`super::pod_topology_spread_score`] for one row, with dense tables and domain bitmaps.
+#[inline(always)]
 fn pod_topology_spread_score(
     p: &Prepared<'_>,
     s: &Statics,
