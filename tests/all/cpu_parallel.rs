@@ -198,14 +198,11 @@ fn assert_same_on_every_instruction_set(
             if let Some(diff) = want.first_difference(&got) {
                 panic!("{what}, {}, {threads} threads: differs from baseline: {diff}", set.name());
             }
+            let what = format!("{what}, {}", set.name());
             for keep in keeps() {
-                let lean =
-                    with_instruction_set(set, || cpu::evaluate_lean(&prepared, &keep, threads));
-                assert!(
-                    lean == want.clone().lean(&keep),
-                    "{what}, {}, {threads} threads, keeping {keep:?}: the lean matrix differs",
-                    set.name()
-                );
+                with_instruction_set(set, || {
+                    assert_lean_matches(&prepared, &want, &keep, threads, &what)
+                });
             }
         }
     }
