@@ -44,3 +44,9 @@ fn plane_class(plane: u32, local_class: u32) -> u32 {
 fn plane_weight(plane: u32) -> i32 {
     return params.weights[plane / 4u][plane % 4u];
 }
+
+// The opaque zero native binary64 XORs into its results (shaders/f64_native.wgsl; unused by the
+// software library).
+fn f64_fence() -> u32 {
+    return params.fence;
+}

@@ -178,6 +178,7 @@ fn i64_div(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
 
 const F64_ZERO: vec2<u32> = vec2<u32>(0u, 0u);
 const F64_ONE: vec2<u32> = vec2<u32>(0u, 0x3FF00000u);
+const F64_HALF: vec2<u32> = vec2<u32>(0u, 0x3FE00000u);
 const F64_TWO: vec2<u32> = vec2<u32>(0u, 0x40000000u);
 const F64_HUNDRED: vec2<u32> = vec2<u32>(0u, 0x40590000u);
 const F64_DEFAULT_NAN: vec2<u32> = vec2<u32>(0u, 0xFFF80000u);

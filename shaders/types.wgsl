@@ -158,7 +158,7 @@ struct EvalParams {
     score_mask: u32,
     num_balanced_specs: u32,
     num_topology_keys: u32,
-    _pad1: u32,
+    fence: u32,
     _pad2: u32,
     _pad3: u32,
     weights: array<vec4<i32>, 2>,

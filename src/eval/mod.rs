@@ -603,7 +603,9 @@ impl Evaluator {
     pub fn describe(&self) -> String {
         match self {
             Evaluator::Cpu => "cpu".to_string(),
-            Evaluator::Gpu(ctx) => format!("gpu ({})", ctx.adapter_description()),
+            Evaluator::Gpu(ctx) => {
+                format!("gpu ({}, binary64 {})", ctx.adapter_description(), ctx.binary64().name())
+            }
         }
     }
 
@@ -629,7 +631,8 @@ impl Evaluator {
 
     /// Evaluates a prepared profile into the lean form the batch planner reads, keeping the
     /// normalized planes of `keep`'s plugins: on the CPU without ever building the full matrix
-    /// ([`cpu::evaluate_lean`]); on the GPU from the full matrix ([`Matrix::lean`]).
+    /// ([`cpu::evaluate_lean`]); on the GPU reading back only the planes the lean form holds
+    /// ([`gpu::GpuContext::evaluate_lean`]).
     pub fn evaluate_lean(
         &mut self,
         prepared: &Prepared<'_>,
@@ -651,7 +654,7 @@ impl Evaluator {
     ) -> Result<(), EvalError> {
         match self {
             Evaluator::Cpu => cpu::evaluate_lean_into(prepared, keep, 0, out),
-            Evaluator::Gpu(ctx) => *out = ctx.evaluate(prepared)?.lean(keep),
+            Evaluator::Gpu(ctx) => *out = ctx.evaluate_lean(prepared, keep)?,
         }
         Ok(())
     }

@@ -1,8 +1,9 @@
 //! The GPU matrix equals the CPU matrix bit for bit: on the demo fixture, on degenerate shapes
 //! (no nodes, one node, no classes, a class nothing fits, node counts that are not a multiple of
 //! the workgroup size, more nodes than one tile, more classes than one chunk) and on generated
-//! clusters, with default and forced small tiles, every plugin of the default profile included;
-//! and the software binary64 library computes on the device exactly as native `f64`.
+//! clusters, with default and forced small tiles, every plugin of the default profile included,
+//! with the kernels' binary64 in software and native (where the adapter has it); and both
+//! binary64 libraries compute on the device exactly as the CPU's `f64`.
 //!
 //! These tests need a Vulkan adapter (Mesa's lavapipe is enough:
 //! `apt-get install mesa-vulkan-drivers libvulkan1`). Without one they print a notice and pass,
@@ -16,7 +17,9 @@ use std::time::Instant;
 use common::{Scenario, demo, scenarios};
 use kplace::encode::encode;
 use kplace::eval::columns::{self, NodeUsage};
-use kplace::eval::gpu::{GpuContext, GpuOptions};
+use kplace::eval::gpu::{
+    Binary64, GpuContext, GpuError, GpuOptions, binary64_inputs, binary64_mismatches,
+};
 use kplace::eval::testing::{matrix_profile, round_to_units};
 use kplace::eval::{Backend, Evaluator, Prepared, cpu};
 use kplace::framework::profile::{PluginName, Profile};
@@ -26,12 +29,33 @@ use kplace::model::testing::{
 use kplace::model::{ClusterState, LabelSelector, Pod, TaintEffect, UnsatisfiableAction};
 use proptest::prelude::*;
 
-/// One device for the whole test binary (tests take turns).
+/// One device per binary64 mode for the whole test binary (tests take turns); the default is
+/// the one `GpuContext::new` picks.
 fn gpu() -> Option<MutexGuard<'static, GpuContext>> {
     static CTX: OnceLock<Option<Mutex<GpuContext>>> = OnceLock::new();
-    let ctx = CTX.get_or_init(|| match GpuContext::new(&GpuOptions::default()) {
+    open(&CTX, || GpuContext::new(&GpuOptions::default()))
+}
+
+/// The device with its kernels in `binary64`'s mode. Native binary64 needs the adapter's
+/// SHADER_F64 and SHADER_INT64 (lavapipe has both): `CI=true` requires it, so the native
+/// kernels are never skipped silently there.
+fn gpu_in(binary64: Binary64) -> Option<MutexGuard<'static, GpuContext>> {
+    static CTX: [OnceLock<Option<Mutex<GpuContext>>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = Binary64::ALL.iter().position(|&b| b == binary64).expect("a mode");
+    open(&CTX[slot], || GpuContext::with_binary64(&GpuOptions::default(), binary64))
+}
+
+fn open(
+    ctx: &'static OnceLock<Option<Mutex<GpuContext>>>,
+    make: impl FnOnce() -> Result<GpuContext, GpuError>,
+) -> Option<MutexGuard<'static, GpuContext>> {
+    let ctx = ctx.get_or_init(|| match make() {
         Ok(ctx) => {
-            eprintln!("GPU parity tests on {}", ctx.adapter_description());
+            eprintln!(
+                "GPU parity tests on {}, binary64 {}",
+                ctx.adapter_description(),
+                ctx.binary64().name()
+            );
             Some(Mutex::new(ctx))
         }
         Err(e) => {
@@ -43,6 +67,16 @@ fn gpu() -> Option<MutexGuard<'static, GpuContext>> {
         }
     });
     ctx.as_ref().map(|m| m.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+}
+
+/// Runs `check` on the device in each binary64 mode that is available.
+fn each_binary64(mut check: impl FnMut(&mut GpuContext)) {
+    for binary64 in Binary64::ALL {
+        if let Some(mut ctx) = gpu_in(binary64) {
+            assert_eq!(ctx.binary64(), binary64);
+            check(&mut ctx);
+        }
+    }
 }
 
 /// Evaluates on both backends with the given tiling and asserts equality.
@@ -62,6 +96,15 @@ fn assert_parity(
     if let Some(diff) = want.first_difference(&got) {
         panic!("{what} ({options:?}): GPU differs from CPU: {diff}");
     }
+    // The lean readback: every kept plane, none, and one.
+    let plugins: Vec<PluginName> = want.scores.iter().map(|s| s.plugin).collect();
+    for keep in [&plugins[..], &[], &plugins[..plugins.len().min(1)]] {
+        let lean = ctx.evaluate_lean(&prepared, keep).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            lean == want.clone().lean(keep),
+            "{what} ({options:?}): the GPU's lean matrix keeping {keep:?} differs from the CPU's"
+        );
+    }
 }
 
 fn profile() -> Profile {
@@ -72,15 +115,18 @@ const SMALL: GpuOptions = GpuOptions { max_tile_nodes: Some(64), max_chunk_class
 
 #[test]
 fn the_demo_fixture_evaluates_identically_on_the_gpu() {
-    let Some(mut ctx) = gpu() else { return };
+    each_binary64(demo_parity);
+}
+
+fn demo_parity(ctx: &mut GpuContext) {
     let cluster = demo();
     for options in [GpuOptions::default(), SMALL] {
-        assert_parity(&mut ctx, &profile(), &cluster.state, &cluster.pending, options, "demo");
+        assert_parity(ctx, &profile(), &cluster.state, &cluster.pending, options, "demo");
     }
     // The full default profile too: the plugins not in the matrix are only listed.
     let full = Profile::default_profile();
     assert_parity(
-        &mut ctx,
+        ctx,
         &full,
         &cluster.state,
         &cluster.pending,
@@ -89,7 +135,7 @@ fn the_demo_fixture_evaluates_identically_on_the_gpu() {
     );
     let enc = encode(&cluster.state, &cluster.pending).unwrap();
     let (state, pending) = round_to_units(&cluster.state, &cluster.pending, &enc.dicts.resources);
-    assert_parity(&mut ctx, &profile(), &state, &pending, SMALL, "demo rounded to its units");
+    assert_parity(ctx, &profile(), &state, &pending, SMALL, "demo rounded to its units");
 }
 
 fn nodes(n: usize) -> Vec<kplace::model::Node> {
@@ -176,51 +222,50 @@ fn pods() -> Vec<Pod> {
 
 #[test]
 fn degenerate_shapes_evaluate_identically_on_the_gpu() {
-    let Some(mut ctx) = gpu() else { return };
-    let cases: Vec<(&str, ClusterState, Vec<Pod>)> = vec![
-        ("no nodes", cluster(vec![], vec![]), pods()),
-        ("no pending pods", cluster(nodes(5), bound(5)), vec![]),
-        ("one node", cluster(nodes(1), bound(1)), pods()),
-        ("a class nothing fits", cluster(nodes(3), bound(3)), vec![pods()[2].clone()]),
-        ("63 nodes, one short of a workgroup", cluster(nodes(63), bound(63)), pods()),
-        ("65 nodes, one past a workgroup", cluster(nodes(65), bound(65)), pods()),
-        ("150 nodes, three tiles of 64", cluster(nodes(150), bound(150)), pods()),
-        ("129 nodes, one node in the last tile", cluster(nodes(129), bound(129)), pods()),
-        (
-            "a node of 41 TiB: memory in 2 MiB units",
-            cluster(widened(|b| b.memory(41 << 40)), bound(6)),
-            pods(),
-        ),
-        (
-            "a node of 42,950 CPUs: cpu in 2-millicore units",
-            cluster(widened(|b| b.cpu(42_950_001)), bound(6)),
-            pods(),
-        ),
-        (
-            "a node of 42,949,673 pods: pods in 2-pod units",
-            cluster(widened(|b| b.pods(42_949_673)), bound(6)),
-            pods(),
-        ),
-    ];
-    for (name, state, pending) in cases {
-        if name.ends_with(" units") {
-            let enc = encode(&state, &pending).unwrap();
-            let widened = enc
-                .dicts
-                .resources
-                .units
-                .iter()
-                .any(|u| u.shift > kplace::encode::units::ResourceUnit::base(&u.name).shift);
-            assert!(widened, "{name}: a unit is wider than its base");
+    each_binary64(|ctx| {
+        let cases: Vec<(&str, ClusterState, Vec<Pod>)> = vec![
+            ("no nodes", cluster(vec![], vec![]), pods()),
+            ("no pending pods", cluster(nodes(5), bound(5)), vec![]),
+            ("one node", cluster(nodes(1), bound(1)), pods()),
+            ("a class nothing fits", cluster(nodes(3), bound(3)), vec![pods()[2].clone()]),
+            ("63 nodes, one short of a workgroup", cluster(nodes(63), bound(63)), pods()),
+            ("65 nodes, one past a workgroup", cluster(nodes(65), bound(65)), pods()),
+            ("150 nodes, three tiles of 64", cluster(nodes(150), bound(150)), pods()),
+            ("129 nodes, one node in the last tile", cluster(nodes(129), bound(129)), pods()),
+            (
+                "a node of 41 TiB: memory in 2 MiB units",
+                cluster(widened(|b| b.memory(41 << 40)), bound(6)),
+                pods(),
+            ),
+            (
+                "a node of 42,950 CPUs: cpu in 2-millicore units",
+                cluster(widened(|b| b.cpu(42_950_001)), bound(6)),
+                pods(),
+            ),
+            (
+                "a node of 42,949,673 pods: pods in 2-pod units",
+                cluster(widened(|b| b.pods(42_949_673)), bound(6)),
+                pods(),
+            ),
+        ];
+        for (name, state, pending) in cases {
+            if name.ends_with(" units") {
+                let enc = encode(&state, &pending).unwrap();
+                let widened =
+                    enc.dicts.resources.units.iter().any(|u| {
+                        u.shift > kplace::encode::units::ResourceUnit::base(&u.name).shift
+                    });
+                assert!(widened, "{name}: a unit is wider than its base");
+            }
+            for options in [
+                GpuOptions::default(),
+                SMALL,
+                GpuOptions { max_tile_nodes: Some(64), max_chunk_classes: Some(1) },
+            ] {
+                assert_parity(ctx, &profile(), &state, &pending, options, name);
+            }
         }
-        for options in [
-            GpuOptions::default(),
-            SMALL,
-            GpuOptions { max_tile_nodes: Some(64), max_chunk_classes: Some(1) },
-        ] {
-            assert_parity(&mut ctx, &profile(), &state, &pending, options, name);
-        }
-    }
+    });
 }
 
 #[test]
@@ -301,119 +346,60 @@ fn demo_timing() {
     );
 }
 
-/// SplitMix64: a small deterministic generator for the binary64 inputs.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Binary64 inputs: every pair of special values, then random pairs mixing raw bit patterns,
-/// ratios of small integers, scaled integers and neighbours (a few ulps away) of all of these.
-fn binary64_inputs(random: usize) -> Vec<(u64, u64)> {
-    let special: Vec<f64> = vec![
-        0.0,
-        -0.0,
-        f64::from_bits(1),
-        f64::from_bits(0x000F_FFFF_FFFF_FFFF),
-        f64::MIN_POSITIVE,
-        f64::MAX,
-        -f64::MAX,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::NAN,
-        1.0,
-        -1.0,
-        0.5,
-        2.5,
-        -2.5,
-        0.1,
-        0.68,
-        3.0,
-        100.0,
-        4503599627370495.5,
-        9.223372036854775e18,
-        -9.223372036854776e18,
-        1e-310,
-    ];
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for a in &special {
-        for b in &special {
-            out.push((a.to_bits(), b.to_bits()));
-        }
-    }
-    let mut state = 0x5EED_u64;
-    let value = |state: &mut u64| -> u64 {
-        let r = splitmix(state);
-        let v = match r % 4 {
-            0 => splitmix(state),
-            1 => {
-                let a = (splitmix(state) % 4000) as f64 - 2000.0;
-                let b = (splitmix(state) % 2000 + 1) as f64;
-                (a / b).to_bits()
-            }
-            2 => {
-                let m = splitmix(state) as i32;
-                let e = (splitmix(state) % 2200) as i32 - 1100;
-                (f64::from(m) * 2f64.powi(e)).to_bits()
-            }
-            _ => special[(splitmix(state) % special.len() as u64) as usize].to_bits(),
-        };
-        let ulps = (splitmix(state) % 7) as i64 - 3;
-        (v as i64).wrapping_add(ulps) as u64
-    };
-    for _ in 0..random {
-        let a = value(&mut state);
-        let b = value(&mut state);
-        out.push((a, b));
-    }
-    out
-}
-
+/// The binary64 library of each mode computes on the device exactly as the CPU's `f64`, and a
+/// default context computes natively where the adapter can.
 #[test]
 fn the_binary64_library_computes_on_the_gpu_exactly_as_native_f64() {
-    let Some(mut ctx) = gpu() else { return };
     let inputs = binary64_inputs(6000);
-    let results = ctx.f64_selftest(&inputs).expect("the self-test kernel runs");
-    assert_eq!(results.len(), inputs.len());
-    let same = |got: u64, want: f64| {
-        (f64::from_bits(got).is_nan() && want.is_nan()) || got == want.to_bits()
-    };
-    let mut failures = Vec::new();
-    for (&(a_bits, b_bits), r) in inputs.iter().zip(&results) {
-        let (a, b) = (f64::from_bits(a_bits), f64::from_bits(b_bits));
-        let want = [
-            ("+", a + b),
-            ("-", a - b),
-            ("*", a * b),
-            ("/", a / b),
-            ("sqrt", a.sqrt()),
-            ("round", a.round()),
-            ("from_i64", a_bits as i64 as f64),
-            ("from_u64", a_bits as f64),
-        ];
-        let got = [r[0], r[1], r[2], r[3], r[4], r[5], r[7], r[8]];
-        for ((op, w), g) in want.iter().zip(got) {
-            if !same(g, *w) {
-                failures.push(format!("{op} {a:e} ({a_bits:#x}), {b:e} ({b_bits:#x}): {g:#x}"));
-            }
-        }
-        if r[6] as i64 != a as i64 {
-            failures.push(format!("{a:e} as i64: {}", r[6] as i64));
-        }
-        if (r[9] != 0) != (a < b) {
-            failures.push(format!("{a:e} < {b:e}: {}", r[9]));
-        }
+    let mut modes = Vec::new();
+    each_binary64(|ctx| {
+        let results = ctx.f64_selftest(&inputs).expect("the self-test kernel runs");
+        assert_eq!(results.len(), inputs.len());
+        let failures = binary64_mismatches(&inputs, &results);
+        assert!(
+            failures.is_empty(),
+            "binary64 {}: {} of {} results differ from native f64, e.g.:\n{}",
+            ctx.binary64().name(),
+            failures.len(),
+            inputs.len() * 10,
+            failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+        );
+        modes.push(ctx.binary64());
+    });
+    if std::env::var("CI").as_deref() == Ok("true") {
+        assert_eq!(modes, Binary64::ALL, "CI=true: lavapipe computes binary64 natively too");
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} results differ from native f64, e.g.:\n{}",
-        failures.len(),
-        inputs.len() * 10,
-        failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
-    );
+    if modes.contains(&Binary64::Native) {
+        let ctx = gpu().expect("a default device");
+        assert_eq!(ctx.binary64(), Binary64::Native, "the default takes native binary64");
+    }
+}
+
+/// The self-test's comparison is not vacuous: a result one ulp off, a wrong integer and a
+/// wrong comparison are each reported.
+#[test]
+fn the_binary64_comparison_reports_every_wrong_result() {
+    let inputs = [(1.5f64.to_bits(), 2.25f64.to_bits())];
+    let (a, b) = (1.5f64, 2.25f64);
+    let right = [
+        (a + b).to_bits(),
+        (a - b).to_bits(),
+        (a * b).to_bits(),
+        (a / b).to_bits(),
+        a.sqrt().to_bits(),
+        a.round().to_bits(),
+        a as i64 as u64,
+        (a.to_bits() as i64 as f64).to_bits(),
+        (a.to_bits() as f64).to_bits(),
+        1,
+    ];
+    assert!(binary64_mismatches(&inputs, &[right]).is_empty());
+    for k in 0..right.len() {
+        let mut wrong = right;
+        wrong[k] ^= 1;
+        assert_eq!(binary64_mismatches(&inputs, &[wrong]).len(), 1, "result {k} is checked");
+    }
+    assert!(!binary64_mismatches(&inputs, &[]).is_empty(), "a missing result is reported");
 }
 
 /// Fills `state`: every pending pod placed once on each node `i` with `i % 3 == pick`, as far
@@ -490,30 +476,31 @@ fn assert_column_parity(
 
 #[test]
 fn column_updates_evaluate_identically_on_the_gpu() {
-    let Some(mut ctx) = gpu() else { return };
-    let cases: Vec<(&str, ClusterState, Vec<Pod>)> = vec![
-        ("one node", cluster(nodes(2), bound(2)), pods()),
-        ("65 nodes, one past a workgroup", cluster(nodes(65), bound(65)), pods()),
-        ("150 nodes, three tiles of 64", cluster(nodes(150), bound(150)), pods()),
-        ("no pending pods", cluster(nodes(5), bound(5)), vec![]),
-    ];
-    for (name, state, pending) in cases {
-        for options in [GpuOptions::default(), SMALL] {
-            let compared =
-                assert_column_parity(&mut ctx, &profile(), &state, &pending, options, name);
-            assert!(compared, "{name}: the update was compared with a fresh evaluation");
+    each_binary64(|ctx| {
+        let cases: Vec<(&str, ClusterState, Vec<Pod>)> = vec![
+            ("one node", cluster(nodes(2), bound(2)), pods()),
+            ("65 nodes, one past a workgroup", cluster(nodes(65), bound(65)), pods()),
+            ("150 nodes, three tiles of 64", cluster(nodes(150), bound(150)), pods()),
+            ("no pending pods", cluster(nodes(5), bound(5)), vec![]),
+        ];
+        for (name, state, pending) in cases {
+            for options in [GpuOptions::default(), SMALL] {
+                let compared =
+                    assert_column_parity(ctx, &profile(), &state, &pending, options, name);
+                assert!(compared, "{name}: the update was compared with a fresh evaluation");
+            }
         }
-    }
-    // The Evaluator sends large updates to the device and small ones to the CPU twin: both
-    // answer the same.
-    let state = cluster(nodes(150), bound(150));
-    let pending = pods();
-    let enc = encode(&state, &pending).expect("encodes");
-    let prepared = Prepared::new(&profile(), &state, &pending, &enc).expect("prepares");
-    let usage = NodeUsage::encoded(&enc, &(0..150).collect::<Vec<_>>()).expect("usage");
-    ctx.set_options(GpuOptions::default());
-    let direct = ctx.resource_columns(&prepared, &usage).expect("GPU update");
-    assert_eq!(direct, columns::evaluate_cpu(&prepared, &usage).expect("CPU update"));
+        // The Evaluator sends large updates to the device and small ones to the CPU twin: both
+        // answer the same.
+        let state = cluster(nodes(150), bound(150));
+        let pending = pods();
+        let enc = encode(&state, &pending).expect("encodes");
+        let prepared = Prepared::new(&profile(), &state, &pending, &enc).expect("prepares");
+        let usage = NodeUsage::encoded(&enc, &(0..150).collect::<Vec<_>>()).expect("usage");
+        ctx.set_options(GpuOptions::default());
+        let direct = ctx.resource_columns(&prepared, &usage).expect("GPU update");
+        assert_eq!(direct, columns::evaluate_cpu(&prepared, &usage).expect("CPU update"));
+    });
 }
 
 fn tiling_options() -> impl Strategy<Value = GpuOptions> {
@@ -530,9 +517,8 @@ proptest! {
         s in scenarios(0..=10, 6, false),
         options in tiling_options(),
     ) {
-        let Some(mut ctx) = gpu() else { return Ok(()) };
         let Scenario { profile, state, pending } = s;
-        assert_parity(&mut ctx, &profile, &state, &pending, options, "generated");
+        each_binary64(|ctx| assert_parity(ctx, &profile, &state, &pending, options, "generated"));
     }
 
     #[test]
@@ -540,9 +526,8 @@ proptest! {
         s in scenarios(65..=140, 4, false),
         options in tiling_options(),
     ) {
-        let Some(mut ctx) = gpu() else { return Ok(()) };
         let Scenario { profile, state, pending } = s;
-        assert_parity(&mut ctx, &profile, &state, &pending, options, "generated, wide");
+        each_binary64(|ctx| assert_parity(ctx, &profile, &state, &pending, options, "wide"));
     }
 
     #[test]
@@ -550,8 +535,9 @@ proptest! {
         s in scenarios(1..=90, 5, false),
         options in tiling_options(),
     ) {
-        let Some(mut ctx) = gpu() else { return Ok(()) };
         let Scenario { profile, state, pending } = s;
-        assert_column_parity(&mut ctx, &profile, &state, &pending, options, "generated update");
+        each_binary64(|ctx| {
+            assert_column_parity(ctx, &profile, &state, &pending, options, "generated update");
+        });
     }
 }

@@ -2,11 +2,12 @@
 //! their bindings.
 //!
 //! Input: the files of `shaders/` (embedded at build time). Output: [`KERNELS`] and
-//! [`kernel_source`]. No upstream counterpart: each kernel's header names the upstream plugin it
+//! [`kernel_source_with`]. No upstream counterpart: each kernel's header names the upstream plugin it
 //! reproduces and its CPU twin in [`crate::eval::cpu`].
 //!
 //! A kernel's source is `shaders/types.wgsl` + `shaders/common.wgsl` + the libraries it uses
-//! (`shaders/f64.wgsl`, the software binary64 of [`crate::eval::softf64`]) + its own file. Binding `i`
+//! (`shaders/f64.wgsl`, the software binary64 of [`crate::eval::softf64`], followed in
+//! [`Binary64::Native`] kernels by `shaders/f64_native.wgsl`) + its own file. Binding `i`
 //! of every kernel is `bindings[i]` (binding 0 is always the per-tile `params` uniform); a test
 //! parses every kernel with naga and checks that the WGSL variable at each binding has the
 //! buffer's name.
@@ -18,6 +19,70 @@ pub const COMMON_WGSL: &str = include_str!("../../../shaders/common.wgsl");
 /// `shaders/f64.wgsl`: software IEEE-754 binary64 and 64-bit integers on `vec2<u32>` (a library;
 /// its Rust twin is [`crate::eval::softf64`]).
 pub const F64_WGSL: &str = include_str!("../../../shaders/f64.wgsl");
+/// `shaders/f64_native.wgsl`: native binary64 for the operations of [`F64_WGSL`] where it is
+/// provably bit-identical (appended after [`F64_WGSL`] in [`Binary64::Native`] kernels).
+pub const F64_NATIVE_WGSL: &str = include_str!("../../../shaders/f64_native.wgsl");
+/// The functions of [`F64_WGSL`] that [`F64_NATIVE_WGSL`] defines again: their software
+/// definitions are renamed `soft_<name>` in a native kernel (the native ones fall back to them).
+pub const F64_NATIVE_FUNCTIONS: [&str; 11] = [
+    "f64_add",
+    "f64_sub",
+    "f64_mul",
+    "f64_from_u32",
+    "f64_from_i32",
+    "f64_from_i64",
+    "f64_from_u64",
+    "f64_to_i64",
+    "u64_mul_u32",
+    "u64_divmod",
+    "i64_div",
+];
+
+/// How the kernels compute binary64 (and 64-bit integers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Binary64 {
+    /// Everything in software on `vec2<u32>` ([`F64_WGSL`]): runs on every device.
+    Software,
+    /// The device's `f64`, `i64` and `u64` where they are provably identical
+    /// ([`F64_NATIVE_WGSL`]), software elsewhere: needs `SHADER_F64` and `SHADER_INT64`.
+    Native,
+}
+
+impl Binary64 {
+    /// Both, software first.
+    pub const ALL: [Binary64; 2] = [Binary64::Software, Binary64::Native];
+
+    /// `software` or `native`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Binary64::Software => "software",
+            Binary64::Native => "native",
+        }
+    }
+
+    /// The device features the kernels need in this mode.
+    pub fn features(self) -> wgpu::Features {
+        match self {
+            Binary64::Software => wgpu::Features::empty(),
+            Binary64::Native => wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64,
+        }
+    }
+
+    /// The binary64 library as a kernel of this mode includes it.
+    pub fn library(self) -> Cow<'static, str> {
+        match self {
+            Binary64::Software => Cow::Borrowed(F64_WGSL),
+            Binary64::Native => {
+                let mut soft = F64_WGSL.to_string();
+                for name in F64_NATIVE_FUNCTIONS {
+                    soft = soft.replace(&format!("fn {name}("), &format!("fn soft_{name}("));
+                }
+                Cow::Owned(format!("{soft}\n{F64_NATIVE_WGSL}"))
+            }
+        }
+    }
+}
+
 /// `shaders/f64_selftest.wgsl`: a kernel running every operation of [`F64_WGSL`] on input pairs
 /// (the device test of the library).
 pub const F64_SELFTEST_WGSL: &str = include_str!("../../../shaders/f64_selftest.wgsl");
@@ -180,6 +245,8 @@ pub struct Kernel {
     /// The buffer at each binding of group 0.
     pub bindings: &'static [Buf],
 }
+
+use std::borrow::Cow;
 
 use crate::eval::NUM_SCORE_PLANES;
 use Buf::*;
@@ -366,18 +433,40 @@ pub fn max_storage_buffers() -> u32 {
     KERNELS.iter().map(|k| k.bindings.len() as u32 - 1).max().unwrap_or(0)
 }
 
-/// The full WGSL source of a kernel: types, common, libraries, body.
+/// The full WGSL source of a kernel with software binary64: types, common, libraries, body.
 pub fn kernel_source(kernel: &Kernel) -> String {
+    kernel_source_with(kernel, Binary64::Software)
+}
+
+/// The full WGSL source of a kernel whose binary64 is `binary64`'s.
+pub fn kernel_source_with(kernel: &Kernel, binary64: Binary64) -> String {
     let mut out = format!("{TYPES_WGSL}\n{COMMON_WGSL}\n");
     for lib in kernel.libs {
-        out.push_str(lib);
+        if *lib == F64_WGSL {
+            out.push_str(&binary64.library());
+        } else {
+            out.push_str(lib);
+        }
         out.push('\n');
     }
     out.push_str(kernel.body);
     out
 }
 
-/// The full WGSL source of the binary64 self-test kernel.
+/// The full WGSL source of the binary64 self-test kernel (software binary64).
 pub fn f64_selftest_source() -> String {
-    format!("{F64_WGSL}\n{F64_SELFTEST_WGSL}")
+    f64_selftest_source_with(Binary64::Software)
+}
+
+/// The full WGSL source of the binary64 self-test kernel in `binary64`'s mode. A native one
+/// binds at 2 a uniform `vec4<u32>` of zeros: the fence of [`F64_NATIVE_WGSL`].
+pub fn f64_selftest_source_with(binary64: Binary64) -> String {
+    let fence = match binary64 {
+        Binary64::Software => "",
+        Binary64::Native => {
+            "@group(0) @binding(2) var<uniform> f64_fence_word: vec4<u32>;\n\
+             fn f64_fence() -> u32 {\n    return f64_fence_word.x;\n}\n"
+        }
+    };
+    format!("{fence}{}\n{F64_SELFTEST_WGSL}", binary64.library())
 }

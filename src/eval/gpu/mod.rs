@@ -32,7 +32,11 @@
 //! [`crate::eval::Evaluator::select`] turns either into the CPU fallback for `--backend auto`.
 
 pub mod kernels;
+mod selftest;
 pub mod types;
+
+pub use self::kernels::Binary64;
+pub use self::selftest::{binary64_inputs, binary64_mismatches};
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -44,11 +48,12 @@ use bytemuck::{Pod, bytes_of, cast_slice};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use self::kernels::{Buf, KERNELS, kernel_source, max_storage_buffers};
+use self::kernels::{Buf, KERNELS, kernel_source_with, max_storage_buffers};
 use self::types::{EvalParams, MAX_CHECKS, WORKGROUP_SIZE, eval_buffers};
 use super::columns::{NodeUsage, ResourceColumns};
-use super::{Matrix, NUM_SCORE_PLANES, Prepared, RawResults, ScorePlugin};
+use super::{LeanMatrix, Matrix, NUM_SCORE_PLANES, Prepared, RawResults, ScorePlugin};
 use crate::encode::gpu_types::nonempty;
+use crate::framework::profile::PluginName;
 
 /// Why the GPU path failed.
 #[derive(Debug, Error)]
@@ -89,7 +94,19 @@ pub enum GpuError {
     /// Reading results back failed.
     #[error("reading GPU results back failed: {0}")]
     Readback(String),
+    /// Native binary64 was asked for and the adapter cannot give it.
+    #[error("GPU adapter {adapter:?} cannot compute binary64 natively: {why}")]
+    Binary64 {
+        /// The adapter.
+        adapter: String,
+        /// Why: the missing features, or the first self-test result that differed.
+        why: String,
+    },
 }
+
+/// Random input pairs of the start-up self-test of native binary64 (after every pair of the
+/// special values).
+const STARTUP_SELFTEST_PAIRS: usize = 2000;
 
 /// Tiling knobs (tests force small tiles and chunks; `None` = as large as the limits allow).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -169,6 +186,7 @@ pub struct GpuContext {
     device: wgpu::Device,
     queue: wgpu::Queue,
     info: wgpu::AdapterInfo,
+    binary64: Binary64,
     pipelines: Vec<wgpu::ComputePipeline>,
     options: GpuOptions,
     buffers: BTreeMap<Slot, (wgpu::Buffer, u64)>,
@@ -191,18 +209,35 @@ fn device_error(e: wgpu::Error) -> GpuError {
 
 impl GpuContext {
     /// Opens the best adapter, a software one (lavapipe) when there is no hardware, requests a
-    /// device with the limits the kernels need and compiles every kernel.
+    /// device with the limits the kernels need and compiles every kernel, with native binary64
+    /// when the adapter has it and passes the self-test ([`Binary64`]; the environment
+    /// variable `KPLACE_GPU_F64=software` keeps it in software).
     pub fn new(options: &GpuOptions) -> Result<GpuContext, GpuError> {
-        Self::open(options, true)
+        Self::open(options, true, None)
     }
 
     /// As [`GpuContext::new`], with hardware adapters only: [`GpuError::SoftwareOnly`] when
     /// the only adapters are CPU implementations.
     pub fn new_hardware(options: &GpuOptions) -> Result<GpuContext, GpuError> {
-        Self::open(options, false)
+        Self::open(options, false, None)
     }
 
-    fn open(options: &GpuOptions, allow_software: bool) -> Result<GpuContext, GpuError> {
+    /// As [`GpuContext::new`], with the binary64 mode given: [`GpuError::Binary64`] when it is
+    /// [`Binary64::Native`] and the adapter lacks the features or fails the self-test.
+    pub fn with_binary64(options: &GpuOptions, binary64: Binary64) -> Result<GpuContext, GpuError> {
+        Self::open(options, true, Some(binary64))
+    }
+
+    /// The binary64 the kernels compute with.
+    pub fn binary64(&self) -> Binary64 {
+        self.binary64
+    }
+
+    fn open(
+        options: &GpuOptions,
+        allow_software: bool,
+        binary64: Option<Binary64>,
+    ) -> Result<GpuContext, GpuError> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
         let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
@@ -231,17 +266,57 @@ impl GpuContext {
             max_buffer_size: available.max_buffer_size,
             ..wgpu::Limits::default()
         };
+        let native = Binary64::Native.features();
+        let has_native = adapter.features().contains(native);
+        let asked = match binary64 {
+            Some(b) => Some(b),
+            None => match std::env::var("KPLACE_GPU_F64").as_deref() {
+                Ok("software") => Some(Binary64::Software),
+                _ => None,
+            },
+        };
+        if asked == Some(Binary64::Native) && !has_native {
+            return Err(GpuError::Binary64 {
+                adapter: name,
+                why: "it lacks SHADER_F64 or SHADER_INT64".into(),
+            });
+        }
+        let try_native = asked != Some(Binary64::Software) && has_native;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("kplace"),
+            required_features: if try_native { native } else { wgpu::Features::empty() },
             required_limits,
             ..Default::default()
         }))
-        .map_err(|source| GpuError::RequestDevice { adapter: name, source })?;
+        .map_err(|source| GpuError::RequestDevice { adapter: name.clone(), source })?;
         // Errors outside an error scope would otherwise panic; every operation below runs in
         // one, so this only logs what escapes.
         device.on_uncaptured_error(Arc::new(|e: wgpu::Error| {
             tracing::error!("uncaptured wgpu error: {e}");
         }));
+
+        // Native binary64 only where the device computes exactly as the CPU on the self-test's
+        // inputs (every operation the kernels use, the guarded native ones and the software
+        // ones built on them).
+        let mut binary64 = Binary64::Software;
+        if try_native {
+            let inputs = binary64_inputs(STARTUP_SELFTEST_PAIRS);
+            let why = match selftest::selftest(&device, &queue, Binary64::Native, &inputs) {
+                Ok(results) => binary64_mismatches(&inputs, &results).into_iter().next(),
+                Err(e) => Some(e.to_string()),
+            };
+            match why {
+                None => binary64 = Binary64::Native,
+                Some(why) if asked == Some(Binary64::Native) => {
+                    return Err(GpuError::Binary64 { adapter: name, why });
+                }
+                Some(why) => {
+                    tracing::warn!(
+                        "{name}: native binary64 differs from the CPU ({why}); software"
+                    );
+                }
+            }
+        }
 
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let pipelines = KERNELS
@@ -249,7 +324,7 @@ impl GpuContext {
             .map(|k| {
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some(k.name),
-                    source: wgpu::ShaderSource::Wgsl(Cow::Owned(kernel_source(k))),
+                    source: wgpu::ShaderSource::Wgsl(Cow::Owned(kernel_source_with(k, binary64))),
                 });
                 device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(k.name),
@@ -268,113 +343,12 @@ impl GpuContext {
             device,
             queue,
             info,
+            binary64,
             pipelines,
             options: *options,
             buffers: BTreeMap::new(),
             timings: StageTimings::default(),
         })
-    }
-
-    /// Runs every operation of `shaders/f64.wgsl` on the device for each `(a, b)` pair of bit
-    /// patterns and returns the [`kernels::F64_SELFTEST_RESULTS`] results of each, as bit
-    /// patterns (see `shaders/f64_selftest.wgsl` for their order). For testing the software
-    /// binary64 library against native `f64`.
-    pub fn f64_selftest(
-        &mut self,
-        inputs: &[(u64, u64)],
-    ) -> Result<Vec<[u64; kernels::F64_SELFTEST_RESULTS]>, GpuError> {
-        const K: usize = kernels::F64_SELFTEST_RESULTS;
-        if inputs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let words: Vec<u32> = inputs
-            .iter()
-            .flat_map(|&(a, b)| [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32])
-            .collect();
-        let groups = u32::try_from(inputs.len().div_ceil(WORKGROUP_SIZE as usize))
-            .map_err(|_| GpuError::TooLarge(format!("{} self-test inputs", inputs.len())))?;
-        if groups > self.device.limits().max_compute_workgroups_per_dimension {
-            return Err(GpuError::TooLarge(format!("{} self-test inputs", inputs.len())));
-        }
-        let out_size = (inputs.len() * K * 8) as u64;
-        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("f64_selftest"),
-            source: wgpu::ShaderSource::Wgsl(Cow::Owned(kernels::f64_selftest_source())),
-        });
-        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("f64_selftest"),
-            layout: None,
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let input = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("f64_inputs"),
-            size: (words.len() * 4) as u64,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        self.queue.write_buffer(&input, 0, cast_slice(&words));
-        let output = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("f64_outputs"),
-            size: out_size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("f64_staging"),
-            size: out_size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("f64_selftest"),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: input.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: output.as_entire_binding() },
-            ],
-        });
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("f64") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("f64_selftest"),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(groups, 1, 1);
-        }
-        encoder.copy_buffer_to_buffer(&output, 0, &staging, 0, out_size);
-        self.queue.submit([encoder.finish()]);
-        if let Some(e) = pollster::block_on(validation.pop()) {
-            return Err(device_error(e));
-        }
-        let (tx, rx) = mpsc::channel();
-        staging.map_async(wgpu::MapMode::Read, 0..out_size, move |r| {
-            let _ = tx.send(r);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| GpuError::Readback(e.to_string()))?;
-        rx.recv()
-            .map_err(|e| GpuError::Readback(e.to_string()))?
-            .map_err(|e| GpuError::Readback(e.to_string()))?;
-        let words = {
-            let view = staging
-                .get_mapped_range(0..out_size)
-                .map_err(|e| GpuError::Readback(e.to_string()))?;
-            words_of(&view)
-        };
-        staging.unmap();
-        Ok(words
-            .chunks_exact(2 * K)
-            .map(|r| std::array::from_fn(|k| u64::from(r[2 * k]) | u64::from(r[2 * k + 1]) << 32))
-            .collect())
     }
 
     /// `name (backend, device type)` of the adapter.
@@ -499,6 +473,28 @@ impl GpuContext {
         Ok(results.into_matrix(p))
     }
 
+    /// Evaluates every cell on the GPU into the lean form ([`Matrix::lean`], keeping the
+    /// normalized planes of `keep`'s plugins). The kernels are [`GpuContext::evaluate`]'s; the
+    /// raw score planes and NodeResourcesFit's reason words stay on the device: of the
+    /// `3 + 2·P` cell planes of a full readback (`P` score planes) `2 + P` come back.
+    pub fn evaluate_lean(
+        &mut self,
+        p: &Prepared<'_>,
+        keep: &[PluginName],
+    ) -> Result<LeanMatrix, GpuError> {
+        let (nc, nn) = (p.num_classes, p.num_nodes);
+        let mut results = RawResults::new(nc, nc * nn);
+        self.timings = StageTimings::default();
+        if nc > 0 && nn > 0 {
+            // Nothing is scattered into these planes: do not hold them.
+            results.fit_insufficient = Vec::new();
+            results.raw = std::array::from_fn(|_| Vec::new());
+            let tiling = self.tiling(nc, nn)?;
+            self.scoped(p, Job::Lean, tiling, &mut results)?;
+        }
+        Ok(results.into_matrix(p).lean(keep))
+    }
+
     /// The incremental entry point on the device: the usage-dependent cells (NodeResourcesFit's
     /// filter word and raw score, NodeResourcesBalancedAllocation's raw score) of every class
     /// on the nodes of `usage`, with their usage replaced by `usage`'s. Only the two kernels
@@ -569,7 +565,7 @@ impl GpuContext {
     ) -> Result<(), GpuError> {
         let nc = p.num_classes;
         let nn = match &job {
-            Job::Matrix => p.num_nodes,
+            Job::Matrix | Job::Lean => p.num_nodes,
             Job::Columns(c) => c.num_nodes,
         };
         let Tiling { tile_stride, tiles, chunk_classes, chunks } = tiling;
@@ -579,14 +575,14 @@ impl GpuContext {
         // The kernels this job runs, and the buffers they bind.
         let selected: Vec<usize> = (0..KERNELS.len())
             .filter(|&k| match &job {
-                Job::Matrix => true,
+                Job::Matrix | Job::Lean => true,
                 Job::Columns(_) => COLUMN_KERNELS.contains(&KERNELS[k].name),
             })
             .collect();
         let needed: std::collections::BTreeSet<Buf> =
             selected.iter().flat_map(|&k| KERNELS[k].bindings.iter().copied()).collect();
         let (node_allocatable, node_requested, node_nonzero_requested) = match &job {
-            Job::Matrix => {
+            Job::Matrix | Job::Lean => {
                 (&g.node_allocatable[..], &g.node_requested[..], &g.node_nonzero_requested[..])
             }
             Job::Columns(c) => (&c.allocatable[..], c.requested, c.nonzero_requested),
@@ -690,6 +686,7 @@ impl GpuContext {
         let staging_usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
         let staging: Vec<(Buf, u64, wgpu::Buffer)> = sizes
             .iter()
+            .filter(|(b, _)| job.reads_back(*b))
             .map(|&(b, size)| (b, size, self.buffer(Slot::Staging(b), size, staging_usage)))
             .collect();
         let params_usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
@@ -778,7 +775,7 @@ impl GpuContext {
                     score_mask,
                     num_balanced_specs: p.balanced_specs.len() as u32,
                     num_topology_keys: p.topology.num_keys() as u32,
-                    _pad1: 0,
+                    fence: 0,
                     _pad2: 0,
                     _pad3: 0,
                     weights,
@@ -820,12 +817,14 @@ impl GpuContext {
             {
                 encoder.clear_buffer(bits, 0, None);
             }
+            // One compute pass for every kernel: WebGPU makes each dispatch a usage scope of
+            // its own, so a dispatch sees the storage writes of the ones before it.
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("eval"),
+                timestamp_writes: None,
+            });
             for (slot, &k) in selected.iter().enumerate() {
                 let kernel = &KERNELS[k];
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some(kernel.name),
-                    timestamp_writes: None,
-                });
                 pass.set_pipeline(&self.pipelines[k]);
                 if kernel.per_class {
                     // Tile 0's parameters carry the chunk's classes.
@@ -839,6 +838,7 @@ impl GpuContext {
                     pass.dispatch_workgroups(tile_len.div_ceil(WORKGROUP_SIZE), class_len, 1);
                 }
             }
+            drop(pass);
             for (b, size, dst) in &staging {
                 encoder.copy_buffer_to_buffer(&bound[b], 0, dst, 0, *size);
             }
@@ -899,8 +899,20 @@ struct ColumnInputs<'u> {
 enum Job<'u> {
     /// Every cell of the matrix, with the reductions.
     Matrix,
+    /// As `Matrix`, reading back only what [`LeanMatrix`] holds ([`GpuContext::evaluate_lean`]).
+    Lean,
     /// The usage-dependent kernels over some node columns ([`GpuContext::resource_columns`]).
     Columns(&'u ColumnInputs<'u>),
+}
+
+impl Job<'_> {
+    /// Whether the run copies `b` back to the host.
+    fn reads_back(&self, b: Buf) -> bool {
+        match self {
+            Job::Lean => !matches!(b, Buf::Raw | Buf::FitInsufficient),
+            Job::Matrix | Job::Columns(_) => true,
+        }
+    }
 }
 
 /// Little-endian `u32` words of mapped bytes (no alignment assumption).

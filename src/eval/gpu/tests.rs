@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
 use super::kernels::{
-    F64_WGSL, KERNELS, TYPES_WGSL, f64_selftest_source, kernel_source, max_storage_buffers,
+    Binary64, F64_NATIVE_FUNCTIONS, F64_NATIVE_WGSL, F64_WGSL, KERNELS, TYPES_WGSL,
+    f64_selftest_source, f64_selftest_source_with, kernel_source, kernel_source_with,
+    max_storage_buffers,
 };
 use super::types::*;
 use crate::encode::gpu_types::*;
@@ -49,6 +51,49 @@ fn every_kernel_parses_and_validates_with_naga() {
         let ep = &module.entry_points[0];
         assert_eq!(ep.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{}", kernel.name);
     }
+}
+
+fn parse_native(name: &str, source: &str) -> naga::Module {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+    Validator::new(ValidationFlags::all(), Capabilities::FLOAT64 | Capabilities::SHADER_INT64)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)));
+    module
+}
+
+#[test]
+fn every_kernel_parses_and_validates_with_native_binary64() {
+    for kernel in &KERNELS {
+        let module = parse_native(kernel.name, &kernel_source_with(kernel, Binary64::Native));
+        assert_eq!(module.entry_points.len(), 1, "{}", kernel.name);
+    }
+    let selftest = parse_native("f64_selftest", &f64_selftest_source_with(Binary64::Native));
+    assert_eq!(selftest.entry_points.len(), 1);
+}
+
+#[test]
+fn native_binary64_replaces_each_of_its_functions_once_and_keeps_the_software_one() {
+    let library = Binary64::Native.library();
+    for name in F64_NATIVE_FUNCTIONS {
+        assert_eq!(F64_WGSL.matches(&format!("fn {name}(")).count(), 1, "f64.wgsl defines {name}");
+        assert_eq!(F64_NATIVE_WGSL.matches(&format!("fn {name}(")).count(), 1, "native {name}");
+        assert_eq!(library.matches(&format!("fn {name}(")).count(), 1, "one {name} in the kernel");
+        assert_eq!(library.matches(&format!("fn soft_{name}(")).count(), 1, "soft_{name}");
+    }
+    // The native library defines nothing else of f64.wgsl's (a second definition would not
+    // compile) and nothing that is not in it besides its own helpers.
+    let module = parse_native("native library", &f64_selftest_source_with(Binary64::Native));
+    for (_, f) in module.functions.iter() {
+        let name = f.name.as_deref().unwrap_or_default();
+        if F64_NATIVE_WGSL.contains(&format!("fn {name}(")) && !name.starts_with("f64n_") {
+            assert!(
+                name.starts_with("u64n_") || F64_NATIVE_FUNCTIONS.contains(&name),
+                "f64_native.wgsl defines {name}, which is not in F64_NATIVE_FUNCTIONS"
+            );
+        }
+    }
+    assert_eq!(Binary64::Software.library(), F64_WGSL);
 }
 
 #[test]
@@ -212,6 +257,7 @@ fn rust_layouts() -> Vec<Layout> {
             score_mask,
             num_balanced_specs,
             num_topology_keys,
+            fence,
             weights,
             check_order,
         }),

@@ -84,8 +84,9 @@ pub struct EvalParams {
     pub num_balanced_specs: u32,
     /// Number of topology key slots (columns of `node_domains`).
     pub num_topology_keys: u32,
-    /// Padding.
-    pub _pad1: u32,
+    /// Always 0. Native binary64 XORs it into every result (`shaders/f64_native.wgsl`): a
+    /// value the shader compiler cannot know, so it cannot fuse a product into a sum.
+    pub fence: u32,
     /// Padding.
     pub _pad2: u32,
     /// Padding.
@@ -260,7 +261,7 @@ pub const EVAL_WGSL_TYPES: &str = r"struct EvalParams {
     score_mask: u32,
     num_balanced_specs: u32,
     num_topology_keys: u32,
-    _pad1: u32,
+    fence: u32,
     _pad2: u32,
     _pad3: u32,
     weights: array<vec4<i32>, 2>,

@@ -1,0 +1,147 @@
+// Native binary64 (wgpu's SHADER_F64 and SHADER_INT64) for the operations of f64.wgsl where the
+// device's own result is provably the software library's, bit for bit. Same functions, same
+// vec2<u32> bit patterns: the host appends this file after f64.wgsl, whose definitions of these
+// functions it renames `soft_<name>` (src/eval/gpu/kernels.rs), so every kernel and the rest of
+// the library call the native versions unchanged.
+//
+// What is native and why it is exact:
+// * integer ↔ binary64 conversions of values below 2^53, and truncation of a binary64 below 2^62
+//   to an integer: the result is exactly representable, so there is nothing to round;
+// * 64-bit integer multiply, divide and remainder: integer arithmetic has one answer;
+// * add, subtract and multiply of two zero-or-normal operands whose result is a normal number
+//   (|r| ≥ 2^-1021, finite): IEEE-754 defines one correctly rounded result, which a binary64 ALU
+//   gives. Everything else (subnormal, infinite or NaN operands; zero, subnormal, infinite or
+//   NaN results) is recomputed in software, so flushed subnormals, signed-zero shortcuts and
+//   NaN payloads cannot differ. The host runs f64_selftest.wgsl with this file at start-up and
+//   uses it only when every result equals the CPU's (src/eval/gpu/mod.rs).
+// * Every native result leaves through f64n_bits, which XORs in f64_fence() (a uniform that is
+//   always 0 but that the compiler cannot know): a product is never visible to the next sum as
+//   a product, so the driver cannot fuse the two into one FMA with a single rounding.
+//
+// Division, square root, rounding and comparisons stay in software: a device's native division
+// and square root need not be correctly rounded, and the others are a few integer operations.
+
+fn f64n_value(a: vec2<u32>) -> f64 {
+    return bitcast<f64>((u64(a.y) << 32u) | u64(a.x));
+}
+
+fn f64n_bits(x: f64) -> vec2<u32> {
+    let b = bitcast<u64>(x);
+    return vec2<u32>(u32(b & 0xFFFFFFFFlu), u32(b >> 32u)) ^ vec2<u32>(f64_fence());
+}
+
+fn u64n_value(a: vec2<u32>) -> u64 {
+    return (u64(a.y) << 32u) | u64(a.x);
+}
+
+fn u64n_bits(x: u64) -> vec2<u32> {
+    return vec2<u32>(u32(x & 0xFFFFFFFFlu), u32(x >> 32u));
+}
+
+fn f64n_biased_exp(a: vec2<u32>) -> u32 {
+    return (a.y >> 20u) & 0x7FFu;
+}
+
+// Zero or a finite normal number.
+fn f64n_operand(a: vec2<u32>) -> bool {
+    let e = f64n_biased_exp(a);
+    return (e != 0u && e != 0x7FFu) || ((a.y & 0x7FFFFFFFu) | a.x) == 0u;
+}
+
+// A finite normal number of magnitude at least 2^-1021 (one binade clear of the subnormals).
+fn f64n_result(r: vec2<u32>) -> bool {
+    let e = f64n_biased_exp(r);
+    return e >= 2u && e != 0x7FFu;
+}
+
+fn f64_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    if f64n_operand(a) && f64n_operand(b) {
+        let r = f64n_bits(f64n_value(a) + f64n_value(b));
+        if f64n_result(r) {
+            return r;
+        }
+    }
+    return soft_f64_add(a, b);
+}
+
+fn f64_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    if f64n_operand(a) && f64n_operand(b) {
+        let r = f64n_bits(f64n_value(a) - f64n_value(b));
+        if f64n_result(r) {
+            return r;
+        }
+    }
+    return soft_f64_sub(a, b);
+}
+
+fn f64_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    if f64n_operand(a) && f64n_operand(b) {
+        let r = f64n_bits(f64n_value(a) * f64n_value(b));
+        if f64n_result(r) {
+            return r;
+        }
+    }
+    return soft_f64_mul(a, b);
+}
+
+fn f64_from_u32(a: u32) -> vec2<u32> {
+    if a == 0u {
+        return vec2<u32>(0u, 0u);
+    }
+    return f64n_bits(f64(a));
+}
+
+fn f64_from_i32(a: i32) -> vec2<u32> {
+    if a == 0 {
+        return vec2<u32>(0u, 0u);
+    }
+    return f64n_bits(f64(a));
+}
+
+// Exact below 2^53 in magnitude; larger values round, in software.
+fn f64_from_i64(a: vec2<u32>) -> vec2<u32> {
+    let v = bitcast<i64>(u64n_value(a));
+    if v != 0li && v < 9007199254740992li && v > -9007199254740992li {
+        return f64n_bits(f64(v));
+    }
+    return soft_f64_from_i64(a);
+}
+
+fn f64_from_u64(a: vec2<u32>) -> vec2<u32> {
+    let v = u64n_value(a);
+    if v != 0lu && v < 9007199254740992lu {
+        return f64n_bits(f64(v));
+    }
+    return soft_f64_from_u64(a);
+}
+
+// Truncation of zero-or-normal values below 2^62 in magnitude; the rest (saturation, NaN) in
+// software.
+fn f64_to_i64(a: vec2<u32>) -> vec2<u32> {
+    if f64n_operand(a) && f64n_biased_exp(a) < 1023u + 62u {
+        return u64n_bits(bitcast<u64>(i64(f64n_value(a))));
+    }
+    return soft_f64_to_i64(a);
+}
+
+fn u64_mul_u32(a: vec2<u32>, b: u32) -> vec2<u32> {
+    return u64n_bits(u64n_value(a) * u64(b));
+}
+
+fn u64_divmod(a: vec2<u32>, b: vec2<u32>) -> U64DivMod {
+    let d = u64n_value(b);
+    if d == 0lu {
+        return soft_u64_divmod(a, b);
+    }
+    let n = u64n_value(a);
+    return U64DivMod(u64n_bits(n / d), u64n_bits(n % d));
+}
+
+fn i64_div(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let n = bitcast<i64>(u64n_value(a));
+    let d = bitcast<i64>(u64n_value(b));
+    if d == 0li || (d == -1li && n == i64(-9223372036854775807li - 1li)) {
+        return soft_i64_div(a, b);
+    }
+    return u64n_bits(bitcast<u64>(n / d));
+}
