@@ -21,6 +21,10 @@
 //! `KPLACE_BENCH_SMALL=1` use small shapes instead, so that tests stay fast. Without a GPU
 //! adapter the GPU benchmarks are skipped with a notice.
 //!
+//! `gpu-lean` times `GpuContext::evaluate_lean` keeping the same planes: the GPU path `plan`
+//! takes, which reads back only the lean planes. The GPU's binary64 is what `GpuContext::new`
+//! picks (native where the adapter has it); `KPLACE_GPU_F64=software` times the software one.
+//!
 //! `cpu-lean-1-thread` and `cpu-lean-all-cores` time `cpu::evaluate_lean` keeping what `plan`
 //! keeps (filter words, totals, the NodeResourcesFit, BalancedAllocation and PodTopologySpread
 //! normalized planes): what `plan` evaluates on the CPU, into fresh memory.
@@ -96,6 +100,8 @@ enum Path {
     /// `cpu::evaluate_lean_into` an earlier evaluation's arrays, on every core.
     CpuLeanReusedAllCores,
     Gpu,
+    /// `GpuContext::evaluate_lean`: the GPU path `plan` takes, reading back the lean planes.
+    GpuLean,
 }
 
 impl Path {
@@ -108,6 +114,7 @@ impl Path {
             Path::CpuLeanReusedOneThread => "cpu-lean-reused-1-thread",
             Path::CpuLeanReusedAllCores => "cpu-lean-reused-all-cores",
             Path::Gpu => "gpu",
+            Path::GpuLean => "gpu-lean",
         }
     }
 }
@@ -222,6 +229,10 @@ impl Bench<'_> {
             Path::Gpu => {
                 let ctx = gpu.expect("the GPU path runs with a context");
                 Out::Full(ctx.borrow_mut().evaluate(p).expect("the GPU evaluates"))
+            }
+            Path::GpuLean => {
+                let ctx = gpu.expect("the GPU path runs with a context");
+                Out::Lean(ctx.borrow_mut().evaluate_lean(p, &KEPT).expect("the GPU evaluates"))
             }
         };
         let elapsed = start.elapsed();
@@ -359,7 +370,11 @@ fn main() {
         .configure_from_args();
     let gpu = match GpuContext::new(&GpuOptions::default()) {
         Ok(ctx) => {
-            println!("GPU adapter: {}", ctx.adapter_description());
+            println!(
+                "GPU adapter: {}, binary64 {}",
+                ctx.adapter_description(),
+                ctx.binary64().name()
+            );
             Some(RefCell::new(ctx))
         }
         Err(e) => {
@@ -381,6 +396,7 @@ fn main() {
             Path::CpuLeanReusedOneThread,
             Path::CpuLeanReusedAllCores,
             Path::Gpu,
+            Path::GpuLean,
         ]
         .map(|p| (p, format!("eval/{}/{}", p.name(), shape.name)));
         let family_id = format!("eval/families/{}", shape.name);
@@ -422,8 +438,8 @@ fn main() {
                 continue;
             }
             let ctx = match (path, &gpu) {
-                (Path::Gpu, None) => continue,
-                (Path::Gpu, Some(ctx)) => Some(ctx),
+                (Path::Gpu | Path::GpuLean, None) => continue,
+                (Path::Gpu | Path::GpuLean, Some(ctx)) => Some(ctx),
                 _ => None,
             };
             if shape.cells() <= CRITERION_MAX_CELLS {
@@ -499,12 +515,13 @@ fn print_summary(summary: &[(Shape, Vec<(Path, Tally)>)]) {
     );
     println!("|---|---:|---:|---:|---:|---:|");
     for (shape, tallies) in summary {
-        for (_, t) in tallies.iter().filter(|(p, _)| *p == Path::Gpu) {
+        for (path, t) in tallies.iter().filter(|(p, _)| matches!(p, Path::Gpu | Path::GpuLean)) {
             let n = t.evaluations.max(1);
             let s = t.stages;
             println!(
-                "| {} | {} | {} | {} | {} | {} |",
+                "| {} ({}) | {} | {} | {} | {} | {} |",
                 shape.name,
+                path.name(),
                 ms(s.upload / n),
                 ms(s.bind / n),
                 ms(s.dispatch / n),

@@ -8,11 +8,13 @@
 // * integer ↔ binary64 conversions of values below 2^53, and truncation of a binary64 below 2^62
 //   to an integer: the result is exactly representable, so there is nothing to round;
 // * 64-bit integer multiply, divide and remainder: integer arithmetic has one answer;
-// * add, subtract and multiply of two zero-or-normal operands whose result is a normal number
-//   (|r| ≥ 2^-1021, finite): IEEE-754 defines one correctly rounded result, which a binary64 ALU
-//   gives. Everything else (subnormal, infinite or NaN operands; zero, subnormal, infinite or
-//   NaN results) is recomputed in software, so flushed subnormals, signed-zero shortcuts and
-//   NaN payloads cannot differ. The host runs f64_selftest.wgsl with this file at start-up and
+// * add, subtract and multiply of two zero-or-normal operands: with a zero operand, or a sum
+//   that cancels exactly, the result is IEEE-754's identity, written out in bits; otherwise the
+//   device computes it and its result is kept when it is a normal number (|r| ≥ 2^-1021,
+//   finite), where IEEE-754 defines one correctly rounded result, which a binary64 ALU gives.
+//   Everything else (subnormal, infinite or NaN operands; subnormal, infinite or NaN results, or
+//   a zero the device made of nonzero operands) is recomputed in software, so flushed
+//   subnormals, signed-zero shortcuts and NaN payloads cannot differ. The host runs f64_selftest.wgsl with this file at start-up and
 //   uses it only when every result equals the CPU's (src/eval/gpu/mod.rs).
 // * Every native result leaves through f64n_bits, which XORs in f64_fence() (a uniform that is
 //   always 0 but that the compiler cannot know): a product is never visible to the next sum as
@@ -45,7 +47,7 @@ fn f64n_biased_exp(a: vec2<u32>) -> u32 {
 // Zero or a finite normal number.
 fn f64n_operand(a: vec2<u32>) -> bool {
     let e = f64n_biased_exp(a);
-    return (e != 0u && e != 0x7FFu) || ((a.y & 0x7FFFFFFFu) | a.x) == 0u;
+    return (e != 0u && e != 0x7FFu) || f64n_is_zero(a);
 }
 
 // A finite normal number of magnitude at least 2^-1021 (one binade clear of the subnormals).
@@ -54,21 +56,52 @@ fn f64n_result(r: vec2<u32>) -> bool {
     return e >= 2u && e != 0x7FFu;
 }
 
+fn f64n_is_zero(a: vec2<u32>) -> bool {
+    return ((a.y & 0x7FFFFFFFu) | a.x) == 0u;
+}
+
+// a + b for zero-or-normal operands, or none when the device's sum could differ. Sums with a
+// zero operand and exact cancellations are IEEE-754's identities, written out rather than left
+// to a device that may not keep the sign of zero.
+fn f64n_add(a: vec2<u32>, b: vec2<u32>) -> F64Maybe {
+    if f64n_is_zero(b) {
+        if f64n_is_zero(a) {
+            // -0 only when both are -0 (round to nearest).
+            return F64Maybe(true, vec2<u32>(0u, a.y & b.y & 0x80000000u));
+        }
+        return F64Maybe(true, a);
+    }
+    if f64n_is_zero(a) {
+        return F64Maybe(true, b);
+    }
+    if a.x == b.x && (a.y ^ b.y) == 0x80000000u {
+        return F64Maybe(true, vec2<u32>(0u, 0u));
+    }
+    let r = f64n_bits(f64n_value(a) + f64n_value(b));
+    return F64Maybe(f64n_result(r), r);
+}
+
+struct F64Maybe {
+    ok: bool,
+    value: vec2<u32>,
+}
+
 fn f64_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     if f64n_operand(a) && f64n_operand(b) {
-        let r = f64n_bits(f64n_value(a) + f64n_value(b));
-        if f64n_result(r) {
-            return r;
+        let r = f64n_add(a, b);
+        if r.ok {
+            return r.value;
         }
     }
     return soft_f64_add(a, b);
 }
 
+// a − b is a + (−b) exactly for zero-or-normal operands, signs of zero included.
 fn f64_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     if f64n_operand(a) && f64n_operand(b) {
-        let r = f64n_bits(f64n_value(a) - f64n_value(b));
-        if f64n_result(r) {
-            return r;
+        let r = f64n_add(a, vec2<u32>(b.x, b.y ^ 0x80000000u));
+        if r.ok {
+            return r.value;
         }
     }
     return soft_f64_sub(a, b);
@@ -76,6 +109,10 @@ fn f64_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
 
 fn f64_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     if f64n_operand(a) && f64n_operand(b) {
+        if f64n_is_zero(a) || f64n_is_zero(b) {
+            // A zero operand: a zero whose sign is the operands' signs combined.
+            return vec2<u32>(0u, (a.y ^ b.y) & 0x80000000u);
+        }
         let r = f64n_bits(f64n_value(a) * f64n_value(b));
         if f64n_result(r) {
             return r;
