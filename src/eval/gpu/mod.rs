@@ -18,11 +18,16 @@
 //!   one after the other with the same buffers.
 //!
 //! Per chunk, one command buffer runs every filter/raw-score kernel over every tile (one compute
-//! pass per kernel, so each kernel sees the previous one's writes), then `feasibility` (first
-//! failure, feasible bit, feasible counts and row maxima with atomics), then `normalize_score`
-//! (normalized scores, totals, best totals), and copies the planes to staging buffers that are
-//! mapped and read back. The reductions run on the device; the full planes are read back
-//! because the [`Matrix`] holds them.
+//! pass for all of them: WebGPU makes each dispatch a usage scope, so each kernel sees the
+//! previous one's writes), then `feasibility` (first failure, feasible bit, feasible counts and
+//! row maxima with atomics), then `normalize_score` (normalized scores, totals, best totals), and
+//! copies the planes to staging buffers that are mapped and read back. The reductions run on the
+//! device. [`GpuContext::evaluate`] reads every plane back because the [`Matrix`] holds them;
+//! [`GpuContext::evaluate_lean`] (what `plan` uses) leaves the raw planes and the reason words on
+//! the device.
+//!
+//! Binary64 ([`Binary64`]): native where the adapter has `SHADER_F64` and `SHADER_INT64` and the
+//! start-up self-test (`selftest.rs`) gives the CPU's bits, software otherwise.
 //!
 //! Adapter choice: hardware first (discrete, integrated, virtual, other), then a CPU adapter
 //! such as lavapipe ([`GpuContext::new`], `--backend gpu`). [`GpuContext::new_hardware`]
