@@ -1,7 +1,9 @@
-// Runs every operation of f64.wgsl on pairs of inputs, for the device test of the library
-// (tests/all/gpu_parity.rs compares each result with native f64). Input i is (a.x, a.y, b.x, b.y);
-// output 10 i + k is operation k: a + b, a - b, a · b, a / b, √a, round(a), a as i64,
-// (a as i64) as f64, (a as u64) as f64, a < b. Rust side: eval::gpu::GpuContext::f64_selftest.
+// Runs every operation of the binary64 library (f64.wgsl, with f64_native.wgsl's versions in a
+// native context) on pairs of inputs, for the device test and the start-up check of native
+// binary64 (src/eval/gpu/selftest.rs compares each result with the CPU's f64). Input i is
+// (a.x, a.y, b.x, b.y); output 10 i + k is operation k: a + b, a - b, a · b, a / b, √a,
+// round(a), a as i64, (a as i64) as f64, (a as u64) as f64, a < b. Rust side:
+// eval::gpu::GpuContext::f64_selftest.
 
 @group(0) @binding(0) var<storage, read> f64_inputs: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> f64_outputs: array<vec2<u32>>;
