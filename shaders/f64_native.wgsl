@@ -14,8 +14,9 @@
 //   finite), where IEEE-754 defines one correctly rounded result, which a binary64 ALU gives.
 //   Everything else (subnormal, infinite or NaN operands; subnormal, infinite or NaN results, or
 //   a zero the device made of nonzero operands) is recomputed in software, so flushed
-//   subnormals, signed-zero shortcuts and NaN payloads cannot differ. The host runs f64_selftest.wgsl with this file at start-up and
-//   uses it only when every result equals the CPU's (src/eval/gpu/mod.rs).
+//   subnormals, signed-zero shortcuts and NaN payloads cannot differ. The host runs
+//   f64_selftest.wgsl with this file at start-up and uses it only when every result equals the
+//   CPU's (src/eval/gpu/mod.rs, src/eval/gpu/selftest.rs).
 // * Every native result leaves through f64n_bits, which XORs in f64_fence() (a uniform that is
 //   always 0 but that the compiler cannot know): a product is never visible to the next sum as
 //   a product, so the driver cannot fuse the two into one FMA with a single rounding.
@@ -23,21 +24,20 @@
 // Division, square root, rounding and comparisons stay in software: a device's native division
 // and square root need not be correctly rounded, and the others are a few integer operations.
 
-fn f64n_value(a: vec2<u32>) -> f64 {
-    return bitcast<f64>((u64(a.y) << 32u) | u64(a.x));
-}
-
-fn f64n_bits(x: f64) -> vec2<u32> {
-    let b = bitcast<u64>(x);
-    return vec2<u32>(u32(b & 0xFFFFFFFFlu), u32(b >> 32u)) ^ vec2<u32>(f64_fence());
-}
-
 fn u64n_value(a: vec2<u32>) -> u64 {
     return (u64(a.y) << 32u) | u64(a.x);
 }
 
 fn u64n_bits(x: u64) -> vec2<u32> {
     return vec2<u32>(u32(x & 0xFFFFFFFFlu), u32(x >> 32u));
+}
+
+fn f64n_value(a: vec2<u32>) -> f64 {
+    return bitcast<f64>(u64n_value(a));
+}
+
+fn f64n_bits(x: f64) -> vec2<u32> {
+    return u64n_bits(bitcast<u64>(x)) ^ vec2<u32>(f64_fence());
 }
 
 fn f64n_biased_exp(a: vec2<u32>) -> u32 {

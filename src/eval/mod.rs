@@ -717,11 +717,21 @@ impl RawResults {
     /// Zeroed cells; maxima at `i32::MIN` (PodTopologySpread's at 0, where upstream starts
     /// its maximum), minima at `i32::MAX`.
     pub fn new(classes: usize, cells: usize) -> Self {
+        Self::with_raw(classes, cells, cells)
+    }
+
+    /// As [`RawResults::new`] without the raw planes and NodeResourcesFit's reason words (empty):
+    /// for an evaluator that never fills them (the GPU's lean readback).
+    pub fn without_raw(classes: usize, cells: usize) -> Self {
+        Self::with_raw(classes, cells, 0)
+    }
+
+    fn with_raw(classes: usize, cells: usize, raw_cells: usize) -> Self {
         let pts = ScorePlugin::PodTopologySpread.index();
         RawResults {
             filter: vec![0; cells],
-            fit_insufficient: vec![0; cells],
-            raw: std::array::from_fn(|_| vec![0; cells]),
+            fit_insufficient: vec![0; raw_cells],
+            raw: std::array::from_fn(|_| vec![0; raw_cells]),
             normalized: std::array::from_fn(|_| vec![0; cells]),
             total: vec![0; cells],
             row_max: std::array::from_fn(|k| vec![if k == pts { 0 } else { i32::MIN }; classes]),

@@ -468,15 +468,8 @@ impl GpuContext {
 
     /// Evaluates every cell on the GPU.
     pub fn evaluate(&mut self, p: &Prepared<'_>) -> Result<Matrix, GpuError> {
-        let (nc, nn) = (p.num_classes, p.num_nodes);
-        let mut results = RawResults::new(nc, nc * nn);
-        self.timings = StageTimings::default();
-        if nc == 0 || nn == 0 {
-            return Ok(results.into_matrix(p));
-        }
-        let tiling = self.tiling(nc, nn)?;
-        self.scoped(p, Job::Matrix, tiling, &mut results)?;
-        Ok(results.into_matrix(p))
+        let results = RawResults::new(p.num_classes, p.num_classes * p.num_nodes);
+        self.evaluate_job(p, Job::Matrix, results)
     }
 
     /// Evaluates every cell on the GPU into the lean form ([`Matrix::lean`], keeping the
@@ -488,17 +481,24 @@ impl GpuContext {
         p: &Prepared<'_>,
         keep: &[PluginName],
     ) -> Result<LeanMatrix, GpuError> {
+        let results = RawResults::without_raw(p.num_classes, p.num_classes * p.num_nodes);
+        Ok(self.evaluate_job(p, Job::Lean, results)?.lean(keep))
+    }
+
+    /// Runs a whole-matrix `job` into `results` (nothing to run without cells).
+    fn evaluate_job(
+        &mut self,
+        p: &Prepared<'_>,
+        job: Job<'_>,
+        mut results: RawResults,
+    ) -> Result<Matrix, GpuError> {
         let (nc, nn) = (p.num_classes, p.num_nodes);
-        let mut results = RawResults::new(nc, nc * nn);
         self.timings = StageTimings::default();
         if nc > 0 && nn > 0 {
-            // Nothing is scattered into these planes: do not hold them.
-            results.fit_insufficient = Vec::new();
-            results.raw = std::array::from_fn(|_| Vec::new());
             let tiling = self.tiling(nc, nn)?;
-            self.scoped(p, Job::Lean, tiling, &mut results)?;
+            self.scoped(p, job, tiling, &mut results)?;
         }
-        Ok(results.into_matrix(p).lean(keep))
+        Ok(results.into_matrix(p))
     }
 
     /// The incremental entry point on the device: the usage-dependent cells (NodeResourcesFit's
