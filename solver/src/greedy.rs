@@ -286,14 +286,22 @@ pub trait Rescore {
         i64::MAX
     }
 
-    /// An upper bound of what [`Rescore::rescore`] returns for `class` on `node` at the node's
-    /// usage now (free capacity `free`), possibly tighter than [`Rescore::bound`] and dearer,
-    /// but cheaper than a rescoring (or that score itself, computed more cheaply): asked only
-    /// for a changed node whose [`Rescore::bound`] could win, before rescoring it (the
-    /// default, `i64::MAX`, refines nothing).
-    fn refine(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
-        let _ = (class, node, free);
-        i64::MAX
+    /// Class `class`'s score on every node, onto `out` (one per node): what
+    /// [`Rescore::rescore`] returns on the nodes whose `version` is not 0 (changed during the
+    /// solve; `free` is every node's free capacity, `width` entries a node), the matrix's score
+    /// on the others. For a caller that computes a whole row faster than the changed nodes one
+    /// by one (a kernel across the nodes): the greedy then scans the row instead of bounding
+    /// the changed nodes. Returns false (the default) when it does not; `out` is then ignored.
+    fn rescore_row(
+        &mut self,
+        class: usize,
+        version: &[u64],
+        free: &[i64],
+        width: usize,
+        out: &mut Vec<i64>,
+    ) -> bool {
+        let _ = (class, version, free, width, out);
+        false
     }
 }
 
@@ -468,6 +476,7 @@ pub(crate) fn solve_with(
         ),
         scan_pods: tuning.scan_pods,
         deferred: Vec::new(),
+        row_scores: Vec::new(),
         changed_scratch: Vec::new(),
         version: vec![0; problem.nodes],
         score_cache: vec![None; problem.classes.len()],
@@ -595,6 +604,8 @@ struct State<'p, 'r> {
     scan_pods: u32,
     /// Scratch of [`State::best_direct`]: changed nodes as `(bound, node, soft score)`.
     deferred: Vec<(i64, Reverse<usize>, i64)>,
+    /// Scratch of [`State::best_direct`]: a row's scores ([`Rescore::rescore_row`]).
+    row_scores: Vec<i64>,
     /// Scratch of [`State::best_direct`]: the feasible changed nodes of the class's row.
     changed_scratch: Vec<usize>,
     /// How many times each node's usage changed during the solve.
@@ -800,6 +811,13 @@ impl State<'_, '_> {
             return i64::from(self.problem.score[self.cell(c, node)]);
         };
         let score = r.rescore(c, node, &self.free[range]);
+        self.remember(c, node, score);
+        score
+    }
+
+    /// Keeps `score`, class `c`'s rescored score on `node` at the node's version now, for a
+    /// class of more than one pod left (while [`SCORE_CACHE_CELLS`] allows).
+    fn remember(&mut self, c: usize, node: usize, score: i64) {
         let nodes = self.problem.nodes;
         if self.score_cache[c].is_none()
             && self.unplaced[c] > 1
@@ -811,7 +829,6 @@ impl State<'_, '_> {
         if let Some(cache) = self.score_cache[c].as_mut() {
             cache[node] = (self.version[node], score);
         }
-        score
     }
 
     /// Adds one pod of class `c` to `node`'s usage, or takes one away.
@@ -1003,23 +1020,42 @@ impl State<'_, '_> {
 
     /// The best node that can take a pod of class `c` now (highest score, lowest index).
     ///
-    /// Nodes whose usage has not changed score from the matrix; a changed node is rescored
-    /// only if [`Rescore::bound`] and then [`Rescore::refine`] say it could beat the best found
-    /// so far, highest bound first. Since a bound is at least the node's score and keys are
-    /// unique per node, the result is the one a rescoring of every node gives (a property test
-    /// compares the two).
+    /// With a callback that scores whole rows ([`Rescore::rescore_row`]), a scan of the row.
+    /// Otherwise nodes whose usage has not changed score from the matrix, and a changed node
+    /// is rescored only if its [`Rescore::bound`] could beat the best found so far, highest
+    /// bound first. Each node is compared by its score before the (dearer) checks of whether
+    /// it can take the pod: the best of a set does not depend on the order its members are
+    /// filtered in. Since a bound is at least the node's score and keys are unique per node,
+    /// every way gives the node a rescoring of every node gives (property tests compare them).
     fn best_direct(&mut self, c: usize) -> Option<usize> {
         let mut best: Option<(i64, Reverse<usize>)> = None;
         let n_nodes = self.problem.nodes;
+        let row = c * n_nodes..(c + 1) * n_nodes;
+        let mut scores = std::mem::take(&mut self.row_scores);
+        scores.clear();
+        let by_row = self.rescore.as_mut().is_some_and(|r| {
+            r.rescore_row(c, &self.version, &self.free, self.problem.resources, &mut scores)
+        }) && scores.len() == n_nodes;
+        if by_row {
+            let soft = self.topo.has_rules(c);
+            for (node, &feasible) in self.problem.feasible[row].iter().enumerate() {
+                if !feasible {
+                    continue;
+                }
+                let s = if soft { self.topo.soft(c, node) } else { 0 };
+                let key = (scores[node].saturating_add(s), Reverse(node));
+                if best.is_none_or(|b| key > b) && self.can_take(c, node) {
+                    best = Some(key);
+                }
+            }
+            self.row_scores = scores;
+            return best.map(|(_, Reverse(n))| n);
+        }
+        self.row_scores = scores;
         let bounded = self.rescore.is_some();
-        let mut deferred = std::mem::take(&mut self.deferred);
-        deferred.clear();
         let mut changed = std::mem::take(&mut self.changed_scratch);
         changed.clear();
-        let row = c * n_nodes..(c + 1) * n_nodes;
-        // The unchanged nodes first, each compared by its matrix score before the (dearer)
-        // checks of whether it can take the pod: the best of a set does not depend on the
-        // order its members are filtered in. Changed nodes wait for the best of the others.
+        // The unchanged nodes first; changed nodes wait for the best of them.
         for (node, &feasible) in self.problem.feasible[row].iter().enumerate() {
             if !feasible {
                 continue;
@@ -1033,45 +1069,18 @@ impl State<'_, '_> {
                 best = Some(key);
             }
         }
-        // The changed nodes whose bound could beat that best.
-        let mut top: Option<usize> = None;
+        // The changed nodes whose bound could beat that best, rescored highest bound first
+        // until none can beat the best.
+        let mut deferred = std::mem::take(&mut self.deferred);
+        deferred.clear();
         for &node in &changed {
             let soft = self.topo.soft(c, node);
             let bound = self.rescore_bound(c, node).saturating_add(soft);
             if best.is_none_or(|b| (bound, Reverse(node)) > b) && self.can_take(c, node) {
-                if top.is_none_or(|t| {
-                    let (tb, tn, _) = deferred[t];
-                    (bound, Reverse(node)) > (tb, tn)
-                }) {
-                    top = Some(deferred.len());
-                }
                 deferred.push((bound, Reverse(node), soft));
             }
         }
         self.changed_scratch = changed;
-        // The highest bound rescored first (unless its refined bound cannot win): its score is
-        // often near the best, so the others are measured against it.
-        if let Some(t) = top {
-            let (bound, Reverse(node), soft) = deferred.swap_remove(t);
-            let tighter = self.refine(c, node, soft).min(bound);
-            if best.is_none_or(|b| (tighter, Reverse(node)) > b) {
-                let key = (self.score(c, node).saturating_add(soft), Reverse(node));
-                if best.is_none_or(|b| key > b) {
-                    best = Some(key);
-                }
-            }
-        }
-        // Every other node whose bound could win is bounded again by [`Rescore::refine`] (valid
-        // for this pick: no usage changes during it), in one pass: only the nodes whose refined
-        // bound still could win are kept, then rescored highest refined bound first until none
-        // can beat the best.
-        deferred.retain_mut(|(bound, node, soft)| {
-            if best.is_some_and(|b| (*bound, *node) <= b) {
-                return false;
-            }
-            *bound = self.refine(c, node.0, *soft).min(*bound);
-            best.is_none_or(|b| (*bound, *node) > b)
-        });
         let mut heap = BinaryHeap::from(deferred);
         while let Some((bound, Reverse(node), soft)) = heap.pop() {
             if best.is_some_and(|b| (bound, Reverse(node)) <= b) {
@@ -1084,19 +1093,6 @@ impl State<'_, '_> {
         }
         self.deferred = heap.into_vec();
         best.map(|(_, Reverse(n))| n)
-    }
-
-    /// [`Rescore::refine`] of `c` on `node` plus the node's `soft` score (`i64::MAX` when the
-    /// score is cached or there is no callback).
-    fn refine(&mut self, c: usize, node: usize, soft: i64) -> i64 {
-        if self.cached(c, node).is_some() {
-            return i64::MAX;
-        }
-        let range = self.problem.free_row(node);
-        match self.rescore.as_mut() {
-            Some(r) => r.refine(c, node, &self.free[range]).saturating_add(soft),
-            None => i64::MAX,
-        }
     }
 
     /// An upper bound of [`State::score`] of `c` on `node`, whatever the node's usage.

@@ -8,7 +8,8 @@
 //! score does not depend on usage).
 
 use super::*;
-use crate::eval::cpu::{balanced_score, fit_score};
+use crate::eval::cpu::resource_rows::ResourceSoa;
+use crate::eval::cpu::{InstructionSet, resource_rows};
 
 /// The usage-dependent score planes of a matrix (NodeResourcesFit and
 /// NodeResourcesBalancedAllocation: neither normalizes, so their raw score is their final one):
@@ -142,17 +143,16 @@ pub(super) struct Applier<'a> {
     pub(super) usage: Vec<Option<Option<NodeUsage>>>,
     /// Per group: its resource rows for [`Rescore::refine`] (`None`: no refinement).
     pub(super) rows: Vec<Option<UsageRows<'a>>>,
-    /// Per group: the nodes' usage as flat rows for [`Rescore::refine`].
-    pub(super) flat: Vec<FlatUsage>,
+    /// Per group: its resource columns over every node for [`Rescore::rescore_row`].
+    pub(super) columns: Vec<UsageColumns>,
     /// Per solver class: the summed weights of its resource planes that PreScore did not skip,
     /// as `(NodeResourcesFit, the other)` ([`ResourcePlanes::weights`]).
     pub(super) weights: Vec<(i64, i64)>,
 }
 
 /// A group's resource rows in its encoded units, flat ([`UsageRows::columns`] per class or
-/// node), for [`Rescore::refine`]: a class's usage-dependent raw scores on a node at its usage
-/// now, computed by the same functions as a rescoring ([`fit_score`], [`balanced_score`])
-/// without the node's filter word or the matrix views.
+/// node): the classes' requests and the nodes' allocatable amounts that
+/// [`UsageColumns`] scores from.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct UsageRows<'a> {
     columns: usize,
@@ -161,49 +161,84 @@ pub(super) struct UsageRows<'a> {
     allocatable: &'a [u32],
 }
 
-/// A group's node usage as flat rows ([`UsageRows`]' columns a node), copied from
-/// [`Applier::usage`] when a refinement first reads a node after it changed: refinements visit
-/// the changed nodes in order, and these rows (unlike a [`NodeUsage`] per node) lie in order in
-/// memory.
+/// A group's resource columns over every node, column-major as the row evaluator lays them
+/// out ([`ResourceSoa`]), for [`Rescore::rescore_row`]: allocatable amounts, and the usage now
+/// of the nodes that changed, copied from [`Applier::usage`] before a row is scored (an
+/// unchanged node's usage entries are 0 and its scores the matrix's). Also the kernels' output.
 #[derive(Debug, Clone, Default)]
-pub(super) struct FlatUsage {
-    columns: usize,
-    /// Per node: whether its rows hold its usage now.
+pub(super) struct UsageColumns {
+    nodes: usize,
+    alloc: Vec<u32>,
+    used: Vec<u32>,
+    used_nz: Vec<u32>,
+    /// Per node: whether its usage entries hold its usage now.
     current: Vec<bool>,
-    requested: Vec<u32>,
-    nonzero: Vec<u32>,
+    /// Nodes whose usage changed since their entries were last copied (repeats possible).
+    stale: Vec<usize>,
+    /// NodeResourcesFit's and BalancedAllocation's raw scores of the last row scored, per node.
+    fit: Vec<i32>,
+    balanced: Vec<i32>,
+    weight_sum: Vec<i32>,
+    /// The instruction set the kernels run ([`InstructionSet::current`] when built).
+    simd: InstructionSet,
 }
 
-impl FlatUsage {
-    /// Rows for `nodes` nodes of the width of `rows` (none current).
+impl UsageColumns {
+    /// Columns of `nodes` nodes holding `rows`' allocatable amounts (`None`: no columns, and
+    /// no row is scored).
     pub(super) fn new(rows: Option<&UsageRows<'_>>, nodes: usize) -> Self {
-        let columns = rows.map_or(0, |r| r.columns);
-        FlatUsage {
-            columns,
+        let Some(rows) = rows else { return UsageColumns::default() };
+        let k = rows.columns;
+        let mut alloc = vec![0; k * nodes];
+        for (n, row) in rows.allocatable.chunks_exact(k.max(1)).take(nodes).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                alloc[j * nodes + n] = v;
+            }
+        }
+        UsageColumns {
+            nodes,
+            alloc,
+            used: vec![0; k * nodes],
+            used_nz: vec![0; k * nodes],
             current: vec![false; nodes],
-            requested: vec![0; nodes * columns],
-            nonzero: vec![0; nodes * columns],
+            simd: InstructionSet::current(),
+            ..UsageColumns::default()
         }
     }
 
-    /// `node`'s requested and non-zero requested rows, when current.
-    fn of(&self, node: usize) -> Option<(&[u32], &[u32])> {
-        let k = self.columns;
-        self.current.get(node)?.then_some(())?;
-        Some((
-            self.requested.get(node * k..(node + 1) * k)?,
-            self.nonzero.get(node * k..(node + 1) * k)?,
-        ))
+    /// Makes `usage` (one node's, at least as wide as the columns) `node`'s usage entries.
+    fn set(&mut self, node: usize, usage: &NodeUsage) {
+        let n = self.nodes;
+        let k = self.alloc.len().checked_div(n).unwrap_or(0);
+        if node >= n || usage.requested.len() < k || usage.nonzero_requested.len() < k {
+            return;
+        }
+        for j in 0..k {
+            self.used[j * n + node] = usage.requested[j];
+            self.used_nz[j * n + node] = usage.nonzero_requested[j];
+        }
+        self.current[node] = true;
     }
 
-    /// Makes `usage` `node`'s current rows (`None` when it is narrower than the rows).
-    fn set(&mut self, node: usize, usage: &NodeUsage) -> Option<()> {
-        let k = self.columns;
-        let (requested, nonzero) = (usage.requested.get(..k)?, usage.nonzero_requested.get(..k)?);
-        self.requested.get_mut(node * k..(node + 1) * k)?.copy_from_slice(requested);
-        self.nonzero.get_mut(node * k..(node + 1) * k)?.copy_from_slice(nonzero);
-        *self.current.get_mut(node)? = true;
-        Some(())
+    /// Runs the resource kernels for class `c` of a group (`p`, `rows`) across every node
+    /// into [`UsageColumns::fit`] and [`UsageColumns::balanced`]: false when they do not score
+    /// the class (more resources than they hold) or the columns are missing.
+    fn score(&mut self, p: &Prepared<'_>, rows: &UsageRows<'_>, c: usize) -> bool {
+        let (k, n) = (rows.columns, self.nodes);
+        let (Some(req), Some(req_nz)) =
+            (rows.requests.get(c * k..(c + 1) * k), rows.nonzero.get(c * k..(c + 1) * k))
+        else {
+            return false;
+        };
+        if self.alloc.len() != k * n || self.current.len() != n {
+            return false;
+        }
+        let cols =
+            ResourceSoa { len: n, alloc: &self.alloc, used: &self.used, used_nz: &self.used_nz };
+        self.fit.resize(n, 0);
+        self.balanced.resize(n, 0);
+        let (fit, balanced, weight_sum) = (&mut self.fit, &mut self.balanced, &mut self.weight_sum);
+        resource_rows(self.simd, p, req, req_nz, &cols, fit, balanced, weight_sum)
     }
 }
 
@@ -220,23 +255,6 @@ impl<'a> UsageRows<'a> {
             nonzero: t.class_nonzero_requests.as_slice()?,
             allocatable: t.node_allocatable.as_slice()?,
         })
-    }
-
-    /// Class `c`'s NodeResourcesFit and BalancedAllocation raw scores on `node` at its usage
-    /// (`used`, `used_nz`: the node's requested and non-zero requested rows).
-    fn scores(
-        &self,
-        p: &Prepared<'_>,
-        c: usize,
-        node: usize,
-        (used, used_nz): (&[u32], &[u32]),
-    ) -> Option<(i32, i32)> {
-        let k = self.columns;
-        let req = self.requests.get(c * k..(c + 1) * k)?;
-        let req_nz = self.nonzero.get(c * k..(c + 1) * k)?;
-        let alloc = self.allocatable.get(node * k..(node + 1) * k)?;
-        let (used, used_nz) = (used.get(..k)?, used_nz.get(..k)?);
-        Some((fit_score(p, req, req_nz, alloc, used, used_nz), balanced_score(p, req, alloc, used)))
     }
 }
 
@@ -255,8 +273,11 @@ impl Applier<'_> {
             if let Some(slot) = self.usage.get_mut(g * self.nodes + node) {
                 *slot = None;
             }
-            if let Some(current) = self.flat.get_mut(g).and_then(|f| f.current.get_mut(node)) {
+            if let Some(cols) = self.columns.get_mut(g)
+                && let Some(current) = cols.current.get_mut(node)
+            {
                 *current = false;
+                cols.stale.push(node);
             }
         }
     }
@@ -301,26 +322,25 @@ impl Applier<'_> {
         Some(fixed + fit_weight * i64::from(fit) + other_weight * i64::from(balanced))
     }
 
-    /// Makes group `g`'s flat rows of `node` current (`None` when they cannot be).
-    fn refresh_flat(&mut self, g: usize, node: usize) -> Option<()> {
-        if *self.flat.get(g)?.current.get(node)? {
-            return Some(());
+    /// Copies the usage now of group `g`'s changed nodes into its columns.
+    fn refresh_columns(&mut self, g: usize) {
+        let Some(cols) = self.columns.get_mut(g) else { return };
+        let stale = std::mem::take(&mut cols.stale);
+        for &node in &stale {
+            if self.columns[g].current.get(node).copied().unwrap_or(true) {
+                continue;
+            }
+            self.usage_now(g, node);
+            if let (Some(Some(Some(usage))), Some(cols)) =
+                (self.usage.get(g * self.nodes + node), self.columns.get_mut(g))
+            {
+                cols.set(node, usage);
+            }
         }
-        self.usage_now(g, node)?;
-        let usage = self.usage.get(g * self.nodes + node)?.as_ref()?.as_ref()?;
-        self.flat.get_mut(g)?.set(node, usage)
-    }
-
-    /// [`Rescore::refine`]: the score [`Rescore::rescore`] returns, computed from the group's
-    /// flat rows ([`UsageRows`]) by the same functions (`None` where a rescoring would fall
-    /// back to the matrix's score).
-    fn refined(&mut self, class: usize, node: usize) -> Option<i64> {
-        let &(g, c) = self.source.get(class)?;
-        let rows = (*self.rows.get(g)?)?;
-        self.refresh_flat(g, node)?;
-        let prepared = self.prepared.get(g)?;
-        let (fit, balanced) = rows.scores(prepared, c, node, self.flat.get(g)?.of(node)?)?;
-        self.with_planes(class, node, fit, balanced)
+        if let Some(cols) = self.columns.get_mut(g) {
+            cols.stale = stale;
+            cols.stale.clear();
+        }
     }
 
     /// The usage of `node` now, in group `g`'s units (checked against its evaluation).
@@ -393,24 +413,69 @@ impl Rescore for Applier<'_> {
         // The usage-dependent cell from the incremental entry point of evaluation (the CPU
         // twin; every backend's cells are equal).
         self.usage_now(g, node);
-        let rescored = self
-            .cached_usage(g, node)
+        self.cached_usage(g, node)
             .and_then(|usage| columns::cell_cpu(&self.prepared[g], usage, 0, c))
             .and_then(|(_, fit, balanced)| self.with_planes(class, node, fit, balanced))
-            .unwrap_or_else(|| i64::from(self.score.get(cell).copied().unwrap_or(0)));
-        #[cfg(test)]
-        if let Some(refined) = self.refined(class, node) {
-            assert_eq!(rescored, refined, "class {class} on node {node}");
-        }
-        rescored
+            .unwrap_or_else(|| i64::from(self.score.get(cell).copied().unwrap_or(0)))
     }
 
-    fn refine(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
-        #[cfg(test)]
-        if !BOUNDS.get() {
-            return i64::MAX;
+    /// The row from the resource kernels of the row evaluator (`eval::cpu::resource_rows`)
+    /// run across every node on the group's columns ([`UsageColumns`]): a changed node's score
+    /// is its static part plus the planes' weights times the kernels' raw scores, as a
+    /// rescoring computes it from the same functions' cell twins (the tests compare every
+    /// one); a node the columns cannot score (no static part, or a usage that no longer fits
+    /// the group's units) is rescored alone.
+    fn rescore_row(
+        &mut self,
+        class: usize,
+        version: &[u64],
+        _free: &[i64],
+        _width: usize,
+        out: &mut Vec<i64>,
+    ) -> bool {
+        let Some(&(g, c)) = self.source.get(class) else { return false };
+        let (Some(rows), Some(&(fit_weight, other_weight))) =
+            (self.rows.get(g).copied().flatten(), self.weights.get(class))
+        else {
+            return false;
+        };
+        let prepared: &[Prepared<'_>] = self.prepared;
+        let Some(p) = prepared.get(g) else { return false };
+        self.refresh_columns(g);
+        let mut cols = std::mem::take(&mut self.columns[g]);
+        let n = self.nodes;
+        let row = class * n..(class + 1) * n;
+        let (score, fit0, balanced0): (&[i32], &[u8], &[u8]) =
+            (self.score, self.fit_start, self.balanced_start);
+        let scored = version.len() == n && cols.score(p, &rows, c);
+        let start = out.len();
+        if scored
+            && let (Some(score), Some(fit0), Some(balanced0)) =
+                (score.get(row.clone()), fit0.get(row.clone()), balanced0.get(row))
+        {
+            // Every node as if its score came from the columns (an unchanged node's is the
+            // matrix's), in one pass the compiler vectorizes; then the changed nodes the
+            // columns cannot score, rescored alone.
+            let raw = cols.fit.iter().zip(&cols.balanced);
+            let cells = score.iter().zip(fit0.iter().zip(balanced0)).zip(version).zip(raw);
+            out.extend(cells.map(|(((&s, (&f0, &b0)), &v), (&f, &b))| {
+                let then = fit_weight * i64::from(f0) + other_weight * i64::from(b0);
+                let now = fit_weight * i64::from(f) + other_weight * i64::from(b);
+                if v == 0 { i64::from(s) } else { i64::from(s) - then + now }
+            }));
+            for node in 0..n {
+                if version[node] != 0 && (!cols.current[node] || fit0[node] == NO_RAW) {
+                    out[start + node] = self.rescore(class, node, &[]);
+                }
+            }
+            #[cfg(test)]
+            for node in (0..n).filter(|&node| version[node] != 0) {
+                let want = self.rescore(class, node, &[]);
+                assert_eq!(out[start + node], want, "class {class} on node {node}");
+            }
         }
-        self.refined(class, node).unwrap_or(i64::MAX)
+        self.columns[g] = cols;
+        scored && out.len() == start + n
     }
 
     /// The static part plus the most the resource planes can add now ([`ResourcePlanes::max_part`];
@@ -470,26 +535,30 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-        /// On any node usage and under every scoring strategy, the flat rows' NodeResourcesFit
-        /// and BalancedAllocation raw scores ([`Rescore::refine`]'s) equal the evaluator's cell
-        /// (a rescoring's).
+        /// On any node usage and under every scoring strategy, the resource kernels'
+        /// NodeResourcesFit and BalancedAllocation raw scores on a group's columns
+        /// ([`Rescore::rescore_row`]'s) equal the evaluator's cell (a rescoring's).
         #[test]
-        fn flat_rows_score_a_cell_as_the_evaluator_does(
-            node in (1u32..64, 1u64..256, 0u32..64, 0u64..256, 0i64..4),
+        fn resource_columns_score_a_cell_as_the_evaluator_does(
+            specs in proptest::collection::vec((1u32..64, 1u64..256, 0u32..64, 0u64..256, 0i64..4), 1..5),
             pods in proptest::collection::vec((0u32..8000, 0u64..8192, 0i64..3), 1..4),
         ) {
-            let (cpu, mem, used_cpu, used_mem, gpus) = node;
-            let nodes = vec![NodeBuilder::new("n")
-                .cpu(i64::from(cpu) * 250)
-                .memory(mem as i64 * GI / 4)
-                .pods(110)
-                .scalar("example.com/gpu", gpus)
-                .obj()];
-            let bound = vec![PodBuilder::new("d", "used")
-                .cpu(i64::from(used_cpu) * 250)
-                .memory(used_mem as i64 * GI / 4)
-                .node("n")
-                .obj()];
+            let mut nodes = Vec::new();
+            let mut bound = Vec::new();
+            for (i, &(cpu, mem, used_cpu, used_mem, gpus)) in specs.iter().enumerate() {
+                let name = format!("n{i}");
+                nodes.push(NodeBuilder::new(&name)
+                    .cpu(i64::from(cpu) * 250)
+                    .memory(mem as i64 * GI / 4)
+                    .pods(110)
+                    .scalar("example.com/gpu", gpus)
+                    .obj());
+                bound.push(PodBuilder::new("d", &format!("used{i}"))
+                    .cpu(i64::from(used_cpu) * 250)
+                    .memory(used_mem as i64 * GI / 4)
+                    .node(&name)
+                    .obj());
+            }
             let pending: Vec<_> = pods
                 .iter()
                 .enumerate()
@@ -505,14 +574,21 @@ mod tests {
             for (name, profile) in profiles() {
                 let enc = encode(&state, &pending).expect("encodes");
                 let p = Prepared::new(&profile, &state, &pending, &enc).expect("prepares");
-                let usage = NodeUsage::of(&enc, &state, &[0]).expect("usage");
                 let rows = UsageRows::of(&p).expect("flat rows");
+                let n = specs.len();
+                let mut cols = UsageColumns::new(Some(&rows), n);
+                let usage: Vec<NodeUsage> =
+                    (0..n).map(|i| NodeUsage::of(&enc, &state, &[i]).expect("usage")).collect();
+                for (i, u) in usage.iter().enumerate() {
+                    cols.set(i, u);
+                }
+                prop_assert_eq!(&cols.current, &vec![true; n]);
                 for c in 0..p.num_classes {
-                    let (_, fit, balanced) = cell_cpu(&p, &usage, 0, c).expect("cell");
-                    let mut flat = FlatUsage::new(Some(&rows), 1);
-                    prop_assert_eq!(flat.set(0, &usage), Some(()));
-                    let used = flat.of(0).expect("current rows");
-                    prop_assert_eq!(rows.scores(&p, c, 0, used), Some((fit, balanced)), "{} class {}", name, c);
+                    prop_assert!(cols.score(&p, &rows, c), "{} class {}", name, c);
+                    for (i, u) in usage.iter().enumerate() {
+                        let (_, fit, balanced) = cell_cpu(&p, u, 0, c).expect("cell");
+                        prop_assert_eq!((cols.fit[i], cols.balanced[i]), (fit, balanced), "{} class {} node {}", name, c, i);
+                    }
                 }
             }
         }

@@ -161,6 +161,39 @@ pub(super) fn solver_row(
         .filter(|((_, _, skipped), _)| !skipped.get(c).copied().unwrap_or(false))
         .filter_map(|(&(i, _, _), &fit)| Some((m.planes[i].normalized.get(cells.clone())?, fit)))
         .collect();
+    if let [(a, a_fit), (b, b_fit)] = resource[..]
+        && a_fit != b_fit
+        && a.len() == n_nodes
+        && b.len() == n_nodes
+    {
+        // The default profile's case, one plane of each kind: branch-free across the row (the
+        // arrays are fresh, so writing an infeasible cell's zeros changes nothing).
+        let (fit, balanced) = if a_fit { (a, b) } else { (b, a) };
+        let max = MAX_NODE_SCORE as u32;
+        let cols =
+            m.filter[cells.clone()].iter().zip(&m.total[cells]).zip(fit.iter().zip(balanced));
+        let out = row
+            .feasible
+            .iter_mut()
+            .zip(row.score.iter_mut())
+            .zip(row.fit0.iter_mut().zip(row.balanced0.iter_mut()));
+        for (((&word, &total), (&f, &b)), ((feasible, score), (fit0, balanced0))) in cols.zip(out) {
+            let yes = word & CELL_FEASIBLE != 0;
+            // A negative raw score is above `max` as `u32`.
+            let valid = (f as u32) <= max && (b as u32) <= max;
+            *feasible = yes;
+            *score = if yes { total } else { 0 };
+            *fit0 = if !yes {
+                0
+            } else if valid {
+                f as u8
+            } else {
+                NO_RAW
+            };
+            *balanced0 = if yes && valid { b as u8 } else { 0 };
+        }
+        return;
+    }
     let words = m.filter[cells.clone()].iter().zip(&m.total[cells]).enumerate();
     let out = row
         .feasible

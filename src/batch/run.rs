@@ -376,9 +376,9 @@ impl Run {
                     .collect(),
                 usage: vec![None; encs.len() * n_nodes],
                 rows: usage_rows.clone(),
-                flat: usage_rows
+                columns: usage_rows
                     .iter()
-                    .map(|rows| super::applier::FlatUsage::new(rows.as_ref(), n_nodes))
+                    .map(|rows| super::applier::UsageColumns::new(rows.as_ref(), n_nodes))
                     .collect(),
                 weights: source.iter().map(|&(g, c)| resource_planes[g].weights(c)).collect(),
             };

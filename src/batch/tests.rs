@@ -230,6 +230,30 @@ fn solver_rows_keep_the_raw_resource_scores_from_which_the_static_part_follows()
     m.planes[fit_plane].normalized[cell] = 101;
     let (_, _, fit0, _) = fill(&m, 1);
     assert_eq!((fit0[0], fit0[1] == NO_RAW), (NO_RAW, false));
+    let cell = m.cell(0, 1);
+    m.planes[balanced_plane].normalized[cell] = -1;
+    let (_, _, fit0, balanced0) = fill(&m, 0);
+    assert_eq!((fit0[1], balanced0[1]), (NO_RAW, 0), "a negative raw score is not known");
+    // The row of one plane of each kind is filled by its own loop; the general one (here with
+    // the NodeResourcesFit plane listed twice, which agrees with itself) fills it alike.
+    let mut twice = planes.clone();
+    twice.planes.push(twice.planes[0].clone());
+    twice.is_fit.push(true);
+    for c in 0..2 {
+        let general = {
+            let (mut feasible, mut score, mut fit0, mut balanced0) =
+                (vec![false; 3], vec![0; 3], vec![0u8; 3], vec![0u8; 3]);
+            let row = SolverRow {
+                feasible: &mut feasible,
+                score: &mut score,
+                fit0: &mut fit0,
+                balanced0: &mut balanced0,
+            };
+            solver_row(&m, &twice, c, 3, row);
+            (feasible, score, fit0, balanced0)
+        };
+        assert_eq!(fill(&m, c), general, "class {c}");
+    }
 }
 
 #[test]

@@ -51,10 +51,12 @@ use crate::encode::units::MAX_NODE_SCORE;
 
 mod lean;
 mod merged;
+pub(crate) mod resource_rows;
 mod rows;
 mod simd;
 
 pub use lean::{evaluate_lean, evaluate_lean_into};
+pub(crate) use simd::resource_rows;
 pub use simd::{InstructionSet, with_instruction_set};
 
 /// Evaluates every cell on the CPU, on one thread, a class row at a time (the row evaluator
@@ -496,7 +498,7 @@ pub(crate) fn fit_score<A: Index<usize, Output = u32> + ?Sized>(
 /// One resource's score under the profile's strategy (`requested ≤ 2 · AMOUNT_MAX`,
 /// `capacity > 0`, so `× 100` fits `u32`).
 #[inline]
-fn resource_score(p: &Prepared<'_>, requested: u32, capacity: u32) -> i32 {
+pub(super) fn resource_score(p: &Prepared<'_>, requested: u32, capacity: u32) -> i32 {
     let max = MAX_NODE_SCORE;
     let s = match p.fit_strategy {
         STRATEGY_LEAST_ALLOCATED => {

@@ -471,11 +471,13 @@ impl Rescore for LeastAllocated {
 
 /// A usage-dependent score within 5 of the static one (more free room of resource 0 scores
 /// higher), with that range as its [`Rescore::bound`] when `bounded` (else the default bound,
-/// which rescores every changed node).
+/// which rescores every changed node), and whole rows at once ([`Rescore::rescore_row`]) when
+/// `rows`.
 pub(crate) struct Capped {
     pub(crate) score: Vec<i32>,
     pub(crate) nodes: usize,
     pub(crate) bounded: bool,
+    pub(crate) rows: bool,
 }
 
 impl Rescore for Capped {
@@ -487,13 +489,25 @@ impl Rescore for Capped {
         if self.bounded { i64::from(self.score[class * self.nodes + node]) + 5 } else { i64::MAX }
     }
 
-    /// Exact on nodes of even index + class, one above on the others (ties with the bound or
-    /// another node's score are the cases a refinement must not get wrong).
-    fn refine(&mut self, class: usize, node: usize, free: &[i64]) -> i64 {
-        if !self.bounded {
-            return i64::MAX;
+    fn rescore_row(
+        &mut self,
+        class: usize,
+        version: &[u64],
+        free: &[i64],
+        width: usize,
+        out: &mut Vec<i64>,
+    ) -> bool {
+        if !self.rows {
+            return false;
         }
-        self.rescore(class, node, free) + ((class + node) % 2) as i64
+        for (node, &v) in version.iter().enumerate() {
+            out.push(if v == 0 {
+                i64::from(self.score[class * self.nodes + node])
+            } else {
+                self.rescore(class, node, &free[node * width..(node + 1) * width])
+            });
+        }
+        true
     }
 }
 
@@ -513,7 +527,7 @@ fn a_changed_node_whose_bound_cannot_win_is_not_rescored() {
     }
     let mut p = problem(vec![class(1, &[1]), class(1, &[1]), class(1, &[1])], &[&[9], &[9], &[9]]);
     p.score = vec![9, 1, 0, 9, 1, 0, 3, 20, 0];
-    let capped = Capped { score: p.score.clone(), nodes: 3, bounded: true };
+    let capped = Capped { score: p.score.clone(), nodes: 3, bounded: true, rows: false };
     let mut counting = Counting(capped, Vec::new());
     let options =
         GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false };
@@ -525,37 +539,45 @@ fn a_changed_node_whose_bound_cannot_win_is_not_rescored() {
 }
 
 #[test]
-fn a_changed_node_whose_refined_bound_cannot_win_is_not_rescored() {
-    // One-pod classes in queue order; every changed node has a loose bound (1,000) and a
-    // refined one equal to its score. Class 0 takes node 0 (9); class 1's best unchanged node
-    // (node 1, 9) beats node 0's refined bound (0), class 2's (node 2, 5) beats both.
-    struct Loose(Vec<i32>, Vec<usize>, bool);
-    impl Rescore for Loose {
-        fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
-            self.1.push(node);
-            i64::from(self.0[class * 3 + node])
+fn a_callback_that_scores_whole_rows_is_asked_for_rows_and_never_for_a_node() {
+    // One-pod classes in queue order. Class 0 takes node 0 and class 1 node 1 (9 against 0);
+    // class 2's row has both changed nodes rescored (6 and 7, node 2 unchanged at 5): node 1.
+    struct Rows(Vec<Vec<u64>>);
+    impl Rescore for Rows {
+        fn rescore(&mut self, _class: usize, node: usize, _free: &[i64]) -> i64 {
+            panic!("node {node} rescored alone");
         }
-        fn bound(&mut self, _class: usize, _node: usize) -> i64 {
-            1000
+        fn bound(&mut self, _class: usize, node: usize) -> i64 {
+            panic!("node {node} bounded");
         }
-        fn refine(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {
-            if self.2 { i64::from(self.0[class * 3 + node]) } else { i64::MAX }
+        fn rescore_row(
+            &mut self,
+            class: usize,
+            version: &[u64],
+            _free: &[i64],
+            _width: usize,
+            out: &mut Vec<i64>,
+        ) -> bool {
+            self.0.push(version.to_vec());
+            let fixed = [[9, 0, 0], [0, 9, 0], [0, 0, 5]][class];
+            out.extend(
+                version.iter().zip(fixed).enumerate().map(
+                    |(n, (&v, s))| {
+                        if v == 0 { s } else { 6 + n as i64 }
+                    },
+                ),
+            );
+            true
         }
     }
     let mut p = problem(vec![class(1, &[1]), class(1, &[1]), class(1, &[1])], &[&[9], &[9], &[9]]);
     p.score = vec![9, 0, 0, 0, 9, 0, 0, 0, 5];
     let options =
         GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false };
-    for refined in [true, false] {
-        let mut loose = Loose(p.score.clone(), Vec::new(), refined);
-        let a = solve_greedy(&p, &options, Some(&mut loose)).expect("valid");
-        assert_eq!(
-            [nodes_of(&a, 0), nodes_of(&a, 1), nodes_of(&a, 2)],
-            [vec![0], vec![1], vec![2]]
-        );
-        let want: Vec<usize> = if refined { vec![] } else { vec![0, 0, 1] };
-        assert_eq!(loose.1, want, "refined: {refined}");
-    }
+    let mut rows = Rows(Vec::new());
+    let a = solve_greedy(&p, &options, Some(&mut rows)).expect("valid");
+    assert_eq!([nodes_of(&a, 0), nodes_of(&a, 1), nodes_of(&a, 2)], [vec![0], vec![1], vec![1]]);
+    assert_eq!(rows.0, vec![vec![0, 0, 0], vec![1, 0, 0], vec![1, 1, 0]]);
 }
 
 /// `p` with its pods in a random queue order.
@@ -572,7 +594,8 @@ pub(crate) fn with_queue(p: Problem) -> impl Strategy<Value = Problem> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-    /// Skipping changed nodes whose bound cannot win chooses what rescoring every one does.
+    /// Skipping changed nodes whose bound cannot win, and scanning rescored rows, choose what
+    /// rescoring every changed node does.
     #[test]
     fn bounded_rescoring_chooses_what_rescoring_every_node_chooses(
         p in random_problem(),
@@ -586,12 +609,15 @@ proptest! {
             _ => ClassOrder::SmallestFirst,
         };
         let options = GreedyOptions { class_order, relocate, even_spread: relocate };
-        let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
-        let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false };
+        let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: false };
+        let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false, rows: false };
+        let mut rows = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: true };
         let tuning = Tuning { scan_pods, plain: false };
         let a = solve_with(&p, &options, Some(&mut bounded), tuning).expect("valid");
         let b = solve_with(&p, &options, Some(&mut every), tuning).expect("valid");
-        prop_assert_eq!(a, b);
+        let c = solve_with(&p, &options, Some(&mut rows), tuning).expect("valid");
+        prop_assert_eq!(&a, &b);
+        prop_assert_eq!(&a, &c);
     }
 
     /// The candidates kept across picks (relocation's destinations) choose what scans of
@@ -610,7 +636,7 @@ proptest! {
         };
         let options = GreedyOptions { class_order, relocate: true, even_spread: true };
         let run = |plain: bool| {
-            let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
+            let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: false };
             let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
             solve_with(&p, &options, rescore, Tuning { scan_pods, plain }).expect("valid")
         };
@@ -635,7 +661,7 @@ proptest! {
         };
         let options = GreedyOptions { class_order, relocate, even_spread: relocate };
         let run = |scan_pods: u32| {
-            let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded };
+            let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded, rows: false };
             let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
             solve_with(&p, &options, rescore, Tuning { scan_pods, plain: false }).expect("valid")
         };

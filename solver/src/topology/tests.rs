@@ -653,8 +653,8 @@ proptest! {
         prop_assert_eq!(heaps, scan);
     }
 
-    /// With soft terms too, rescoring only the changed nodes whose bound could win chooses
-    /// what rescoring every changed node chooses.
+    /// With soft terms too, rescoring only the changed nodes whose bound could win, and
+    /// scanning rescored rows, choose what rescoring every changed node chooses.
     #[test]
     fn bounded_rescoring_with_soft_terms_chooses_what_full_rescoring_chooses(
         p in random_problem(),
@@ -662,11 +662,15 @@ proptest! {
     ) {
         use crate::greedy::tests::Capped;
         let options = GreedyOptions { relocate, even_spread: relocate, ..GreedyOptions::default() };
-        let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true };
-        let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false };
-        let a = solve_with(&p, &options, Some(&mut bounded), Tuning { scan_pods: u32::MAX, plain: false }).expect("valid");
-        let b = solve_with(&p, &options, Some(&mut every), Tuning { scan_pods: u32::MAX, plain: false }).expect("valid");
-        prop_assert_eq!(a, b);
+        let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: false };
+        let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false, rows: false };
+        let mut rows = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: true };
+        let tuning = Tuning { scan_pods: u32::MAX, plain: false };
+        let a = solve_with(&p, &options, Some(&mut bounded), tuning).expect("valid");
+        let b = solve_with(&p, &options, Some(&mut every), tuning).expect("valid");
+        let c = solve_with(&p, &options, Some(&mut rows), tuning).expect("valid");
+        prop_assert_eq!(&a, &b);
+        prop_assert_eq!(&a, &c);
     }
 
     /// Counts updated as pods land and leave, in any order, give the verdicts and soft scores

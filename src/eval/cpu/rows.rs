@@ -21,13 +21,12 @@
 
 use std::collections::BTreeMap;
 
+use super::resource_rows::{ResourceSoa, balanced_row, fit_row};
 use super::simd::InstructionSet;
 
 use super::super::prep::{
     CLASS_FIT_REQUESTS_NOTHING, CLASS_HAS_NODE_NAME, CLASS_REJECTED, CLASS_RESTRICTED,
-    FIT_COLUMN_CHECKED, FIT_KIND_NON_ZERO, FIT_KIND_OTHER, FIT_KIND_SCALAR,
-    NODE_ADDED_AFFINITY_FAILS, NUM_SCORE_PLANES, Prepared, STRATEGY_LEAST_ALLOCATED,
-    STRATEGY_MOST_ALLOCATED, STRATEGY_REQUESTED_TO_CAPACITY_RATIO, ScorePlugin,
+    FIT_COLUMN_CHECKED, NODE_ADDED_AFFINITY_FAILS, NUM_SCORE_PLANES, Prepared, ScorePlugin,
 };
 use super::super::topology::{
     DOMAIN_ABSENT, DOMAIN_MASK, IPA_AFFINITY_FALLBACK, IPA_FILTER, IPA_SCORE, PTS_FILTER,
@@ -42,7 +41,7 @@ use super::super::{
 };
 use super::{
     PTS_IGNORED, PTS_PLANE, Rows, default_normalize, image_priority, inter_pod_affinity_normalize,
-    node_ports, pod_topology_spread_normalize, pts_add, resource_score, scaled_image_score,
+    node_ports, pod_topology_spread_normalize, pts_add, scaled_image_score,
 };
 use crate::encode::dict::RESOURCE_PODS;
 use crate::encode::tensors::{
@@ -511,173 +510,23 @@ pub(super) fn evaluate_row_body(
         }
     }
 
-    // NodeResourcesFit's score.
+    // NodeResourcesFit's and BalancedAllocation's scores: the resource kernels, cell by cell
+    // where a class counts more resources than they hold.
+    let columns = ResourceSoa { len: nn, alloc: &s.alloc, used: &s.used, used_nz: &s.used_nz };
     if s.scored[k_fit] {
-        let req = t.class_requests.row(c);
-        let req_nz = t.class_nonzero_requests.row(c);
-        // (column, pod amount, the node amount is the non-zero one, weight)
-        let mut specs: [(usize, u32, bool, i32); 8] = [(0, 0, false, 0); 8];
-        let mut len = 0;
-        let mut fallback = false;
-        for spec in &p.fit_specs {
-            if spec.column == NONE {
-                continue;
-            }
-            let j = spec.column as usize;
-            let (pod, nz) = match spec.kind {
-                FIT_KIND_NON_ZERO => (req_nz[j], true),
-                FIT_KIND_SCALAR => (req[j], false),
-                FIT_KIND_OTHER => (0, false),
-                _ => (req[j], false),
-            };
-            if spec.kind == FIT_KIND_SCALAR && pod == 0 {
-                continue;
-            }
-            if len == specs.len() {
-                fallback = true;
-                break;
-            }
-            specs[len] = (j, pod, nz, spec.weight);
-            len += 1;
-        }
+        let (req, req_nz) = (t.class_requests.row(c), t.class_nonzero_requests.row(c));
         let raw = &mut r.raw[k_fit][cells.clone()];
-        if fallback {
+        if !fit_row(p, &req, &req_nz, &columns, raw, &mut sc.weight_sum) {
             for (n, v) in raw.iter_mut().enumerate() {
                 *v = super::node_resources_fit(p, c, s.node[n] as usize).2;
             }
-        } else if (p.fit_strategy == STRATEGY_LEAST_ALLOCATED
-            || p.fit_strategy == STRATEGY_MOST_ALLOCATED)
-            && specs[..len].iter().all(|s| s.3 > 0)
-            && specs[..len].iter().map(|s| i64::from(s.3)).sum::<i64>() <= i64::from(i32::MAX / 100)
-        {
-            // Positive weights whose scores cannot overflow: resource by resource across the
-            // row, without a branch per cell (see `fit_score_column`).
-            let most = p.fit_strategy == STRATEGY_MOST_ALLOCATED;
-            raw.fill(0);
-            sc.weight_sum.clear();
-            sc.weight_sum.resize(nn, 0);
-            for &(j, pod, nz, weight) in &specs[..len] {
-                let alloc = &s.alloc[j * nn..(j + 1) * nn];
-                let used = if nz {
-                    &s.used_nz[j * nn..(j + 1) * nn]
-                } else {
-                    &s.used[j * nn..(j + 1) * nn]
-                };
-                if most {
-                    fit_score_column::<true>(alloc, used, pod, weight, raw, &mut sc.weight_sum);
-                } else {
-                    fit_score_column::<false>(alloc, used, pod, weight, raw, &mut sc.weight_sum);
-                }
-            }
-            // `node_score ≤ 100 · weight_sum`: the quotient is below 2^20, so `small_quotient`
-            // divides in `f64`; a node without any counted resource has 0 / 1 = 0.
-            for (v, &w) in raw.iter_mut().zip(&sc.weight_sum) {
-                *v = (f64::from(*v) / f64::from(w.max(1))) as i32;
-            }
-        } else {
-            let specs = &specs[..len];
-            let ratio = p.fit_strategy == STRATEGY_REQUESTED_TO_CAPACITY_RATIO;
-            for (n, v) in raw.iter_mut().enumerate() {
-                let mut node_score = 0i32;
-                let mut weight_sum = 0i32;
-                for &(j, pod, nz, weight) in specs {
-                    let capacity = s.alloc[j * nn + n];
-                    if capacity == 0 {
-                        continue;
-                    }
-                    let node_used = if nz { s.used_nz[j * nn + n] } else { s.used[j * nn + n] };
-                    let score = resource_score(p, node_used.wrapping_add(pod), capacity);
-                    if !ratio || score > 0 {
-                        node_score = node_score.wrapping_add(score.wrapping_mul(weight));
-                        weight_sum = weight_sum.wrapping_add(weight);
-                    }
-                }
-                *v = if weight_sum == 0 {
-                    0
-                } else if !ratio {
-                    match (u32::try_from(node_score), u32::try_from(weight_sum)) {
-                        (Ok(a), Ok(b)) => super::small_quotient(a, b) as i32,
-                        _ => node_score.wrapping_div(weight_sum),
-                    }
-                } else {
-                    (2 * node_score + weight_sum) / (2 * weight_sum)
-                };
-            }
         }
     }
-
-    // NodeResourcesBalancedAllocation.
     if s.scored[k_ba] {
-        let req = t.class_requests.row(c);
-        let mut specs: [(usize, u32); 8] = [(0, 0); 8];
-        let mut len = 0;
-        let mut fallback = false;
-        for spec in &p.balanced_specs {
-            if spec.column == NONE {
-                continue;
-            }
-            let j = spec.column as usize;
-            let pod = if spec.kind == FIT_KIND_OTHER { 0 } else { req[j] };
-            if spec.kind == FIT_KIND_SCALAR && pod == 0 {
-                continue;
-            }
-            if len == specs.len() {
-                fallback = true;
-                break;
-            }
-            specs[len] = (j, pod);
-            len += 1;
-        }
         let raw = &mut r.raw[k_ba][cells.clone()];
-        if fallback {
+        if !balanced_row(p, &t.class_requests.row(c), &columns, raw) {
             for (n, v) in raw.iter_mut().enumerate() {
                 *v = super::balanced_allocation(p, c, s.node[n] as usize);
-            }
-        } else if len == 2 {
-            // The common case, cpu and memory: |f₁ − f₂| / 2 when both count.
-            let (j0, pod0) = specs[0];
-            let (j1, pod1) = specs[1];
-            for (n, v) in raw.iter_mut().enumerate() {
-                let (c0, c1) = (s.alloc[j0 * nn + n], s.alloc[j1 * nn + n]);
-                let f0 = f64::from(s.used[j0 * nn + n].wrapping_add(pod0)) / f64::from(c0);
-                let f1 = f64::from(s.used[j1 * nn + n].wrapping_add(pod1)) / f64::from(c1);
-                let (f0, f1) = (if 1.0 < f0 { 1.0 } else { f0 }, if 1.0 < f1 { 1.0 } else { f1 });
-                let deviation = if c0 != 0 && c1 != 0 { ((f0 - f1) / 2.0).abs() } else { 0.0 };
-                *v = ((1.0 - deviation) * 100.0) as i64 as i32;
-            }
-        } else {
-            let specs = &specs[..len];
-            for (n, v) in raw.iter_mut().enumerate() {
-                let mut fractions = [0.0f64; 8];
-                let mut count = 0usize;
-                let mut total = 0.0f64;
-                for &(j, pod) in specs {
-                    let capacity = s.alloc[j * nn + n];
-                    if capacity == 0 {
-                        continue;
-                    }
-                    let mut f =
-                        f64::from(s.used[j * nn + n].wrapping_add(pod)) / f64::from(capacity);
-                    if 1.0 < f {
-                        f = 1.0;
-                    }
-                    total += f;
-                    fractions[count] = f;
-                    count += 1;
-                }
-                let mut deviation = 0.0f64;
-                if count == 2 {
-                    deviation = ((fractions[0] - fractions[1]) / 2.0).abs();
-                } else if count > 2 {
-                    let mean = total / count as f64;
-                    let mut sum = 0.0f64;
-                    for &f in &fractions[..count] {
-                        let d = f - mean;
-                        sum += d * d;
-                    }
-                    deviation = (sum / count as f64).sqrt();
-                }
-                *v = ((1.0 - deviation) * 100.0) as i64 as i32;
             }
         }
     }
@@ -927,32 +776,6 @@ pub(super) fn evaluate_row_body(
     r.best_total[row] = best;
     if let Some(o) = r.out_of_range.get_mut(row) {
         *o = out_of_range;
-    }
-}
-
-/// One resource of NodeResourcesFit's LeastAllocated (`MOST = false`) or MostAllocated score
-/// added across a row: `sum += score · weight` and `weight_sum += weight` on the nodes with a
-/// capacity. As `resource_score`: the quotient is at most 100 whatever the (wrapping) `× 100`
-/// gives, so `small_quotient` always takes its `f64` division, done here for every node
-/// (capacity 0 divides by 1 and is weighted 0) so that the loop has no branch.
-#[inline(always)]
-fn fit_score_column<const MOST: bool>(
-    alloc: &[u32],
-    used: &[u32],
-    pod: u32,
-    weight: i32,
-    sum: &mut [i32],
-    weight_sum: &mut [i32],
-) {
-    let max = crate::encode::units::MAX_NODE_SCORE;
-    for (((&cap, &u), s), ws) in alloc.iter().zip(used).zip(sum.iter_mut()).zip(weight_sum) {
-        let requested = u.wrapping_add(pod);
-        let a = if MOST { requested.min(cap) } else { cap.wrapping_sub(requested) };
-        let q = (f64::from(a.wrapping_mul(max)) / f64::from(cap.max(1))) as i32;
-        let score = if !MOST && requested > cap { 0 } else { q };
-        let w = if cap == 0 { 0 } else { weight };
-        *s = s.wrapping_add(score.wrapping_mul(w));
-        *ws = ws.wrapping_add(w);
     }
 }
 

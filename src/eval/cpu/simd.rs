@@ -25,12 +25,14 @@ use std::sync::OnceLock;
 
 use super::super::prep::Prepared;
 use super::Rows;
+use super::resource_rows::{ResourceSoa, balanced_row, fit_row};
 use super::rows::{Scratch, Statics, evaluate_row_body};
 
 /// An instruction set the row evaluator is compiled for, narrowest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum InstructionSet {
     /// What the target was built for (SSE2 on x86-64; everything on other architectures).
+    #[default]
     Baseline,
     /// x86-64 with AVX2, BMI1/2, LZCNT, MOVBE, POPCNT and F16C (x86-64-v3 without FMA).
     Avx2,
@@ -120,8 +122,9 @@ pub fn with_instruction_set<R>(set: InstructionSet, f: impl FnOnce() -> R) -> R 
 }
 
 /// The row evaluator compiled for `s.simd`. Calling a `#[target_feature]` function is `unsafe`
-/// (the CPU must have the features): this dispatch is one of kplace's two `unsafe` blocks,
-/// allowed here alone (the workspace denies `unsafe_code`).
+/// (the CPU must have the features): this dispatch and [`resource_rows`]' are kplace's
+/// `unsafe` blocks besides one other, allowed in this module alone (the workspace denies
+/// `unsafe_code`).
 #[allow(unsafe_code)]
 pub(super) fn evaluate_row(
     p: &Prepared<'_>,
@@ -143,6 +146,61 @@ pub(super) fn evaluate_row(
 #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,movbe,popcnt,f16c")]
 fn row_avx2(p: &Prepared<'_>, s: &Statics, r: &mut Rows<'_>, row: usize, sc: &mut Scratch) {
     evaluate_row_body(p, s, r, row, sc)
+}
+
+/// The resource kernels ([`super::resource_rows`]) of one class across node columns, compiled
+/// for `set`, which must come from [`InstructionSet::current`]: NodeResourcesFit's raw scores
+/// into `fit`, BalancedAllocation's into `balanced` (`cols.len` each; `weight_sum` is scratch).
+/// False when the kernels do not score the class (more resources than they hold). The batch
+/// solver runs them on the nodes whose usage changed, where SSE2's lack of a 32-bit vector
+/// multiply made the baseline copy twice as slow. The same dispatch as [`evaluate_row`].
+#[allow(unsafe_code, clippy::too_many_arguments)]
+pub(crate) fn resource_rows(
+    set: InstructionSet,
+    p: &Prepared<'_>,
+    req: &[u32],
+    req_nz: &[u32],
+    cols: &ResourceSoa<'_>,
+    fit: &mut [i32],
+    balanced: &mut [i32],
+    weight_sum: &mut Vec<i32>,
+) -> bool {
+    match set {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `set` comes from `InstructionSet::current`, which never exceeds what
+        // `supported` found on this CPU.
+        InstructionSet::Avx2 => unsafe {
+            resource_rows_avx2(p, req, req_nz, cols, fit, balanced, weight_sum)
+        },
+        _ => resource_rows_body(p, req, req_nz, cols, fit, balanced, weight_sum),
+    }
+}
+
+#[inline(always)]
+fn resource_rows_body(
+    p: &Prepared<'_>,
+    req: &[u32],
+    req_nz: &[u32],
+    cols: &ResourceSoa<'_>,
+    fit: &mut [i32],
+    balanced: &mut [i32],
+    weight_sum: &mut Vec<i32>,
+) -> bool {
+    fit_row(p, req, req_nz, cols, fit, weight_sum) && balanced_row(p, req, cols, balanced)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,movbe,popcnt,f16c")]
+fn resource_rows_avx2(
+    p: &Prepared<'_>,
+    req: &[u32],
+    req_nz: &[u32],
+    cols: &ResourceSoa<'_>,
+    fit: &mut [i32],
+    balanced: &mut [i32],
+    weight_sum: &mut Vec<i32>,
+) -> bool {
+    resource_rows_body(p, req, req_nz, cols, fit, balanced, weight_sum)
 }
 
 #[cfg(test)]
