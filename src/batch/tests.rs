@@ -187,7 +187,7 @@ fn solver_rows_keep_the_raw_resource_scores_from_which_the_static_part_follows()
     let prepared = Prepared::new(fws.no_fit.profile(), &state, &pods, &enc).expect("prepares");
     let mut m = Evaluator::Cpu.evaluate_lean(&prepared, &KEPT_PLANES).expect("evaluates");
     let planes = ResourcePlanes::of(&m);
-    let fill = |m: &LeanMatrix, c: usize| {
+    let fill_with = |m: &LeanMatrix, planes: &ResourcePlanes, c: usize| {
         let (mut feasible, mut score, mut fit0, mut balanced0) =
             (vec![false; 3], vec![0; 3], vec![0u8; 3], vec![0u8; 3]);
         let row = SolverRow {
@@ -196,9 +196,10 @@ fn solver_rows_keep_the_raw_resource_scores_from_which_the_static_part_follows()
             fit0: &mut fit0,
             balanced0: &mut balanced0,
         };
-        solver_row(m, &planes, c, 3, row);
+        solver_row(m, planes, c, 3, row);
         (feasible, score, fit0, balanced0)
     };
+    let fill = |m: &LeanMatrix, c: usize| fill_with(m, &planes, c);
     let (fit_plane, balanced_plane) = (planes.planes[0].0, planes.planes[1].0);
     assert_eq!(planes.is_fit, vec![true, false]);
     for c in 0..2 {
@@ -240,18 +241,7 @@ fn solver_rows_keep_the_raw_resource_scores_from_which_the_static_part_follows()
     twice.planes.push(twice.planes[0].clone());
     twice.is_fit.push(true);
     for c in 0..2 {
-        let general = {
-            let (mut feasible, mut score, mut fit0, mut balanced0) =
-                (vec![false; 3], vec![0; 3], vec![0u8; 3], vec![0u8; 3]);
-            let row = SolverRow {
-                feasible: &mut feasible,
-                score: &mut score,
-                fit0: &mut fit0,
-                balanced0: &mut balanced0,
-            };
-            solver_row(&m, &twice, c, 3, row);
-            (feasible, score, fit0, balanced0)
-        };
+        let general = fill_with(&m, &twice, c);
         assert_eq!(fill(&m, c), general, "class {c}");
     }
 }
