@@ -141,7 +141,7 @@ pub(super) struct Applier<'a> {
     /// usage-dependent score there is computed from it when the solver asks for that cell, so
     /// a change costs the cells of the classes still placing, not a column of every class.
     pub(super) usage: Vec<Option<Option<NodeUsage>>>,
-    /// Per group: its resource rows for [`Rescore::refine`] (`None`: no refinement).
+    /// Per group: its resource rows for [`UsageColumns`] (`None`: rows are rescored node by node).
     pub(super) rows: Vec<Option<UsageRows<'a>>>,
     /// Per group: its resource columns over every node for [`Rescore::rescore_row`].
     pub(super) columns: Vec<UsageColumns>,
