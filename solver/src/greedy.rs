@@ -811,13 +811,6 @@ impl State<'_, '_> {
             return i64::from(self.problem.score[self.cell(c, node)]);
         };
         let score = r.rescore(c, node, &self.free[range]);
-        self.remember(c, node, score);
-        score
-    }
-
-    /// Keeps `score`, class `c`'s rescored score on `node` at the node's version now, for a
-    /// class of more than one pod left (while [`SCORE_CACHE_CELLS`] allows).
-    fn remember(&mut self, c: usize, node: usize, score: i64) {
         let nodes = self.problem.nodes;
         if self.score_cache[c].is_none()
             && self.unplaced[c] > 1
@@ -829,6 +822,7 @@ impl State<'_, '_> {
         if let Some(cache) = self.score_cache[c].as_mut() {
             cache[node] = (self.version[node], score);
         }
+        score
     }
 
     /// Adds one pod of class `c` to `node`'s usage, or takes one away.

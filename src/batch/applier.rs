@@ -325,22 +325,17 @@ impl Applier<'_> {
     /// Copies the usage now of group `g`'s changed nodes into its columns.
     fn refresh_columns(&mut self, g: usize) {
         let Some(cols) = self.columns.get_mut(g) else { return };
-        let stale = std::mem::take(&mut cols.stale);
-        for &node in &stale {
+        let mut stale = std::mem::take(&mut cols.stale);
+        for node in stale.drain(..) {
             if self.columns[g].current.get(node).copied().unwrap_or(true) {
-                continue;
+                continue; // A repeat, already copied.
             }
             self.usage_now(g, node);
-            if let (Some(Some(Some(usage))), Some(cols)) =
-                (self.usage.get(g * self.nodes + node), self.columns.get_mut(g))
-            {
-                cols.set(node, usage);
+            if let Some(Some(Some(usage))) = self.usage.get(g * self.nodes + node) {
+                self.columns[g].set(node, usage);
             }
         }
-        if let Some(cols) = self.columns.get_mut(g) {
-            cols.stale = stale;
-            cols.stale.clear();
-        }
+        self.columns[g].stale = stale;
     }
 
     /// The usage of `node` now, in group `g`'s units (checked against its evaluation).
