@@ -54,6 +54,11 @@ use kplace::eval::testing::matrix_profile;
 use kplace::eval::{LeanMatrix, Matrix, Prepared, cpu};
 use kplace::framework::profile::{PluginName, Profile};
 
+/// The `kplace` binary's allocator (`src/main.rs`), so that the evaluations here allocate
+/// and fault in their output as `plan` does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Shapes above this many cells are timed by a plain loop instead of criterion.
 const CRITERION_MAX_CELLS: usize = 5_000_000;
 

@@ -142,7 +142,8 @@ pub(super) struct SolverRow<'a> {
 /// score and the usage-dependent planes' raw scores. The part of the score that does not
 /// depend on usage is the total less those planes' weighted raw scores
 /// ([`super::applier::Applier`] derives it), so a cell costs the solver 7 bytes where a stored
-/// 32-bit static part made it 10. A raw score outside `0..=MAX_NODE_SCORE`, or two
+/// 32-bit static part made it 10. A raw score outside `0..=MAX_NODE_SCORE` (the lean plane
+/// holds [`crate::eval::OUT_OF_RANGE`]), or two
 /// planes of one kind that disagree (never, for a class without score errors), marks the cell
 /// [`NO_RAW`]. The soft spread terms of the solver replace the tier-start spread score: such a
 /// class's matrix has no PodTopologySpread score ([`Frameworks::variant`]).
@@ -154,7 +155,7 @@ pub(super) fn solver_row(
     row: SolverRow,
 ) {
     let cells = m.cell(c, 0)..m.cell(c, 0) + n_nodes;
-    let resource: Vec<(&[i32], bool)> = planes
+    let resource: Vec<(&[u8], bool)> = planes
         .planes
         .iter()
         .zip(&planes.is_fit)
@@ -169,7 +170,7 @@ pub(super) fn solver_row(
         // The default profile's case, one plane of each kind: branch-free across the row (the
         // arrays are fresh, so writing an infeasible cell's zeros changes nothing).
         let (fit, balanced) = if a_fit { (a, b) } else { (b, a) };
-        let max = MAX_NODE_SCORE as u32;
+        let max = MAX_NODE_SCORE as u8;
         let cols =
             m.filter[cells.clone()].iter().zip(&m.total[cells]).zip(fit.iter().zip(balanced));
         let out = row
@@ -179,18 +180,18 @@ pub(super) fn solver_row(
             .zip(row.fit0.iter_mut().zip(row.balanced0.iter_mut()));
         for (((&word, &total), (&f, &b)), ((feasible, score), (fit0, balanced0))) in cols.zip(out) {
             let yes = word & CELL_FEASIBLE != 0;
-            // A negative raw score is above `max` as `u32`.
-            let valid = (f as u32) <= max && (b as u32) <= max;
+            // An out-of-range score is `OUT_OF_RANGE`, above `max`.
+            let valid = f <= max && b <= max;
             *feasible = yes;
             *score = if yes { total } else { 0 };
             *fit0 = if !yes {
                 0
             } else if valid {
-                f as u8
+                f
             } else {
                 NO_RAW
             };
-            *balanced0 = if yes && valid { b as u8 } else { 0 };
+            *balanced0 = if yes && valid { b } else { 0 };
         }
         return;
     }
@@ -209,7 +210,7 @@ pub(super) fn solver_row(
         let (mut fit, mut balanced) = (None, None);
         let mut valid = true;
         for &(v, is_fit) in &resource {
-            let raw = u8::try_from(v[n]).ok().filter(|&r| i64::from(r) <= MAX_NODE_SCORE);
+            let raw = Some(v[n]).filter(|&r| i64::from(r) <= MAX_NODE_SCORE);
             let kind: &mut Option<u8> = if is_fit { &mut fit } else { &mut balanced };
             valid &= raw.is_some() && kind.is_none_or(|k| Some(k) == raw);
             *kind = raw;

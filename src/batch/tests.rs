@@ -212,8 +212,8 @@ fn solver_rows_keep_the_raw_resource_scores_from_which_the_static_part_follows()
                 continue;
             }
             assert_eq!(score[n], m.total[cell]);
-            assert_eq!(i32::from(fit0[n]), m.planes[fit_plane].normalized[cell]);
-            assert_eq!(i32::from(balanced0[n]), m.planes[balanced_plane].normalized[cell]);
+            assert_eq!(fit0[n], m.planes[fit_plane].normalized[cell]);
+            assert_eq!(balanced0[n], m.planes[balanced_plane].normalized[cell]);
             let fixed =
                 i64::from(m.total[cell]) - planes.part(&m, c, |p| i64::from(p.normalized[cell]));
             let derived = i64::from(score[n])
@@ -228,11 +228,11 @@ fn solver_rows_keep_the_raw_resource_scores_from_which_the_static_part_follows()
     // cell as not known.
     assert_ne!(fill(&m, 0).3[0], fill(&m, 1).3[0], "balanced differs by shape");
     let cell = m.cell(1, 0);
-    m.planes[fit_plane].normalized[cell] = 101;
+    m.planes[fit_plane].normalized[cell] = crate::eval::narrow(101);
     let (_, _, fit0, _) = fill(&m, 1);
     assert_eq!((fit0[0], fit0[1] == NO_RAW), (NO_RAW, false));
     let cell = m.cell(0, 1);
-    m.planes[balanced_plane].normalized[cell] = -1;
+    m.planes[balanced_plane].normalized[cell] = crate::eval::narrow(-1);
     let (_, _, fit0, balanced0) = fill(&m, 0);
     assert_eq!((fit0[1], balanced0[1]), (NO_RAW, 0), "a negative raw score is not known");
     // The row of one plane of each kind is filled by its own loop; the general one (here with

@@ -137,6 +137,10 @@ struct Rows<'a> {
     fit_insufficient: &'a mut [u32],
     raw: [&'a mut [i32]; NUM_SCORE_PLANES],
     normalized: [&'a mut [i32]; NUM_SCORE_PLANES],
+    /// Planes the lean evaluation keeps, a byte a cell ([`super::narrow`]): where one is not
+    /// empty the row evaluator writes the plane's normalized scores there instead of into
+    /// `normalized` (empty for a full matrix).
+    narrowed: [&'a mut [u8]; NUM_SCORE_PLANES],
     total: &'a mut [i32],
     row_max: [&'a mut [i32]; NUM_SCORE_PLANES],
     row_min: [&'a mut [i32]; NUM_SCORE_PLANES],
@@ -160,12 +164,12 @@ fn pieces<'a, T>(mut s: &'a mut [T], lens: &[usize], unit: usize) -> Vec<&'a mut
 }
 
 /// [`pieces`] of each plane, regrouped by piece.
-fn plane_pieces<'a>(
-    planes: &'a mut [Vec<i32>; NUM_SCORE_PLANES],
+fn plane_pieces<'a, T>(
+    planes: &'a mut [Vec<T>; NUM_SCORE_PLANES],
     lens: &[usize],
     unit: usize,
-) -> Vec<[&'a mut [i32]; NUM_SCORE_PLANES]> {
-    let mut per_plane: Vec<std::vec::IntoIter<&'a mut [i32]>> =
+) -> Vec<[&'a mut [T]; NUM_SCORE_PLANES]> {
+    let mut per_plane: Vec<std::vec::IntoIter<&'a mut [T]>> =
         planes.iter_mut().map(|v| pieces(v, lens, unit).into_iter()).collect();
     (0..lens.len())
         .map(|_| std::array::from_fn(|k| per_plane[k].next().unwrap_or_default()))
@@ -197,6 +201,7 @@ impl<'a> Rows<'a> {
                 fit_insufficient: fit.next().unwrap_or_default(),
                 raw: raw.next().unwrap_or_default(),
                 normalized: normalized.next().unwrap_or_default(),
+                narrowed: Default::default(),
                 total: total.next().unwrap_or_default(),
                 row_max: row_max.next().unwrap_or_default(),
                 row_min: row_min.next().unwrap_or_default(),

@@ -4,15 +4,30 @@
 //! row evaluator directly ([`super::cpu::evaluate_lean`], which never builds the full matrix).
 //! Output: a [`LeanMatrix`]: the filter words, the totals, per class the feasible count, the
 //! best total and the scheduler error scoring ends with, per score plugin its weight, skips and
-//! row extremes, and the normalized plane only of the plugins the caller keeps. Raw planes and
-//! NodeResourcesFit's reason words are not kept. No upstream counterpart.
+//! row extremes, and the normalized plane only of the plugins the caller keeps, a byte per cell
+//! ([`narrow`]). Raw planes and NodeResourcesFit's reason words are not kept. No upstream
+//! counterpart.
 //!
-//! A lean matrix equals the full matrix's on everything it keeps, bit for bit
-//! (`tests/all/cpu_parallel.rs`).
+//! A lean matrix equals the full matrix's on everything it keeps, bit for bit (the normalized
+//! planes through [`narrow`]; `tests/all/cpu_parallel.rs`).
 
 use super::{Matrix, ScorePlugin};
+use crate::framework::MAX_NODE_SCORE;
 use crate::framework::Status;
 use crate::framework::profile::PluginName;
+
+/// A kept normalized score outside `0..=MAX_NODE_SCORE` ([`narrow`]). Such a score is a score
+/// error of its class ([`LeanMatrix::score_errors`] says which, with the value), whose cells
+/// nobody scores.
+pub const OUT_OF_RANGE: u8 = u8::MAX;
+
+/// A normalized score as a [`LeanPlane`] keeps it: `0..=MAX_NODE_SCORE` as it is, anything else
+/// [`OUT_OF_RANGE`]. A byte per cell where the full matrix has four: the lean matrix is what
+/// `plan` evaluates into, a `C × N` array per kept plane.
+#[inline(always)]
+pub fn narrow(v: i32) -> u8 {
+    if v as u32 <= MAX_NODE_SCORE as u32 { v as u8 } else { OUT_OF_RANGE }
+}
 
 /// One score plugin of a [`LeanMatrix`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +42,9 @@ pub struct LeanPlane {
     pub row_max: Vec<i32>,
     /// Per class: the smallest raw score over the feasible nodes.
     pub row_min: Vec<i32>,
-    /// `C × N` normalized scores when the caller kept the plugin's plane; empty otherwise.
-    pub normalized: Vec<i32>,
+    /// `C × N` normalized scores ([`narrow`]ed) when the caller kept the plugin's plane; empty
+    /// otherwise.
+    pub normalized: Vec<u8>,
 }
 
 /// The parts of a [`Matrix`] the batch planner reads (see the module documentation). The
@@ -99,7 +115,10 @@ impl Matrix {
                     skipped: s.skipped,
                     row_max: s.row_max,
                     row_min: s.row_min,
-                    normalized: if kept { s.normalized } else { Vec::new() },
+                    normalized: match kept {
+                        true => s.normalized.iter().map(|&v| narrow(v)).collect(),
+                        false => Vec::new(),
+                    },
                 }
             })
             .collect();
@@ -112,6 +131,29 @@ impl Matrix {
             best_total: self.best_total,
             score_errors: self.score_errors,
             planes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_score_in_range_keeps_its_value_and_any_other_is_out_of_range() {
+        let cases = [
+            ("the lowest score", 0, 0),
+            ("a middle score", 37, 37),
+            ("the highest score", 100, 100),
+            ("one above the range", 101, OUT_OF_RANGE),
+            ("a score a byte holds but the range does not", 200, OUT_OF_RANGE),
+            ("the byte's own maximum", 255, OUT_OF_RANGE),
+            ("one below the range", -1, OUT_OF_RANGE),
+            ("the least i32", i32::MIN, OUT_OF_RANGE),
+            ("the greatest i32", i32::MAX, OUT_OF_RANGE),
+        ];
+        for (name, v, want) in cases {
+            assert_eq!(narrow(v), want, "{name}");
         }
     }
 }

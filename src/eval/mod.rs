@@ -99,7 +99,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-pub use lean::{LeanMatrix, LeanPlane};
+pub use lean::{LeanMatrix, LeanPlane, OUT_OF_RANGE, narrow};
 pub use prep::{FitSpec, NUM_SCORE_PLANES, NodeImage, Prepared, ScorePlugin};
 
 use crate::encode::Encoded;

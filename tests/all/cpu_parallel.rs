@@ -82,7 +82,7 @@ fn earlier_evaluation(len: usize) -> LeanMatrix {
         skipped: vec![true; 2],
         row_max: vec![-9; 2],
         row_min: vec![9; 2],
-        normalized: vec![-77; len],
+        normalized: vec![200; len],
     };
     LeanMatrix {
         num_classes: 2,

@@ -1,7 +1,8 @@
 //! The lean CPU evaluation ([`evaluate_lean`]): the row evaluator of [`super::rows`] writing
 //! only what a [`LeanMatrix`] keeps. Raw planes, NodeResourcesFit's reason words and the
 //! normalized planes nobody keeps go to one set of scratch rows per thread, reused from row to
-//! row (they stay in the cache); the filter words, totals and kept planes are the output.
+//! row (they stay in the cache); the filter words, totals and the kept planes ([`narrow`]ed to
+//! a byte per cell as they are written) are the output.
 //! When many nodes are equal in everything a row reads ([`super::merged`]), the rows that read
 //! no node identity are evaluated once per distinct column and copied out to the nodes.
 //!
@@ -9,7 +10,7 @@
 //! `evaluate(p).lean(keep)` bit for bit (`tests/all/cpu_parallel.rs`). Upstream counterpart: as
 //! [`super`].
 
-use super::super::lean::{Keep, LeanMatrix, LeanPlane, keep_of};
+use super::super::lean::{Keep, LeanMatrix, LeanPlane, keep_of, narrow};
 use super::super::prep::{NUM_SCORE_PLANES, Prepared};
 use super::super::{Planes, score_error_of};
 use super::merged::Merged;
@@ -20,8 +21,8 @@ use crate::framework::profile::PluginName;
 struct LeanResults {
     filter: Vec<u32>,
     total: Vec<i32>,
-    /// Kept planes: `C × N`; the others empty.
-    normalized: Planes<i32>,
+    /// Kept planes: `C × N`, [`narrow`]ed; the others empty.
+    normalized: Planes<u8>,
     row_max: Planes<i32>,
     row_min: Planes<i32>,
     feasible_count: Vec<u32>,
@@ -35,7 +36,7 @@ struct LeanRun<'a> {
     len: usize,
     filter: &'a mut [u32],
     total: &'a mut [i32],
-    normalized: [&'a mut [i32]; NUM_SCORE_PLANES],
+    normalized: [&'a mut [u8]; NUM_SCORE_PLANES],
     row_max: [&'a mut [i32]; NUM_SCORE_PLANES],
     row_min: [&'a mut [i32]; NUM_SCORE_PLANES],
     feasible_count: &'a mut [u32],
@@ -120,7 +121,7 @@ pub fn evaluate_lean_into(
     let pts = super::PTS_PLANE;
     // The previous arrays, each reused when it has room (then what the row evaluator does not
     // assign is cleared row by row, in `evaluate_run`).
-    let mut spare: Vec<Vec<i32>> = std::mem::take(&mut out.planes)
+    let mut spare: Vec<Vec<u8>> = std::mem::take(&mut out.planes)
         .into_iter()
         .map(|plane| plane.normalized)
         .filter(|v| v.capacity() > 0)
@@ -220,7 +221,8 @@ struct Statics<'a> {
     /// The merged columns', when nodes merge.
     merged: Option<&'a Merged>,
     keep: &'a Keep,
-    /// The output arrays hold an earlier evaluation's cells: each row is cleared first.
+    /// The output arrays hold an earlier evaluation's cells: each row's totals are cleared
+    /// first.
     dirty: bool,
 }
 
@@ -239,17 +241,9 @@ fn evaluate_run(p: &Prepared<'_>, st: &Statics<'_>, run: &mut LeanRun<'_>, sc: &
             continue;
         }
         if st.dirty {
-            // The row evaluator assigns the filter words and the planes the class scores, but
-            // adds to the totals and leaves the planes of plugins the class skips unwritten, as
-            // in fresh memory (a merged row writes every cell).
+            // The row evaluator assigns the filter words, but adds to the totals, as in fresh
+            // memory (a merged row writes every cell).
             run.total[cells.clone()].fill(0);
-            let skip = p.class_score_skip.get(run.first + row).copied().unwrap_or(!0);
-            for &(plugin, _) in &p.scores {
-                let plane = &mut run.normalized[plugin.index()];
-                if skip & plugin.bit() != 0 && !plane.is_empty() {
-                    plane[cells.clone()].fill(0);
-                }
-            }
         }
         // The row evaluator writes some raw planes only where they are not 0 (as into a fresh
         // matrix): those scratch rows start each row at 0.
@@ -258,20 +252,17 @@ fn evaluate_run(p: &Prepared<'_>, st: &Statics<'_>, run: &mut LeanRun<'_>, sc: &
                 plane.fill(0);
             }
         }
-        let mut pairs = sc.normalized.iter_mut().zip(run.normalized.iter_mut());
-        let normalized: [&mut [i32]; NUM_SCORE_PLANES] =
-            std::array::from_fn(|_| match pairs.next() {
-                Some((_, kept)) if !kept.is_empty() => &mut kept[cells.clone()],
-                Some((scratch, _)) => scratch.as_mut_slice(),
-                None => &mut [],
-            });
+        let mut narrowed = run.normalized.iter_mut();
         let mut rows = Rows {
             first: run.first + row,
             len: 1,
             filter: &mut run.filter[cells.clone()],
             fit_insufficient: &mut sc.fit,
             raw: sc.raw.each_mut().map(Vec::as_mut_slice),
-            normalized,
+            normalized: sc.normalized.each_mut().map(Vec::as_mut_slice),
+            narrowed: std::array::from_fn(|_| {
+                narrowed.next().and_then(|kept| kept.get_mut(cells.clone())).unwrap_or_default()
+            }),
             total: &mut run.total[cells.clone()],
             row_max: run.row_max.each_mut().map(|s| &mut s[row..row + 1]),
             row_min: run.row_min.each_mut().map(|s| &mut s[row..row + 1]),
@@ -280,6 +271,17 @@ fn evaluate_run(p: &Prepared<'_>, st: &Statics<'_>, run: &mut LeanRun<'_>, sc: &
             out_of_range: &mut run.out_of_range[row..row + 1],
         };
         super::simd::evaluate_row(p, s, &mut rows, 0, &mut sc.rows);
+        if st.dirty {
+            // The row evaluator writes every cell of a kept plane the class scores, and none of
+            // one it skips (0, as in fresh memory).
+            let skip = p.class_score_skip.get(run.first + row).copied().unwrap_or(!0);
+            for (k, out) in run.normalized.iter_mut().enumerate() {
+                let scored = p.scores.iter().any(|&(x, _)| x.index() == k && skip & x.bit() == 0);
+                if !scored && !out.is_empty() {
+                    out[cells.clone()].fill(0);
+                }
+            }
+        }
     }
 }
 
@@ -351,6 +353,7 @@ fn evaluate_merged_row(
         fit_insufficient: &mut m.fit,
         raw: m.raw.each_mut().map(Vec::as_mut_slice),
         normalized: m.normalized.each_mut().map(Vec::as_mut_slice),
+        narrowed: Default::default(),
         total: &mut m.total,
         row_max: run.row_max.each_mut().map(|s| &mut s[row..row + 1]),
         row_min: run.row_min.each_mut().map(|s| &mut s[row..row + 1]),
@@ -361,19 +364,24 @@ fn evaluate_merged_row(
     super::simd::evaluate_row(p, s, &mut rows, 0, &mut m.rows);
     let nn = p.num_nodes;
     let cells = row * nn..(row + 1) * nn;
-    copy_out(&merged.column, &m.filter, &mut run.filter[cells.clone()]);
-    copy_out(&merged.column, &m.total, &mut run.total[cells.clone()]);
+    copy_out(&merged.column, &m.filter, &mut run.filter[cells.clone()], |w| w);
+    copy_out(&merged.column, &m.total, &mut run.total[cells.clone()], |v| v);
     for (k, out) in run.normalized.iter_mut().enumerate() {
         if keep[k] && !out.is_empty() {
-            copy_out(&merged.column, &m.normalized[k], &mut out[cells.clone()]);
+            copy_out(&merged.column, &m.normalized[k], &mut out[cells.clone()], narrow);
         }
     }
 }
 
-/// `out[n] = columns[column[n]]` for every node.
+/// `out[n] = f(columns[column[n]])` for every node.
 #[inline(always)]
-fn copy_out<T: Copy + Default>(column: &[u32], columns: &[T], out: &mut [T]) {
+fn copy_out<T: Copy + Default, U: Copy>(
+    column: &[u32],
+    columns: &[T],
+    out: &mut [U],
+    f: impl Fn(T) -> U,
+) {
     for (o, &col) in out.iter_mut().zip(column) {
-        *o = columns.get(col as usize).copied().unwrap_or_default();
+        *o = f(columns.get(col as usize).copied().unwrap_or_default());
     }
 }

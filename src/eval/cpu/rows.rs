@@ -38,6 +38,7 @@ use super::super::{
     CHECK_NODE_AFFINITY_POD, CHECK_NODE_NAME, CHECK_NODE_RESOURCES_FIT, CHECK_NODE_UNSCHEDULABLE,
     CHECK_POD_TOPOLOGY_SPREAD_LABEL, CHECK_POD_TOPOLOGY_SPREAD_SKEW, CHECK_PREFILTER_ABSENT,
     CHECK_PREFILTER_REJECTED, CHECK_TAINT_TOLERATION, FIRST_FAILURE_SHIFT, FIT_UNRESOLVABLE,
+    narrow,
 };
 use super::{
     PTS_IGNORED, PTS_PLANE, Rows, default_normalize, image_priority, inter_pod_affinity_normalize,
@@ -714,7 +715,12 @@ pub(super) fn evaluate_row_body(
         let weight = weight as i32;
         let filter = &r.filter[cells.clone()];
         let raw = &r.raw[k][cells.clone()];
-        let normalized = &mut r.normalized[k][cells.clone()];
+        let narrowed = r.narrowed[k].get_mut(cells.clone()).unwrap_or_default();
+        let normalized = match narrowed.is_empty() {
+            true => &mut r.normalized[k][cells.clone()],
+            false => &mut [][..],
+        };
+        let out = Out { normalized, narrowed };
         let total = &mut r.total[cells.clone()];
         let normalize = |v: i32| match plugin {
             ScorePlugin::TaintToleration => default_normalize(v, row_max, true),
@@ -732,7 +738,7 @@ pub(super) fn evaluate_row_body(
                 | ScorePlugin::ImageLocality
         );
         let bad = if identity {
-            normalize_row(filter, raw, normalized, total, weight, |v| v)
+            normalize_row(filter, raw, out, total, weight, |v| v)
         } else if row_min <= row_max
             && (row_max.abs_diff(row_min) as usize) < (nn / 2).min(NORMALIZE_TABLE)
         {
@@ -742,14 +748,14 @@ pub(super) fn evaluate_row_body(
             sc.normalize_table.clear();
             sc.normalize_table.extend((row_min..=row_max).map(normalize));
             let table = &sc.normalize_table;
-            normalize_row(filter, raw, normalized, total, weight, |v| {
+            normalize_row(filter, raw, out, total, weight, |v| {
                 match table.get(v.wrapping_sub(row_min) as u32 as usize) {
                     Some(&x) => x,
                     None => normalize(v),
                 }
             })
         } else {
-            normalize_row(filter, raw, normalized, total, weight, normalize)
+            normalize_row(filter, raw, out, total, weight, normalize)
         };
         // The first out-of-range score of a feasible cell, looked for only when there is one.
         let first_bad = bad
@@ -783,6 +789,13 @@ pub(super) fn evaluate_row_body(
 /// normalized through a table of the span (no division per cell).
 const NORMALIZE_TABLE: usize = 4096;
 
+/// Where a plane's normalized scores go: `narrowed` ([`narrow`]ed, for a lean matrix that keeps
+/// the plane) when it is not empty, else `normalized`.
+struct Out<'a> {
+    normalized: &'a mut [i32],
+    narrowed: &'a mut [u8],
+}
+
 /// One plane of a row normalized: `normalized = f(raw)` and `total += weight · normalized` on
 /// the feasible cells (the word's [`CELL_FEASIBLE`] bit, bit 31, as a mask), 0 written to the
 /// others. Returns whether a feasible cell's normalized score is outside 0–100.
@@ -790,19 +803,28 @@ const NORMALIZE_TABLE: usize = 4096;
 fn normalize_row(
     filter: &[u32],
     raw: &[i32],
-    normalized: &mut [i32],
+    out: Out<'_>,
     total: &mut [i32],
     weight: i32,
     f: impl Fn(i32) -> i32,
 ) -> bool {
     debug_assert_eq!(CELL_FEASIBLE, 1 << 31);
     let mut bad = false;
-    for (((&w, &v), out), sum) in filter.iter().zip(raw).zip(normalized).zip(total) {
-        let feasible = (w as i32) >> 31;
-        let x = if feasible != 0 { f(v) } else { 0 };
-        *out = x;
-        *sum = sum.wrapping_add(x.wrapping_mul(weight));
-        bad |= x as u32 > MAX_NODE_SCORE as u32;
+    let x = |w: u32, v: i32| if (w as i32) >> 31 != 0 { f(v) } else { 0 };
+    if out.narrowed.is_empty() {
+        for (((&w, &v), out), sum) in filter.iter().zip(raw).zip(out.normalized).zip(total) {
+            let x = x(w, v);
+            *out = x;
+            *sum = sum.wrapping_add(x.wrapping_mul(weight));
+            bad |= x as u32 > MAX_NODE_SCORE as u32;
+        }
+    } else {
+        for (((&w, &v), out), sum) in filter.iter().zip(raw).zip(out.narrowed).zip(total) {
+            let x = x(w, v);
+            *out = narrow(x);
+            *sum = sum.wrapping_add(x.wrapping_mul(weight));
+            bad |= x as u32 > MAX_NODE_SCORE as u32;
+        }
     }
     bad
 }
