@@ -161,21 +161,31 @@ pub(super) struct UsageRows<'a> {
     allocatable: &'a [u32],
 }
 
-/// A group's resource columns over every node, column-major as the row evaluator lays them
-/// out ([`ResourceSoa`]), for [`Rescore::rescore_row`]: allocatable amounts, and the usage now
-/// of the nodes that changed, copied from [`Applier::usage`] before a row is scored (an
-/// unchanged node's usage entries are 0 and its scores the matrix's). Also the kernels' output.
+/// A group's resource columns of the nodes whose usage changed, column-major as the row
+/// evaluator lays them out ([`ResourceSoa`], in room for every node), for
+/// [`Rescore::rescore_row`]: a node gets the next slot when its usage is first copied, then its
+/// allocatable amounts and its usage now, copied from [`Applier::usage`] before a row is
+/// scored. The kernels run over the slots alone: an unchanged node's score is the matrix's.
+/// Also the kernels' output, per slot.
 #[derive(Debug, Clone, Default)]
 pub(super) struct UsageColumns {
     nodes: usize,
+    /// Every node's allocatable amounts, column-major (resource `j` of node `n` at
+    /// `j * nodes + n`).
+    node_alloc: Vec<u32>,
+    /// Per slot, column-major with stride `nodes`.
     alloc: Vec<u32>,
     used: Vec<u32>,
     used_nz: Vec<u32>,
-    /// Per node: whether its usage entries hold its usage now.
+    /// Per node: its slot ([`NO_SLOT`] before its usage is first copied).
+    slot: Vec<u32>,
+    /// Per slot: its node.
+    slot_node: Vec<u32>,
+    /// Per node: whether its slot holds its usage now.
     current: Vec<bool>,
     /// Nodes whose usage changed since their entries were last copied (repeats possible).
     stale: Vec<usize>,
-    /// NodeResourcesFit's and BalancedAllocation's raw scores of the last row scored, per node.
+    /// NodeResourcesFit's and BalancedAllocation's raw scores of the last row scored, per slot.
     fit: Vec<i32>,
     balanced: Vec<i32>,
     weight_sum: Vec<i32>,
@@ -183,46 +193,64 @@ pub(super) struct UsageColumns {
     simd: InstructionSet,
 }
 
+/// [`UsageColumns::slot`] of a node without one.
+const NO_SLOT: u32 = u32::MAX;
+
 impl UsageColumns {
-    /// Columns of `nodes` nodes holding `rows`' allocatable amounts (`None`: no columns, and
-    /// no row is scored).
+    /// Columns for `nodes` nodes of `rows`' allocatable amounts, no slot taken (`None`: no
+    /// columns, and no row is scored).
     pub(super) fn new(rows: Option<&UsageRows<'_>>, nodes: usize) -> Self {
         let Some(rows) = rows else { return UsageColumns::default() };
         let k = rows.columns;
-        let mut alloc = vec![0; k * nodes];
+        let mut node_alloc = vec![0; k * nodes];
         for (n, row) in rows.allocatable.chunks_exact(k.max(1)).take(nodes).enumerate() {
             for (j, &v) in row.iter().enumerate() {
-                alloc[j * nodes + n] = v;
+                node_alloc[j * nodes + n] = v;
             }
         }
         UsageColumns {
             nodes,
-            alloc,
+            node_alloc,
+            alloc: vec![0; k * nodes],
             used: vec![0; k * nodes],
             used_nz: vec![0; k * nodes],
+            slot: vec![NO_SLOT; nodes],
             current: vec![false; nodes],
             simd: InstructionSet::current(),
             ..UsageColumns::default()
         }
     }
 
-    /// Makes `usage` (one node's, at least as wide as the columns) `node`'s usage entries.
+    /// Makes `usage` (one node's, at least as wide as the columns) `node`'s usage entries, in
+    /// its slot (the next one, with its allocatable amounts, the first time).
     fn set(&mut self, node: usize, usage: &NodeUsage) {
         let n = self.nodes;
-        let k = self.alloc.len().checked_div(n).unwrap_or(0);
+        let k = self.node_alloc.len().checked_div(n).unwrap_or(0);
         if node >= n || usage.requested.len() < k || usage.nonzero_requested.len() < k {
             return;
         }
+        let slot = match self.slot[node] {
+            NO_SLOT => {
+                let slot = self.slot_node.len();
+                for j in 0..k {
+                    self.alloc[j * n + slot] = self.node_alloc[j * n + node];
+                }
+                self.slot[node] = slot as u32;
+                self.slot_node.push(node as u32);
+                slot
+            }
+            slot => slot as usize,
+        };
         for j in 0..k {
-            self.used[j * n + node] = usage.requested[j];
-            self.used_nz[j * n + node] = usage.nonzero_requested[j];
+            self.used[j * n + slot] = usage.requested[j];
+            self.used_nz[j * n + slot] = usage.nonzero_requested[j];
         }
         self.current[node] = true;
     }
 
-    /// Runs the resource kernels for class `c` of a group (`p`, `rows`) across every node
-    /// into [`UsageColumns::fit`] and [`UsageColumns::balanced`]: false when they do not score
-    /// the class (more resources than they hold) or the columns are missing.
+    /// Runs the resource kernels for class `c` of a group (`p`, `rows`) across the slots into
+    /// [`UsageColumns::fit`] and [`UsageColumns::balanced`]: false when they do not score the
+    /// class (more resources than they hold) or the columns are missing.
     fn score(&mut self, p: &Prepared<'_>, rows: &UsageRows<'_>, c: usize) -> bool {
         let (k, n) = (rows.columns, self.nodes);
         let (Some(req), Some(req_nz)) =
@@ -230,13 +258,14 @@ impl UsageColumns {
         else {
             return false;
         };
-        if self.alloc.len() != k * n || self.current.len() != n {
+        if self.alloc.len() != k * n || self.current.len() != n || self.slot.len() != n {
             return false;
         }
-        let cols =
-            ResourceSoa { len: n, alloc: &self.alloc, used: &self.used, used_nz: &self.used_nz };
-        self.fit.resize(n, 0);
-        self.balanced.resize(n, 0);
+        let len = self.slot_node.len();
+        let (alloc, used, used_nz) = (&self.alloc, &self.used, &self.used_nz);
+        let cols = ResourceSoa { len, stride: n, alloc, used, used_nz };
+        self.fit.resize(len, 0);
+        self.balanced.resize(len, 0);
         let (fit, balanced, weight_sum) = (&mut self.fit, &mut self.balanced, &mut self.weight_sum);
         resource_rows(self.simd, p, req, req_nz, &cols, fit, balanced, weight_sum)
     }
@@ -414,12 +443,12 @@ impl Rescore for Applier<'_> {
             .unwrap_or_else(|| i64::from(self.score.get(cell).copied().unwrap_or(0)))
     }
 
-    /// The row from the resource kernels of the row evaluator (`eval::cpu::resource_rows`)
-    /// run across every node on the group's columns ([`UsageColumns`]): a changed node's score
-    /// is its static part plus the planes' weights times the kernels' raw scores, as a
-    /// rescoring computes it from the same functions' cell twins (the tests compare every
-    /// one); a node the columns cannot score (no static part, or a usage that no longer fits
-    /// the group's units) is rescored alone.
+    /// The row: the matrix's scores, and on the changed nodes the resource kernels of the row
+    /// evaluator (`eval::cpu::resource_rows`) run across the group's columns of changed nodes
+    /// ([`UsageColumns`]): a changed node's score is its static part plus the planes' weights
+    /// times the kernels' raw scores, as a rescoring computes it from the same functions' cell
+    /// twins (the tests compare every one); a node the columns cannot score (no static part,
+    /// or a usage that no longer fits the group's units) is rescored alone.
     fn rescore_row(
         &mut self,
         class: usize,
@@ -448,20 +477,21 @@ impl Rescore for Applier<'_> {
             && let (Some(score), Some(fit0), Some(balanced0)) =
                 (score.get(row.clone()), fit0.get(row.clone()), balanced0.get(row))
         {
-            // Every node as if its score came from the columns (an unchanged node's is the
-            // matrix's), in one pass the compiler vectorizes; then the changed nodes the
-            // columns cannot score, rescored alone.
-            let raw = cols.fit.iter().zip(&cols.balanced);
-            let cells = score.iter().zip(fit0.iter().zip(balanced0)).zip(version).zip(raw);
-            out.extend(cells.map(|(((&s, (&f0, &b0)), &v), (&f, &b))| {
-                let then = fit_weight * i64::from(f0) + other_weight * i64::from(b0);
-                let now = fit_weight * i64::from(f) + other_weight * i64::from(b);
-                if v == 0 { i64::from(s) } else { i64::from(s) - then + now }
-            }));
-            for node in 0..n {
-                if version[node] != 0 && (!cols.current[node] || fit0[node] == NO_RAW) {
-                    out[start + node] = self.rescore(class, node, &[]);
-                }
+            // The matrix's row, then each changed node from its slot, or rescored alone where
+            // the columns cannot score it.
+            out.extend(score.iter().map(|&s| i64::from(s)));
+            for (node, _) in version.iter().enumerate().filter(|&(_, &v)| v != 0) {
+                let slot = cols.slot[node] as usize;
+                let from_columns = cols.current[node] && fit0[node] != NO_RAW;
+                out[start + node] = match (cols.fit.get(slot), cols.balanced.get(slot)) {
+                    (Some(&f), Some(&b)) if from_columns => {
+                        let then = fit_weight * i64::from(fit0[node])
+                            + other_weight * i64::from(balanced0[node]);
+                        let now = fit_weight * i64::from(f) + other_weight * i64::from(b);
+                        i64::from(score[node]) - then + now
+                    }
+                    _ => self.rescore(class, node, &[]),
+                };
             }
             #[cfg(test)]
             for node in (0..n).filter(|&node| version[node] != 0) {
@@ -574,15 +604,18 @@ mod tests {
                 let mut cols = UsageColumns::new(Some(&rows), n);
                 let usage: Vec<NodeUsage> =
                     (0..n).map(|i| NodeUsage::of(&enc, &state, &[i]).expect("usage")).collect();
-                for (i, u) in usage.iter().enumerate() {
+                // Slots taken last node first, the first node's usage set twice.
+                for (i, u) in usage.iter().enumerate().rev().chain(usage.iter().enumerate().take(1)) {
                     cols.set(i, u);
                 }
                 prop_assert_eq!(&cols.current, &vec![true; n]);
+                prop_assert_eq!(cols.slot_node.len(), n);
                 for c in 0..p.num_classes {
                     prop_assert!(cols.score(&p, &rows, c), "{} class {}", name, c);
                     for (i, u) in usage.iter().enumerate() {
                         let (_, fit, balanced) = cell_cpu(&p, u, 0, c).expect("cell");
-                        prop_assert_eq!((cols.fit[i], cols.balanced[i]), (fit, balanced), "{} class {} node {}", name, c, i);
+                        let slot = cols.slot[i] as usize;
+                        prop_assert_eq!((cols.fit[slot], cols.balanced[slot]), (fit, balanced), "{} class {} node {}", name, c, i);
                     }
                 }
             }

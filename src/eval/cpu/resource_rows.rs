@@ -19,10 +19,13 @@ use super::super::prep::{
 use super::resource_score;
 use crate::encode::tensors::NONE;
 
-/// Resource columns of `len` nodes, column-major: resource `j` of node `n` at `j * len + n`.
+/// Resource columns of `len` nodes, column-major: resource `j` of node `n` at
+/// `j * stride + n` (`stride ≥ len`: the row evaluator's columns hold every node, `stride = len`;
+/// the batch solver's hold the nodes that changed so far, in room for every node).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ResourceSoa<'a> {
     pub(crate) len: usize,
+    pub(crate) stride: usize,
     pub(crate) alloc: &'a [u32],
     pub(crate) used: &'a [u32],
     pub(crate) used_nz: &'a [u32],
@@ -41,7 +44,7 @@ pub(crate) fn fit_row<A: Index<usize, Output = u32> + ?Sized>(
     raw: &mut [i32],
     weight_sum: &mut Vec<i32>,
 ) -> bool {
-    let nn = cols.len;
+    let (nn, st) = (cols.len, cols.stride);
     // (column, pod amount, the node amount is the non-zero one, weight)
     let mut specs: [(usize, u32, bool, i32); 8] = [(0, 0, false, 0); 8];
     let mut len = 0;
@@ -81,11 +84,11 @@ pub(crate) fn fit_row<A: Index<usize, Output = u32> + ?Sized>(
         weight_sum.clear();
         weight_sum.resize(nn, 0);
         for &(j, pod, nz, weight) in &specs[..len] {
-            let alloc = &cols.alloc[j * nn..(j + 1) * nn];
+            let alloc = &cols.alloc[j * st..j * st + nn];
             let used = if nz {
-                &cols.used_nz[j * nn..(j + 1) * nn]
+                &cols.used_nz[j * st..j * st + nn]
             } else {
-                &cols.used[j * nn..(j + 1) * nn]
+                &cols.used[j * st..j * st + nn]
             };
             if most {
                 fit_score_column::<true>(alloc, used, pod, weight, raw, &mut weight_sum[..]);
@@ -105,11 +108,11 @@ pub(crate) fn fit_row<A: Index<usize, Output = u32> + ?Sized>(
             let mut node_score = 0i32;
             let mut weight_sum = 0i32;
             for &(j, pod, nz, weight) in specs {
-                let capacity = cols.alloc[j * nn + n];
+                let capacity = cols.alloc[j * st + n];
                 if capacity == 0 {
                     continue;
                 }
-                let node_used = if nz { cols.used_nz[j * nn + n] } else { cols.used[j * nn + n] };
+                let node_used = if nz { cols.used_nz[j * st + n] } else { cols.used[j * st + n] };
                 let score = resource_score(p, node_used.wrapping_add(pod), capacity);
                 if !ratio || score > 0 {
                     node_score = node_score.wrapping_add(score.wrapping_mul(weight));
@@ -141,7 +144,7 @@ pub(crate) fn balanced_row<A: Index<usize, Output = u32> + ?Sized>(
     cols: &ResourceSoa<'_>,
     raw: &mut [i32],
 ) -> bool {
-    let nn = cols.len;
+    let st = cols.stride;
     let mut specs: [(usize, u32); 8] = [(0, 0); 8];
     let mut len = 0;
     let mut fallback = false;
@@ -169,9 +172,9 @@ pub(crate) fn balanced_row<A: Index<usize, Output = u32> + ?Sized>(
         let (j0, pod0) = specs[0];
         let (j1, pod1) = specs[1];
         for (n, v) in raw.iter_mut().enumerate() {
-            let (c0, c1) = (cols.alloc[j0 * nn + n], cols.alloc[j1 * nn + n]);
-            let f0 = f64::from(cols.used[j0 * nn + n].wrapping_add(pod0)) / f64::from(c0);
-            let f1 = f64::from(cols.used[j1 * nn + n].wrapping_add(pod1)) / f64::from(c1);
+            let (c0, c1) = (cols.alloc[j0 * st + n], cols.alloc[j1 * st + n]);
+            let f0 = f64::from(cols.used[j0 * st + n].wrapping_add(pod0)) / f64::from(c0);
+            let f1 = f64::from(cols.used[j1 * st + n].wrapping_add(pod1)) / f64::from(c1);
             let (f0, f1) = (if 1.0 < f0 { 1.0 } else { f0 }, if 1.0 < f1 { 1.0 } else { f1 });
             let deviation = if c0 != 0 && c1 != 0 { ((f0 - f1) / 2.0).abs() } else { 0.0 };
             // In 50..=100: deviation ≤ 1/2 for fractions in 0..=1.
@@ -184,12 +187,12 @@ pub(crate) fn balanced_row<A: Index<usize, Output = u32> + ?Sized>(
             let mut count = 0usize;
             let mut total = 0.0f64;
             for &(j, pod) in specs {
-                let capacity = cols.alloc[j * nn + n];
+                let capacity = cols.alloc[j * st + n];
                 if capacity == 0 {
                     continue;
                 }
                 let mut f =
-                    f64::from(cols.used[j * nn + n].wrapping_add(pod)) / f64::from(capacity);
+                    f64::from(cols.used[j * st + n].wrapping_add(pod)) / f64::from(capacity);
                 if 1.0 < f {
                     f = 1.0;
                 }

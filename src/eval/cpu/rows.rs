@@ -513,7 +513,8 @@ pub(super) fn evaluate_row_body(
 
     // NodeResourcesFit's and BalancedAllocation's scores: the resource kernels, cell by cell
     // where a class counts more resources than they hold.
-    let columns = ResourceSoa { len: nn, alloc: &s.alloc, used: &s.used, used_nz: &s.used_nz };
+    let columns =
+        ResourceSoa { len: nn, stride: nn, alloc: &s.alloc, used: &s.used, used_nz: &s.used_nz };
     if s.scored[k_fit] {
         let (req, req_nz) = (t.class_requests.row(c), t.class_nonzero_requests.row(c));
         let raw = &mut r.raw[k_fit][cells.clone()];
