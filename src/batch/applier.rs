@@ -163,16 +163,15 @@ pub(super) struct UsageRows<'a> {
 
 /// A group's resource columns of the nodes whose usage changed, column-major as the row
 /// evaluator lays them out ([`ResourceSoa`], in room for every node), for
-/// [`Rescore::rescore_row`]: a node gets the next slot when its usage is first copied, then its
-/// allocatable amounts and its usage now, copied from [`Applier::usage`] before a row is
-/// scored. The kernels run over the slots alone: an unchanged node's score is the matrix's.
-/// Also the kernels' output, per slot.
+/// [`Rescore::rescore_row`]: a node gets the next slot when its usage is first copied, with its
+/// allocatable amounts from [`UsageRows`], then its usage now, copied from [`Applier::usage`]
+/// before a row is scored. The kernels run over the slots alone: an unchanged node's score is
+/// the matrix's. Also the kernels' output, per slot.
 #[derive(Debug, Clone, Default)]
 pub(super) struct UsageColumns {
     nodes: usize,
-    /// Every node's allocatable amounts, column-major (resource `j` of node `n` at
-    /// `j * nodes + n`).
-    node_alloc: Vec<u32>,
+    /// Resources per node.
+    width: usize,
     /// Per slot, column-major with stride `nodes`.
     alloc: Vec<u32>,
     used: Vec<u32>,
@@ -197,20 +196,14 @@ pub(super) struct UsageColumns {
 const NO_SLOT: u32 = u32::MAX;
 
 impl UsageColumns {
-    /// Columns for `nodes` nodes of `rows`' allocatable amounts, no slot taken (`None`: no
-    /// columns, and no row is scored).
+    /// Columns for `nodes` nodes of `rows`' width, no slot taken (`None`: no columns, and no
+    /// row is scored).
     pub(super) fn new(rows: Option<&UsageRows<'_>>, nodes: usize) -> Self {
         let Some(rows) = rows else { return UsageColumns::default() };
         let k = rows.columns;
-        let mut node_alloc = vec![0; k * nodes];
-        for (n, row) in rows.allocatable.chunks_exact(k.max(1)).take(nodes).enumerate() {
-            for (j, &v) in row.iter().enumerate() {
-                node_alloc[j * nodes + n] = v;
-            }
-        }
         UsageColumns {
             nodes,
-            node_alloc,
+            width: k,
             alloc: vec![0; k * nodes],
             used: vec![0; k * nodes],
             used_nz: vec![0; k * nodes],
@@ -222,18 +215,18 @@ impl UsageColumns {
     }
 
     /// Makes `usage` (one node's, at least as wide as the columns) `node`'s usage entries, in
-    /// its slot (the next one, with its allocatable amounts, the first time).
-    fn set(&mut self, node: usize, usage: &NodeUsage) {
-        let n = self.nodes;
-        let k = self.node_alloc.len().checked_div(n).unwrap_or(0);
+    /// its slot (the next one, with its allocatable amounts from `rows`, the first time).
+    fn set(&mut self, node: usize, usage: &NodeUsage, rows: &UsageRows<'_>) {
+        let (n, k) = (self.nodes, self.width);
+        let Some(allocatable) = rows.allocatable.get(node * k..(node + 1) * k) else { return };
         if node >= n || usage.requested.len() < k || usage.nonzero_requested.len() < k {
             return;
         }
         let slot = match self.slot[node] {
             NO_SLOT => {
                 let slot = self.slot_node.len();
-                for j in 0..k {
-                    self.alloc[j * n + slot] = self.node_alloc[j * n + node];
+                for (j, &a) in allocatable.iter().enumerate() {
+                    self.alloc[j * n + slot] = a;
                 }
                 self.slot[node] = slot as u32;
                 self.slot_node.push(node as u32);
@@ -351,8 +344,9 @@ impl Applier<'_> {
         Some(fixed + fit_weight * i64::from(fit) + other_weight * i64::from(balanced))
     }
 
-    /// Copies the usage now of group `g`'s changed nodes into its columns.
-    fn refresh_columns(&mut self, g: usize) {
+    /// Copies the usage now of group `g`'s changed nodes (resource rows `rows`) into its
+    /// columns.
+    fn refresh_columns(&mut self, g: usize, rows: &UsageRows<'_>) {
         let Some(cols) = self.columns.get_mut(g) else { return };
         let mut stale = std::mem::take(&mut cols.stale);
         for node in stale.drain(..) {
@@ -361,7 +355,7 @@ impl Applier<'_> {
             }
             self.usage_now(g, node);
             if let Some(Some(Some(usage))) = self.usage.get(g * self.nodes + node) {
-                self.columns[g].set(node, usage);
+                self.columns[g].set(node, usage, rows);
             }
         }
         self.columns[g].stale = stale;
@@ -457,6 +451,10 @@ impl Rescore for Applier<'_> {
         _width: usize,
         out: &mut Vec<i64>,
     ) -> bool {
+        #[cfg(test)]
+        if !BOUNDS.get() {
+            return false;
+        }
         let Some(&(g, c)) = self.source.get(class) else { return false };
         let (Some(rows), Some(&(fit_weight, other_weight))) =
             (self.rows.get(g).copied().flatten(), self.weights.get(class))
@@ -465,7 +463,7 @@ impl Rescore for Applier<'_> {
         };
         let prepared: &[Prepared<'_>] = self.prepared;
         let Some(p) = prepared.get(g) else { return false };
-        self.refresh_columns(g);
+        self.refresh_columns(g, &rows);
         let mut cols = std::mem::take(&mut self.columns[g]);
         let n = self.nodes;
         let row = class * n..(class + 1) * n;
@@ -606,7 +604,7 @@ mod tests {
                     (0..n).map(|i| NodeUsage::of(&enc, &state, &[i]).expect("usage")).collect();
                 // Slots taken last node first, the first node's usage set twice.
                 for (i, u) in usage.iter().enumerate().rev().chain(usage.iter().enumerate().take(1)) {
-                    cols.set(i, u);
+                    cols.set(i, u, &rows);
                 }
                 prop_assert_eq!(&cols.current, &vec![true; n]);
                 prop_assert_eq!(cols.slot_node.len(), n);

@@ -178,8 +178,8 @@ const NO_RAW: u8 = u8::MAX;
 
 #[cfg(test)]
 thread_local! {
-    /// Tests: whether [`Applier`] gives the greedy its bounds (off: every changed node is
-    /// rescored, as without [`Rescore::bound`]).
+    /// Tests: whether [`Applier`] gives the greedy its bounds and rows (off: every changed
+    /// node is rescored alone, as without [`Rescore::bound`] and [`Rescore::rescore_row`]).
     static BOUNDS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 

@@ -26,8 +26,8 @@ pub fn ensure() -> Option<tempfile::TempDir> {
     Some(dir)
 }
 
-/// One of kplace's two `unsafe` blocks (the workspace denies `unsafe_code`; this function and
-/// `eval::cpu::simd`'s dispatch alone are allowed it). Since edition 2024 `std::env::set_var`
+/// One of kplace's `unsafe` blocks (the workspace denies `unsafe_code`; this function and
+/// `eval::cpu::simd`'s two dispatches alone are allowed it). Since edition 2024 `std::env::set_var`
 /// is `unsafe` because another thread may read the environment through libc (`getenv`) at the
 /// same time, which is undefined behaviour.
 /// The alternatives are worse: re-executing kplace with the variable set would put a parent

@@ -247,7 +247,9 @@ fn fit_score_column<const MOST: bool>(
 /// `x as i32` for a finite `x` in `0.0..2^31`, in operations a loop vectorizes (Rust's
 /// saturating `as` is converted lane by lane): `x + 1.5 · 2^52` rounds `x` to the nearest
 /// integer into the low bits of the sum's mantissa (exact below 2^51), and one is taken off
-/// where that rounded up. Every caller's value is a non-negative quotient below 2^32.
+/// where that rounded up. Every caller's value is a non-negative quotient below 2^32; where it
+/// is 2^31 or more (a LeastAllocated request above the capacity) the caller discards the
+/// result.
 #[inline(always)]
 fn truncate_small(x: f64) -> i32 {
     const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52

@@ -172,21 +172,8 @@ pub(crate) fn resource_rows(
         InstructionSet::Avx2 => unsafe {
             resource_rows_avx2(p, req, req_nz, cols, fit, balanced, weight_sum)
         },
-        _ => resource_rows_body(p, req, req_nz, cols, fit, balanced, weight_sum),
+        _ => fit_row(p, req, req_nz, cols, fit, weight_sum) && balanced_row(p, req, cols, balanced),
     }
-}
-
-#[inline(always)]
-fn resource_rows_body(
-    p: &Prepared<'_>,
-    req: &[u32],
-    req_nz: &[u32],
-    cols: &ResourceSoa<'_>,
-    fit: &mut [i32],
-    balanced: &mut [i32],
-    weight_sum: &mut Vec<i32>,
-) -> bool {
-    fit_row(p, req, req_nz, cols, fit, weight_sum) && balanced_row(p, req, cols, balanced)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -200,7 +187,7 @@ fn resource_rows_avx2(
     balanced: &mut [i32],
     weight_sum: &mut Vec<i32>,
 ) -> bool {
-    resource_rows_body(p, req, req_nz, cols, fit, balanced, weight_sum)
+    fit_row(p, req, req_nz, cols, fit, weight_sum) && balanced_row(p, req, cols, balanced)
 }
 
 #[cfg(test)]
