@@ -45,7 +45,12 @@
 //!    each round of moves, until no move helps. It only ever adds placements: the moved pod
 //!    stays placed.
 //!
-//! 7. Evening out ([`GreedyOptions::even_spread`], on by default; `greedy/polish.rs`): the
+//! 7. Trading (with relocation; `greedy/trade.rs`): a pod this solve placed gives its node to
+//!    two or more unplaced pods of its tier that fit there instead and together request at
+//!    least as much of every resource; its class keeps a pod placed and its workload's spread
+//!    minimum stays.
+//!
+//! 8. Evening out ([`GreedyOptions::even_spread`], on by default; `greedy/polish.rs`): the
 //!    counters only `ScheduleAnyway` terms read (a workload's replicas per zone and per node)
 //!    are evened out by moving, or swapping between workloads, pods this solve placed, each
 //!    step lowering their skew and raising none; the pods placed stay the same.
@@ -275,6 +280,13 @@ pub trait Rescore {
         let _ = (class, node);
     }
 
+    /// Told when a trade (`greedy/trade.rs`) takes a pod of `class` off `node` for good: it is
+    /// unplaced again, and no placement of its class follows for it. The default treats it as
+    /// [`Rescore::removed`].
+    fn dropped(&mut self, class: usize, node: usize) {
+        self.removed(class, node);
+    }
+
     /// The score of `class` on `node`, whose free capacity per resource is now `free`.
     fn rescore(&mut self, class: usize, node: usize, free: &[i64]) -> i64;
 
@@ -326,7 +338,8 @@ pub struct GreedyOptions {
     /// The order of classes within a priority tier.
     pub class_order: ClassOrder,
     /// After the greedy pass, place pods that found no room by moving one already placed pod
-    /// of another class to a node that can take it (repeated while it helps).
+    /// of another class to a node that can take it (repeated while it helps); then trade a
+    /// placed pod for several unplaced ones that request as much (`greedy/trade.rs`).
     pub relocate: bool,
     /// At the end, even out the counters only `ScheduleAnyway` terms read (replicas per zone
     /// and per node) by moving or swapping pods this solve placed (`greedy/polish.rs`).
@@ -563,6 +576,9 @@ pub(crate) fn solve_with(
                 }
             }
         }
+    }
+    if options.relocate {
+        state.trade_for_more(&order);
     }
     if options.even_spread {
         state.even_spread();
@@ -1292,3 +1308,4 @@ impl State<'_, '_> {
 mod polish;
 #[cfg(test)]
 pub(crate) mod tests;
+mod trade;

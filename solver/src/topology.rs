@@ -488,6 +488,32 @@ impl TopologyState {
         to_ok && from_ok
     }
 
+    /// Whether taking one pod counted in `k` off `node` keeps the counter's minimum, so its
+    /// skew cannot grow: the node's domain holds more than the present minimum. True for a
+    /// counter no spread term reads and for a node the counter does not count on.
+    pub fn removal_keeps_minimum(&self, k: usize, node: usize) -> bool {
+        let Some(s) = self.spread.get(&k) else { return true };
+        let Some((min, _)) = s.extremes() else { return true };
+        let d = self.domain(self.counters[k].topology, node);
+        d == NO_DOMAIN
+            || !self.counts_on(k, node)
+            || !s.eligible[d as usize]
+            || self.counts[k][d as usize] > min
+    }
+
+    /// Whether one more pod counted in `k` on `node` keeps the counter's maximum, so its skew
+    /// cannot grow: the node's domain holds fewer than the present maximum. True for a counter
+    /// no spread term reads and for a node the counter does not count on.
+    pub fn addition_keeps_maximum(&self, k: usize, node: usize) -> bool {
+        let Some(s) = self.spread.get(&k) else { return true };
+        let Some((_, max)) = s.extremes() else { return true };
+        let d = self.domain(self.counters[k].topology, node);
+        d == NO_DOMAIN
+            || !self.counts_on(k, node)
+            || !s.eligible[d as usize]
+            || self.counts[k][d as usize] < max
+    }
+
     /// Counter `k`'s eligible domains with their counts, by domain id.
     pub fn eligible_counts(&self, k: usize) -> Vec<(u32, u32)> {
         let Some(s) = self.spread.get(&k) else { return Vec::new() };

@@ -117,6 +117,10 @@ pub(super) struct Applier<'a> {
     pub(super) moving: Vec<Option<usize>>,
     /// Whether anything was placed or moved.
     pub(super) changed: bool,
+    /// `(solver class, pending index)` of the pods a trade took out of the plan again
+    /// ([`Rescore::dropped`]); their plan entries are left empty until the tier ends
+    /// ([`super::run`] compacts the plan).
+    pub(super) dropped: Vec<(usize, usize)>,
     /// Per solver class × node, NodeResourcesFit's raw score at the tier's start ([`NO_RAW`]:
     /// not known; the cell keeps the matrix's score).
     pub(super) fit_start: &'a [u8],
@@ -423,6 +427,32 @@ impl Rescore for Applier<'_> {
             n.remove_pod(&pod.namespace, &pod.name);
         }
         self.moving[class] = Some(g);
+    }
+
+    fn dropped(&mut self, class: usize, node: usize) {
+        self.changed = true;
+        let Some(&global) = self.global.get(class) else { return };
+        let Some(ids) = self.by_class.get_mut(&global) else { return };
+        let Some(pos) = ids.iter().rposition(|&g| self.greedy_pods[g].node == node) else {
+            return;
+        };
+        let g = ids.remove(pos);
+        let gp = self.greedy_pods[g];
+        let pod = &self.pending[gp.member];
+        self.forget(node);
+        if let Some(s) = self.shrunk.get_mut(node) {
+            *s = true;
+        }
+        if let Some(n) = self.cluster.nodes.get_mut(node) {
+            n.remove_pod(&pod.namespace, &pod.name);
+        }
+        if let Some(entry) = self.plan.placements.get_mut(gp.plan_index) {
+            entry.pod.clear();
+            entry.node.clear();
+        }
+        self.greedy_pods[g].node = usize::MAX;
+        self.greedy_pods[g].plan_index = usize::MAX;
+        self.dropped.push((class, gp.member));
     }
 
     fn rescore(&mut self, class: usize, node: usize, _free: &[i64]) -> i64 {

@@ -30,6 +30,8 @@ struct Candidate {
     next: Vec<usize>,
     /// Whether anything changed.
     changed: bool,
+    /// `(solver class, pending index)` of the pods its trades took out of the plan again.
+    dropped: Vec<(usize, usize)>,
     /// Its state, when it is not the live one.
     saved: Option<Saved>,
 }
@@ -359,6 +361,7 @@ impl Run {
                 next: vec![0; global.len()],
                 moving: vec![None; global.len()],
                 changed: false,
+                dropped: Vec::new(),
                 fit_start: &fit_start,
                 balanced_start: &balanced_start,
                 shrunk: vec![false; n_nodes],
@@ -389,7 +392,7 @@ impl Run {
             };
             let assignment =
                 solve_greedy(guided.as_ref().unwrap_or(&problem), &greedy, Some(&mut applier))?;
-            let (next, changed) = (applier.next, applier.changed);
+            let (next, changed, dropped) = (applier.next, applier.changed, applier.dropped);
             let placed = kplace_solver::objective::placed(&problem, &assignment);
             if strategy == Strategy::Order(ClassOrder::Given)
                 && options.objective == Objective::Resources
@@ -410,7 +413,7 @@ impl Run {
                     }
                 }
                 _ => {
-                    best = Some(Candidate { key, placed, next, changed, saved: None });
+                    best = Some(Candidate { key, placed, next, changed, dropped, saved: None });
                     kept = strategy;
                 }
             }
@@ -423,16 +426,40 @@ impl Run {
         if let Some(backup) = backup {
             std::thread::spawn(move || drop(backup));
         }
-        let Some(Candidate { next, changed, .. }) = best else { return Ok(Ok(Vec::new())) };
+        let Some(Candidate { next, changed, dropped, .. }) = best else {
+            return Ok(Ok(Vec::new()));
+        };
         self.strategies.push(kept.name());
         if changed {
             self.version += 1;
         }
+        if !dropped.is_empty() {
+            self.compact_plan();
+        }
+        let dropped: BTreeSet<(usize, usize)> = dropped.into_iter().collect();
         let mut leftovers = Vec::new();
         for (k, &c) in to_place.iter().enumerate() {
+            let taken = classes[c].members.get(..next[k]).unwrap_or_default();
+            // Pods traded away first (they come earlier in the queue), then those never placed.
+            leftovers.extend(taken.iter().filter(|&&m| dropped.contains(&(k, m))).map(|&m| (c, m)));
             leftovers.extend(classes[c].members[next[k]..].iter().map(|&m| (c, m)));
         }
         Ok(Ok(leftovers))
+    }
+
+    /// Removes the plan entries a trade emptied ([`Applier::dropped`]) and renumbers the
+    /// greedy pods' plan indices.
+    fn compact_plan(&mut self) {
+        let mut index = Vec::with_capacity(self.plan.placements.len());
+        let mut kept = 0usize;
+        for p in &self.plan.placements {
+            index.push(if p.pod.is_empty() { usize::MAX } else { kept });
+            kept += usize::from(!p.pod.is_empty());
+        }
+        self.plan.placements.retain(|p| !p.pod.is_empty());
+        for gp in &mut self.greedy_pods {
+            gp.plan_index = index.get(gp.plan_index).copied().unwrap_or(usize::MAX);
+        }
     }
 
     /// The classes among `cs` (greedy classes of a tier) whose matrices cannot be evaluated

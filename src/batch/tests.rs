@@ -374,6 +374,51 @@ fn largest_first_places_the_pod_the_queue_order_would_strand() {
 }
 
 #[test]
+fn a_traded_pod_leaves_the_plan_and_its_room_goes_to_more_pods() {
+    // Two nodes with 4 CPUs. Queue order: two 4-CPU pods, then four 1-CPU pods with a quarter
+    // of the memory each. The queue order fills both nodes with the large pods; the trade
+    // gives one node to the four small pods: the same CPU and memory, three pods more.
+    let state = cluster(
+        (1..=2)
+            .map(|i| NodeBuilder::new(&format!("n{i}")).cpu(4000).memory(16 * GI).obj())
+            .collect(),
+        vec![],
+    );
+    let mut pending = vec![
+        PodBuilder::new("d", "big-1").cpu(4000).memory(4 * GI).created(1).obj(),
+        PodBuilder::new("d", "big-2").cpu(4000).memory(4 * GI).created(2).obj(),
+    ];
+    for i in 1..=4 {
+        pending.push(
+            PodBuilder::new("d", &format!("small-{i}")).cpu(1000).memory(GI).created(2 + i).obj(),
+        );
+    }
+    let options = |relocate| BatchOptions {
+        solver: SolverChoice::Greedy,
+        class_order: ClassOrder::Given,
+        try_orders: false,
+        relocate,
+        ..BatchOptions::default()
+    };
+    let run = |relocate| {
+        plan_greedy(state.clone(), &pending, &SchedulerConfig::default(), &options(relocate))
+            .expect("default profile builds")
+    };
+    let without = run(false);
+    assert_eq!(without.placements.len(), 2, "{:?}", without.placements);
+    let p = run(true);
+    let report = check(&state, &pending, &p);
+    assert!(report.is_valid(), "{:#?}", report.violations);
+    let placed: BTreeSet<&str> = p.placements.iter().map(|pl| pl.pod.as_str()).collect();
+    assert_eq!(placed.len(), 5, "{:?}", p.placements);
+    assert!((1..=4).all(|i| placed.contains(format!("d/small-{i}").as_str())), "{placed:?}");
+    let left: Vec<&str> = p.unschedulable.iter().map(|u| u.pod.as_str()).collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].starts_with("d/big-") && !placed.contains(left[0]), "{left:?}");
+    assert_eq!(p.summary.placed, 5);
+}
+
+#[test]
 fn plans_rank_by_pods_then_priority_then_fewer_evictions() {
     let mk = |placed: &[(i32, usize)], evicted: usize| {
         let mut p = Plan::default();

@@ -4,6 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::testing::problem;
+use crate::topology::{Counter, Rule};
 
 /// A class with these requests and count, priority 0, no per-node limit.
 fn class(count: u32, requests: &[i64]) -> ClassSpec {
@@ -330,6 +331,134 @@ fn relocation_moves_a_placed_pod_to_make_room() {
         "the moved pod keeps its place in the decision order"
     );
     assert_eq!(log.0, vec!["+0@0", "-0@0", "+0@1", "+1@0"]);
+}
+
+#[test]
+fn a_placed_pod_is_traded_for_more_pods_that_request_as_much() {
+    struct Case {
+        name: &'static str,
+        problem: Problem,
+        relocate: bool,
+        unplaced: Vec<u32>,
+    }
+    // Class 0: large pods, placed first (largest first); class 1: small pods that find no room.
+    let two_nodes = |large: u32, small: u32, large_req: &[i64], small_req: &[i64]| {
+        let free: &[i64] = if large_req.len() == 1 { &[2000] } else { &[2000, 4000] };
+        problem(vec![class(large, large_req), class(small, small_req)], &[free, free])
+    };
+    let lower_tier = {
+        let mut p = two_nodes(2, 4, &[2000], &[500]);
+        p.classes[1].priority = -1;
+        p
+    };
+    // One zone per node; a `ScheduleAnyway` spread term (maxSkew 5) over class `c`'s pods,
+    // `initial` of them per zone before the solve.
+    let zoned = |c: usize, initial: &[u32]| {
+        let mut p = two_nodes(2, 4, &[2000], &[500]);
+        p.topologies = 1;
+        p.domains = vec![0, 1];
+        p.inter_pod = InterPod {
+            counters: vec![Counter {
+                topology: 0,
+                members: vec![c],
+                initial: initial.to_vec(),
+                ..Counter::default()
+            }],
+            rules: vec![Rule::Soft { class: c, counter: 0, weight: -1, max_skew: 5 }],
+        };
+        p
+    };
+    let cases = vec![
+        Case {
+            name: "four small pods take the room of one large pod",
+            problem: two_nodes(2, 4, &[2000], &[500]),
+            relocate: true,
+            unplaced: vec![1, 0],
+        },
+        Case {
+            name: "three small pods requesting less than the large one are not worth it",
+            problem: two_nodes(2, 3, &[2000], &[500]),
+            relocate: true,
+            unplaced: vec![0, 3],
+        },
+        Case {
+            name: "every resource must be covered, not only the first",
+            problem: two_nodes(2, 4, &[2000, 4000], &[500, 500]),
+            relocate: true,
+            unplaced: vec![0, 4],
+        },
+        Case {
+            name: "a class keeps at least one pod this solve placed",
+            problem: two_nodes(1, 8, &[2000], &[500]),
+            relocate: true,
+            unplaced: vec![0, 4],
+        },
+        Case {
+            name: "pods of a lower priority tier never take a higher tier's room",
+            problem: lower_tier,
+            relocate: true,
+            unplaced: vec![0, 4],
+        },
+        Case {
+            name: "a pod whose leaving lowers its workload's spread minimum stays",
+            problem: zoned(0, &[]),
+            relocate: true,
+            unplaced: vec![0, 4],
+        },
+        Case {
+            name: "a pod whose zone holds more than the minimum may leave",
+            problem: zoned(0, &[1, 0]),
+            relocate: true,
+            unplaced: vec![1, 0],
+        },
+        Case {
+            name: "pods taken never raise their workload's spread maximum",
+            problem: zoned(1, &[2, 2]),
+            relocate: true,
+            unplaced: vec![0, 4],
+        },
+        Case {
+            name: "without relocation nothing is traded",
+            problem: two_nodes(2, 4, &[2000], &[500]),
+            relocate: false,
+            unplaced: vec![0, 4],
+        },
+    ];
+    /// Follows the callback's placements and removals per class and node.
+    struct Tally(BTreeMap<(usize, usize), i64>);
+    impl Rescore for Tally {
+        fn placed(&mut self, class: usize, node: usize) {
+            *self.0.entry((class, node)).or_default() += 1;
+        }
+        fn removed(&mut self, class: usize, node: usize) {
+            *self.0.entry((class, node)).or_default() -= 1;
+        }
+        fn rescore(&mut self, _class: usize, _node: usize, _free: &[i64]) -> i64 {
+            0
+        }
+    }
+    for case in cases {
+        let options =
+            GreedyOptions { relocate: case.relocate, even_spread: false, ..Default::default() };
+        let mut tally = Tally(BTreeMap::new());
+        let a = solve_greedy(&case.problem, &options, Some(&mut tally)).expect("valid");
+        assert_eq!(a.unplaced, case.unplaced, "{}", case.name);
+        let mut want: BTreeMap<(usize, usize), i64> = BTreeMap::new();
+        for p in &a.placements {
+            *want.entry((p.class, p.node)).or_default() += 1;
+        }
+        tally.0.retain(|_, n| *n != 0);
+        assert_eq!(tally.0, want, "{}: the callback heard every trade and undo", case.name);
+        for node in 0..case.problem.nodes {
+            let used: i64 = a
+                .placements
+                .iter()
+                .filter(|p| p.node == node)
+                .map(|p| case.problem.classes[p.class].requests[0])
+                .sum();
+            assert!(used <= 2000, "{}: node {node} holds {used}", case.name);
+        }
+    }
 }
 
 #[test]
