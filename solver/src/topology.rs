@@ -488,17 +488,20 @@ impl TopologyState {
         to_ok && from_ok
     }
 
-    /// Whether taking one pod counted in `k` off `node` keeps the counter's minimum, so its
-    /// skew cannot grow: the node's domain holds more than the present minimum. True for a
-    /// counter no spread term reads and for a node the counter does not count on.
-    pub fn removal_keeps_minimum(&self, k: usize, node: usize) -> bool {
+    /// Whether taking one pod counted in `k` off `node` keeps the counter as even as it can
+    /// become: the node's domain holds more than the present minimum (so the skew cannot
+    /// grow), and the eligible domains' total is not a multiple of their number (a total that
+    /// is could be spread with skew 0, one pod fewer could not). True for a counter no spread
+    /// term reads and for a node the counter does not count on.
+    pub fn removal_keeps_spread(&self, k: usize, node: usize) -> bool {
         let Some(s) = self.spread.get(&k) else { return true };
         let Some((min, _)) = s.extremes() else { return true };
         let d = self.domain(self.counters[k].topology, node);
-        d == NO_DOMAIN
-            || !self.counts_on(k, node)
-            || !s.eligible[d as usize]
-            || self.counts[k][d as usize] > min
+        if d == NO_DOMAIN || !self.counts_on(k, node) || !s.eligible[d as usize] {
+            return true;
+        }
+        let total: u64 = s.histogram.iter().map(|(&v, &n)| u64::from(v) * u64::from(n)).sum();
+        self.counts[k][d as usize] > min && total % u64::from(s.number.max(1)) != 0
     }
 
     /// Whether one more pod counted in `k` on `node` keeps the counter's maximum, so its skew

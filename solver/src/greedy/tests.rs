@@ -412,6 +412,12 @@ fn a_placed_pod_is_traded_for_more_pods_that_request_as_much() {
             unplaced: vec![1, 0],
         },
         Case {
+            name: "a workload whose total could be spread evenly keeps every pod",
+            problem: zoned(0, &[2, 0]),
+            relocate: true,
+            unplaced: vec![0, 4],
+        },
+        Case {
             name: "pods taken never raise their workload's spread maximum",
             problem: zoned(1, &[2, 2]),
             relocate: true,

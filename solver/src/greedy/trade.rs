@@ -15,8 +15,9 @@
 //! - The pod given up is of a class that relocation may move ([`State::movable`]: no hard
 //!   inter-pod rule, no conflict, counted by no hard rule), so no hard decision depended on it;
 //!   its class keeps at least one pod placed by this solve (no workload is starved for the
-//!   trade); and leaving does not lower a minimum of a `ScheduleAnyway` counter it counts in
-//!   (its workload's spread does not get worse).
+//!   trade); and leaving neither lowers the minimum of a spread counter it counts in nor takes
+//!   a total that could be spread evenly to one that cannot (its workload's spread does not get
+//!   worse, now or after evening out).
 //! - The pods taken are the tier's unplaced pods in the solve's class order, each checked as
 //!   the greedy checks a pod ([`State::can_take`]), and none may raise the maximum of a
 //!   spread counter it counts in.
@@ -85,7 +86,7 @@ impl State<'_, '_> {
                 continue;
             }
             work -= 1;
-            if self.topo.counters_of(c).iter().any(|&k| !self.topo.removal_keeps_minimum(k, node)) {
+            if self.topo.counters_of(c).iter().any(|&k| !self.topo.removal_keeps_spread(k, node)) {
                 continue;
             }
             self.trade(i, &waiting[t], &mut work);
