@@ -501,7 +501,7 @@ impl TopologyState {
             return true;
         }
         let total: u64 = s.histogram.iter().map(|(&v, &n)| u64::from(v) * u64::from(n)).sum();
-        self.counts[k][d as usize] > min && total % u64::from(s.number.max(1)) != 0
+        self.counts[k][d as usize] > min && !total.is_multiple_of(u64::from(s.number.max(1)))
     }
 
     /// Whether one more pod counted in `k` on `node` keeps the counter's maximum, so its skew
