@@ -74,6 +74,8 @@ impl State<'_, '_> {
             .collect();
         offers.sort_by_key(|&i| (Reverse(share[self.placements[i].class]), Reverse(i)));
         let mut tried: BTreeSet<(usize, usize, u64)> = BTreeSet::new();
+        // Placements given up, removed at the end so that the offers' indices hold meanwhile.
+        let mut given_up = vec![false; self.placements.len()];
         let mut work = TRADE_WORK;
         for i in offers {
             if work == 0 {
@@ -89,15 +91,28 @@ impl State<'_, '_> {
             if self.topo.counters_of(c).iter().any(|&k| !self.topo.removal_keeps_spread(k, node)) {
                 continue;
             }
-            self.trade(i, &waiting[t], &mut work);
+            if self.trade(i, &waiting[t], &mut work) {
+                given_up[i] = true;
+            } else {
+                // An undone trial leaves the node as it was but bumps its version: the same
+                // class there would fail the same way.
+                tried.insert((c, node, self.version[node]));
+            }
+        }
+        if given_up.contains(&true) {
+            let mut i = 0;
+            self.placements.retain(|_| {
+                i += 1;
+                !given_up.get(i - 1).copied().unwrap_or(false)
+            });
         }
     }
 
     /// Tries one trade: placement `i` gives its node to pods of the classes `waiting` (see the
     /// module doc). The trial runs on the solver's state alone; the callback hears only a
     /// trade that stands ([`super::Rescore::dropped`], then [`super::Rescore::placed`] per pod
-    /// taken).
-    /// Returns whether it stands.
+    /// taken). Returns whether it stands; the caller then removes placement `i` (the pods
+    /// taken come last in the decision order, after every pod their hard rules read).
     fn trade(&mut self, i: usize, waiting: &[usize], work: &mut u64) -> bool {
         let Placed { class: c, node } = self.placements[i];
         let callback = self.rescore.take();
@@ -133,10 +148,6 @@ impl State<'_, '_> {
                 for p in &self.placements[before..] {
                     r.placed(p.class, node);
                 }
-            }
-            // The last pod taken fills the given-up pod's slot in the decision order.
-            if let Some(last) = self.placements.pop() {
-                self.placements[i] = last;
             }
             return true;
         }
