@@ -481,11 +481,17 @@ impl TopologyState {
         if df == dt {
             return true;
         }
-        let counted =
-            |d: u32, n: usize| d != NO_DOMAIN && self.counts_on(k, n) && s.eligible[d as usize];
-        let to_ok = !counted(dt, to) || self.counts[k][dt as usize] < max;
-        let from_ok = !counted(df, from) || self.counts[k][df as usize] > min;
+        let to_ok = self.counted_domain(s, k, to).is_none_or(|d| self.counts[k][d] < max);
+        let from_ok = self.counted_domain(s, k, from).is_none_or(|d| self.counts[k][d] > min);
         to_ok && from_ok
+    }
+
+    /// The domain of `node` in counter `k`'s topology when the counter counts a pod there: the
+    /// node has the key, is one of the counter's nodes, and the domain is eligible (`s` is the
+    /// counter's spread state).
+    fn counted_domain(&self, s: &SpreadDomains, k: usize, node: usize) -> Option<usize> {
+        let d = self.domain(self.counters[k].topology, node);
+        (d != NO_DOMAIN && self.counts_on(k, node) && s.eligible[d as usize]).then_some(d as usize)
     }
 
     /// Whether taking one pod counted in `k` off `node` keeps the counter as even as it can
@@ -496,12 +502,9 @@ impl TopologyState {
     pub fn removal_keeps_spread(&self, k: usize, node: usize) -> bool {
         let Some(s) = self.spread.get(&k) else { return true };
         let Some((min, _)) = s.extremes() else { return true };
-        let d = self.domain(self.counters[k].topology, node);
-        if d == NO_DOMAIN || !self.counts_on(k, node) || !s.eligible[d as usize] {
-            return true;
-        }
+        let Some(d) = self.counted_domain(s, k, node) else { return true };
         let total: u64 = s.histogram.iter().map(|(&v, &n)| u64::from(v) * u64::from(n)).sum();
-        self.counts[k][d as usize] > min && !total.is_multiple_of(u64::from(s.number.max(1)))
+        self.counts[k][d] > min && !total.is_multiple_of(u64::from(s.number.max(1)))
     }
 
     /// Whether one more pod counted in `k` on `node` keeps the counter's maximum, so its skew
@@ -510,11 +513,7 @@ impl TopologyState {
     pub fn addition_keeps_maximum(&self, k: usize, node: usize) -> bool {
         let Some(s) = self.spread.get(&k) else { return true };
         let Some((_, max)) = s.extremes() else { return true };
-        let d = self.domain(self.counters[k].topology, node);
-        d == NO_DOMAIN
-            || !self.counts_on(k, node)
-            || !s.eligible[d as usize]
-            || self.counts[k][d as usize] < max
+        self.counted_domain(s, k, node).is_none_or(|d| self.counts[k][d] < max)
     }
 
     /// Counter `k`'s eligible domains with their counts, by domain id.

@@ -380,6 +380,24 @@ impl Applier<'_> {
         }
     }
 
+    /// Takes the latest greedy pod of solver class `class` on `node` off the working cluster
+    /// (relocation's move or a trade's drop): its position in its class's list and its index
+    /// in `greedy_pods`.
+    fn lift(&mut self, class: usize, node: usize) -> Option<(usize, usize)> {
+        let ids = self.by_class.get(self.global.get(class)?)?;
+        let pos = ids.iter().rposition(|&g| self.greedy_pods[g].node == node)?;
+        let g = ids[pos];
+        let pod = &self.pending[self.greedy_pods[g].member];
+        self.forget(node);
+        if let Some(s) = self.shrunk.get_mut(node) {
+            *s = true;
+        }
+        if let Some(n) = self.cluster.nodes.get_mut(node) {
+            n.remove_pod(&pod.namespace, &pod.name);
+        }
+        Some((pos, g))
+    }
+
     fn node_name(&self, node: usize) -> String {
         self.cluster.nodes.get(node).map(|n| n.name.clone()).unwrap_or_default()
     }
@@ -414,38 +432,18 @@ impl Rescore for Applier<'_> {
     }
 
     fn removed(&mut self, class: usize, node: usize) {
-        let Some(ids) = self.by_class.get(&self.global[class]) else { return };
-        let Some(&g) = ids.iter().rev().find(|&&g| self.greedy_pods[g].node == node) else {
-            return;
-        };
-        let pod = &self.pending[self.greedy_pods[g].member];
-        self.forget(node);
-        if let Some(s) = self.shrunk.get_mut(node) {
-            *s = true;
+        if let Some((_, g)) = self.lift(class, node) {
+            self.moving[class] = Some(g);
         }
-        if let Some(n) = self.cluster.nodes.get_mut(node) {
-            n.remove_pod(&pod.namespace, &pod.name);
-        }
-        self.moving[class] = Some(g);
     }
 
     fn dropped(&mut self, class: usize, node: usize) {
         self.changed = true;
-        let Some(&global) = self.global.get(class) else { return };
-        let Some(ids) = self.by_class.get_mut(&global) else { return };
-        let Some(pos) = ids.iter().rposition(|&g| self.greedy_pods[g].node == node) else {
-            return;
-        };
-        let g = ids.remove(pos);
+        let Some((pos, g)) = self.lift(class, node) else { return };
+        if let Some(ids) = self.by_class.get_mut(&self.global[class]) {
+            ids.remove(pos);
+        }
         let gp = self.greedy_pods[g];
-        let pod = &self.pending[gp.member];
-        self.forget(node);
-        if let Some(s) = self.shrunk.get_mut(node) {
-            *s = true;
-        }
-        if let Some(n) = self.cluster.nodes.get_mut(node) {
-            n.remove_pod(&pod.namespace, &pod.name);
-        }
         if let Some(entry) = self.plan.placements.get_mut(gp.plan_index) {
             entry.pod.clear();
             entry.node.clear();

@@ -439,9 +439,13 @@ impl Run {
         let dropped: BTreeSet<(usize, usize)> = dropped.into_iter().collect();
         let mut leftovers = Vec::new();
         for (k, &c) in to_place.iter().enumerate() {
-            let taken = classes[c].members.get(..next[k]).unwrap_or_default();
-            // Pods traded away first (they come earlier in the queue), then those never placed.
-            leftovers.extend(taken.iter().filter(|&&m| dropped.contains(&(k, m))).map(|&m| (c, m)));
+            if !dropped.is_empty() {
+                // Pods traded away first (they come earlier in the queue), then those never
+                // placed.
+                let taken = classes[c].members.get(..next[k]).unwrap_or_default();
+                leftovers
+                    .extend(taken.iter().filter(|&&m| dropped.contains(&(k, m))).map(|&m| (c, m)));
+            }
             leftovers.extend(classes[c].members[next[k]..].iter().map(|&m| (c, m)));
         }
         Ok(Ok(leftovers))
