@@ -55,6 +55,11 @@
 //!    are evened out by moving, or swapping between workloads, pods this solve placed, each
 //!    step lowering their skew and raising none; the pods placed stay the same.
 //!
+//! 9. Substituting (with evening out; `greedy/substitute.rs`): an unplaced pod takes the node
+//!    of a placed pod of a better-served workload of its tier, requesting no more, in its
+//!    workload's one emptiest domain, where the sorted skews fall and none rises past one;
+//!    evening out runs again after any substitution.
+//!
 //! Cost: `O(classes × nodes + pods × log nodes)` time for the greedy pass plus the callback's
 //! calls (one per placement, and one per changed node whose bound could win when a class
 //! picks), `O(classes × nodes)` memory; each relocation attempt costs
@@ -342,7 +347,9 @@ pub struct GreedyOptions {
     /// placed pod for several unplaced ones that request as much (`greedy/trade.rs`).
     pub relocate: bool,
     /// At the end, even out the counters only `ScheduleAnyway` terms read (replicas per zone
-    /// and per node) by moving or swapping pods this solve placed (`greedy/polish.rs`).
+    /// and per node) by moving or swapping pods this solve placed (`greedy/polish.rs`), and
+    /// by substituting unplaced pods for placed ones of better-served workloads
+    /// (`greedy/substitute.rs`).
     pub even_spread: bool,
 }
 
@@ -582,6 +589,9 @@ pub(crate) fn solve_with(
     }
     if options.even_spread {
         state.even_spread();
+        if state.substitute_for_spread(&order) {
+            state.even_spread();
+        }
     }
     Ok(Assignment {
         placements: state.placements,
@@ -1306,6 +1316,7 @@ impl State<'_, '_> {
 }
 
 mod polish;
+mod substitute;
 #[cfg(test)]
 pub(crate) mod tests;
 mod trade;

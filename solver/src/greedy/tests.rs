@@ -468,6 +468,149 @@ fn a_placed_pod_is_traded_for_more_pods_that_request_as_much() {
 }
 
 #[test]
+fn an_unplaced_pod_takes_the_node_of_a_better_served_workload_where_that_evens_spread_out() {
+    struct Case {
+        name: &'static str,
+        problem: Problem,
+        even_spread: bool,
+        unplaced: Vec<u32>,
+        taker_nodes: Vec<usize>,
+    }
+    // One zone per node, room for two pods on each. Class 0 (the giver, 4 pods, placed first)
+    // fills nodes 1 and 2 by its scores; class 1 (the taker, 3 pods, barred from node 1) finds
+    // room for two on node 0. The taker's `ScheduleAnyway` counter starts at 1, 2, 0 per zone,
+    // so its one emptiest zone is node 2's; the giver's starts at `giver_initial`.
+    let base = |giver_initial: &[u32], giver_req: &[i64], taker_req: &[i64], giver_prio: i32| {
+        let free: &[i64] = if giver_req.len() == 1 { &[2000] } else { &[2000, 2000] };
+        let mut p = problem(
+            vec![
+                crate::testing::class(4, giver_prio, giver_req),
+                crate::testing::class(3, 0, taker_req),
+            ],
+            &[free, free, free],
+        );
+        p.score = vec![0, 5, 9, 0, 0, 0];
+        p.feasible[3 + 1] = false;
+        p.topologies = 1;
+        p.domains = vec![0, 1, 2];
+        p.inter_pod = InterPod {
+            counters: vec![
+                Counter {
+                    topology: 0,
+                    members: vec![1],
+                    initial: vec![1, 2, 0],
+                    ..Counter::default()
+                },
+                Counter {
+                    topology: 0,
+                    members: vec![0],
+                    initial: giver_initial.to_vec(),
+                    ..Counter::default()
+                },
+            ],
+            rules: vec![
+                Rule::Soft { class: 1, counter: 0, weight: -1, max_skew: 5 },
+                Rule::Soft { class: 0, counter: 1, weight: -1, max_skew: 5 },
+            ],
+        };
+        p
+    };
+    let cases = vec![
+        Case {
+            name: "a pod of the more-served, evenly spread workload gives way (skews 3 and 0 \
+                   become 2 and 1)",
+            problem: base(&[2, 0, 0], &[1000], &[1000], 0),
+            even_spread: true,
+            unplaced: vec![1, 0],
+            taker_nodes: vec![0, 0, 2],
+        },
+        Case {
+            name: "a giver whose skew would rise past one keeps its pod",
+            problem: base(&[3, 0, 0], &[1000], &[1000], 0),
+            even_spread: true,
+            unplaced: vec![0, 1],
+            taker_nodes: vec![0, 0],
+        },
+        Case {
+            name: "a giver requesting more of any resource than the taker keeps its pod",
+            problem: base(&[2, 0, 0], &[1000, 600], &[1000, 500], 0),
+            even_spread: true,
+            unplaced: vec![0, 1],
+            taker_nodes: vec![0, 0],
+        },
+        Case {
+            name: "a pod of another priority tier is never given up",
+            problem: base(&[2, 0, 0], &[1000], &[1000], 1),
+            even_spread: true,
+            unplaced: vec![0, 1],
+            taker_nodes: vec![0, 0],
+        },
+        Case {
+            name: "a workload served no better than the taker keeps its pods",
+            problem: {
+                // The giver's two pods fill node 2; node 1 has no room (nothing to relocate to).
+                let mut p = base(&[2, 0, 0], &[1000], &[1000], 0);
+                p.classes[0].count = 2;
+                p.classes[1].count = 4;
+                p.free[1] = 0;
+                p
+            },
+            even_spread: true,
+            unplaced: vec![0, 2],
+            taker_nodes: vec![0, 0],
+        },
+        Case {
+            name: "without evening out nothing is substituted",
+            problem: base(&[2, 0, 0], &[1000], &[1000], 0),
+            even_spread: false,
+            unplaced: vec![0, 1],
+            taker_nodes: vec![0, 0],
+        },
+    ];
+    /// Follows the callback's placements and removals per class and node.
+    struct Tally(BTreeMap<(usize, usize), i64>);
+    impl Rescore for Tally {
+        fn placed(&mut self, class: usize, node: usize) {
+            *self.0.entry((class, node)).or_default() += 1;
+        }
+        fn removed(&mut self, class: usize, node: usize) {
+            *self.0.entry((class, node)).or_default() -= 1;
+        }
+        fn rescore(&mut self, _class: usize, _node: usize, _free: &[i64]) -> i64 {
+            0
+        }
+    }
+    for case in cases {
+        let options = GreedyOptions {
+            class_order: ClassOrder::Given,
+            even_spread: case.even_spread,
+            ..Default::default()
+        };
+        let mut tally = Tally(BTreeMap::new());
+        let a = solve_greedy(&case.problem, &options, Some(&mut tally)).expect("valid");
+        assert_eq!(a.unplaced, case.unplaced, "{}", case.name);
+        let mut taker = nodes_of(&a, 1);
+        taker.sort_unstable();
+        assert_eq!(taker, case.taker_nodes, "{}", case.name);
+        let mut want: BTreeMap<(usize, usize), i64> = BTreeMap::new();
+        for p in &a.placements {
+            *want.entry((p.class, p.node)).or_default() += 1;
+        }
+        tally.0.retain(|_, n| *n != 0);
+        assert_eq!(tally.0, want, "{}: the callback heard every substitution", case.name);
+        for node in 0..case.problem.nodes {
+            let used: i64 = a
+                .placements
+                .iter()
+                .filter(|p| p.node == node)
+                .map(|p| case.problem.classes[p.class].requests[0])
+                .sum();
+            assert!(used <= 2000, "{}: node {node} holds {used}", case.name);
+        }
+    }
+}
+
+#[test]
 fn relocation_may_move_an_initial_pod() {
     // Two GPU nodes with 2 GPUs, each already running one 1-GPU pod of class 0 (placed by an
     // earlier solve). A 2-GPU pod fits only after one of them moves next to the other.
