@@ -1041,6 +1041,79 @@ fn default_spreading_counts_bound_replicas() {
 }
 
 #[test]
+fn an_unplaced_replica_takes_a_better_served_deployments_node_in_its_emptiest_zone() {
+    // Three one-node zones with room for two 1-CPU pods each. Deployment g (4 pending, queued
+    // first, 2 replicas already in zone a) fills zones b and c; deployment t (3 pending, only
+    // on zones a and c, replicas already 1, 2, 0 per zone) finds room for two in zone a. Its
+    // third replica takes one of g's pods in zone c: t ends 3, 2, 1 instead of 4, 2, 0 and g
+    // 2, 2, 1 instead of 2, 2, 2, with the same pods and CPU placed.
+    let zone = crate::plugins::podtopologyspread::LABEL_TOPOLOGY_ZONE;
+    let nodes = ["a", "b", "c"]
+        .iter()
+        .enumerate()
+        .map(|(i, z)| {
+            let mut b = NodeBuilder::new(&format!("n{i}"))
+                .cpu(2000)
+                .memory(16 * GI)
+                .label(zone, z)
+                .label(HOSTNAME_LABEL, &format!("n{i}"));
+            if *z != "b" {
+                b = b.label("pool", "t");
+            }
+            b.obj()
+        })
+        .collect();
+    let old = |app: &str, i: usize, node: &str| {
+        PodBuilder::new("d", &format!("old-{app}-{i}")).label("app", app).node(node).obj()
+    };
+    let bound = vec![
+        old("g", 0, "n0"),
+        old("g", 1, "n0"),
+        old("t", 0, "n0"),
+        old("t", 1, "n1"),
+        old("t", 2, "n1"),
+    ];
+    let state = cluster(nodes, bound);
+    let replica = |app: &str, i: i64| {
+        PodBuilder::new("d", &format!("{app}-{i}"))
+            .cpu(1000)
+            .memory(GI)
+            .label("app", app)
+            .default_spread_selector(crate::model::LabelSelector::from_match_labels([("app", app)]))
+            .created(i)
+    };
+    let mut pending: Vec<Pod> = (1..=4).map(|i| replica("g", i).obj()).collect();
+    pending.extend((5..=7).map(|i| replica("t", i).node_selector("pool", "t").obj()));
+    let run = |even_spread| {
+        let options = BatchOptions {
+            solver: SolverChoice::Greedy,
+            class_order: ClassOrder::Given,
+            try_orders: false,
+            even_spread,
+            ..BatchOptions::default()
+        };
+        plan_greedy(state.clone(), &pending, &SchedulerConfig::default(), &options)
+            .expect("default profile builds")
+    };
+    let zones_of = |p: &Plan, app: &str| {
+        let mut per = [0; 3];
+        for pl in p.placements.iter().filter(|pl| pl.pod.starts_with(&format!("d/{app}-"))) {
+            per[pl.node[1..].parse::<usize>().expect("node n<i>")] += 1;
+        }
+        per
+    };
+    let without = run(false);
+    assert_eq!((zones_of(&without, "g"), zones_of(&without, "t")), ([0, 2, 2], [2, 0, 0]));
+    let p = run(true);
+    let report = check(&state, &pending, &p);
+    assert!(report.is_valid(), "{:#?}", report.violations);
+    assert_eq!((zones_of(&p, "g"), zones_of(&p, "t")), ([0, 2, 1], [2, 0, 1]), "{p:?}");
+    assert_eq!(p.summary.placed, 6);
+    let left: Vec<&str> = p.unschedulable.iter().map(|u| u.pod.as_str()).collect();
+    assert!(left.len() == 1 && left[0].starts_with("d/g-"), "{left:?}");
+}
+
+#[test]
 fn do_not_schedule_spread_is_enforced_by_the_greedy_as_pods_land() {
     // Zone a has room for many pods, zone b's one node for two: with maxSkew 1 the greedy
     // alternates and stops at 3 + 2, as kube-scheduler does.

@@ -25,8 +25,8 @@
 //!   and stay within one of even; a skewed one may not grow more skewed). A substitution that
 //!   raises no skew is preferred to one that trades a rise for a larger fall.
 //!
-//! Each step lowers the sorted skews of all counters, so the pass ends; it also spends at most
-//! [`SUBSTITUTE_WORK`] checks.
+//! Each step lowers the sorted skews of all counters, so the pass ends; it also stops after
+//! [`SUBSTITUTE_WORK`] units of work (pods and domains looked at).
 //!
 //! Upstream counterpart: none (kube-scheduler's queue decides which pods are left over, one at
 //! a time; the default spreading only scores nodes for each pod as it comes).
@@ -36,8 +36,13 @@ use std::collections::BTreeMap;
 
 use super::{Placed, State};
 
-/// The checks (one pod given up for one taken, tried on the state) one pass may spend.
-const SUBSTITUTE_WORK: u64 = 1 << 20;
+/// The work one pass may spend, in pods and domains looked at; past it the spread stays as
+/// even as the pass got it.
+const SUBSTITUTE_WORK: u64 = 1 << 24;
+
+/// What one trial (a pod given up for one taken, on the state, and undone) costs against
+/// [`SUBSTITUTE_WORK`].
+const TRIAL: u64 = 64;
 
 impl State<'_, '_> {
     /// Substitutes unplaced pods for placed ones where the rules allow (see the module doc).
@@ -45,7 +50,10 @@ impl State<'_, '_> {
     /// whether anything changed.
     pub(super) fn substitute_for_spread(&mut self, order: &[usize]) -> bool {
         let counters = self.topo.soft_spread_counters();
-        if counters.is_empty() || self.placements.is_empty() {
+        if counters.is_empty()
+            || self.placements.is_empty()
+            || self.unplaced.iter().all(|&u| u == 0)
+        {
             return false;
         }
         let nodes = self.problem.nodes;
@@ -138,6 +146,7 @@ impl State<'_, '_> {
         let mut fallback: Option<usize> = None;
         for (_, k) in ks {
             let counts = self.topo.eligible_counts(k);
+            *work = work.saturating_sub(counts.len() as u64);
             let Some(min) = counts.iter().map(|&(_, v)| v).min() else { continue };
             let mut emptiest = counts.iter().filter(|&&(_, v)| v == min);
             let (Some(&(d, _)), None) = (emptiest.next(), emptiest.next()) else { continue };
@@ -150,6 +159,10 @@ impl State<'_, '_> {
                 }
                 let mut tried: Vec<usize> = Vec::new();
                 for &i in &on_node[n] {
+                    if *work == 0 {
+                        return fallback;
+                    }
+                    *work -= 1;
                     let c = self.placements[i].class;
                     if c == w || tried.contains(&c) || !movable[c] {
                         continue;
@@ -164,10 +177,7 @@ impl State<'_, '_> {
                     {
                         continue;
                     }
-                    if *work == 0 {
-                        return fallback;
-                    }
-                    *work -= 1;
+                    *work = work.saturating_sub(TRIAL);
                     match self.trial(w, c, n, soft) {
                         Some(true) => return Some(i),
                         Some(false) if fallback.is_none() => fallback = Some(i),
