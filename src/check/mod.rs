@@ -47,7 +47,9 @@
 //!   `Honor` — matching `P`'s node selection / tolerating its hard taints); a domain counts the
 //!   non-terminating pods of `P`'s namespace that the selector matches; the global minimum is
 //!   0 when there are fewer domains than `minDomains` (default 1); and
-//!   `count(N's domain) + (P matches the selector) − minimum ≤ maxSkew`.
+//!   `count(N's domain) + (P matches the selector) − minimum ≤ maxSkew`. The counts are kept per
+//!   constraint and moved by each change of the replay (`check/spread.rs`), so a plan of many
+//!   spread pods is not a scan of every node and pod per placement.
 //!
 //! * **Gangs** (`crate::model::gang`), on the final state: for every group of pods (a pod's
 //!   namespace and its [`crate::model::GangRef`]: convention and name), let `placed` be its
@@ -112,6 +114,7 @@
 
 pub mod budgets;
 pub mod rules;
+mod spread;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -119,7 +122,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use self::rules::TermOwner;
-use crate::model::{ClusterState, Node, Pod, PreemptionPolicy, UnsatisfiableAction};
+use crate::model::{ClusterState, Node, Pod, PreemptionPolicy};
 use crate::plan::Plan;
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY};
 
@@ -290,6 +293,10 @@ struct Replay<'a> {
     /// Pods on each node: the snapshot's, minus victims, plus placements so far.
     live: Vec<Vec<&'a Pod>>,
     ghosts: Vec<Ghost<'a>>,
+    /// Every change of `live`, in order: `(node, pod, added)`.
+    changes: Vec<(usize, &'a Pod, bool)>,
+    /// The spread rule's counts, kept as the replay goes.
+    tallies: spread::Tallies,
 }
 
 impl<'a> Replay<'a> {
@@ -300,6 +307,24 @@ impl<'a> Replay<'a> {
             self.live.iter().enumerate().flat_map(|(n, pods)| pods.iter().map(move |p| (n, *p)));
         let ghosts = self.ghosts.iter().filter(move |g| g.turn > turn).map(|g| (g.node, g.pod));
         live.chain(ghosts)
+    }
+
+    /// Adds `pod` to the live pods of node `n`.
+    fn add(&mut self, n: usize, pod: &'a Pod) {
+        if let Some(pods) = self.live.get_mut(n) {
+            pods.push(pod);
+            self.changes.push((n, pod, true));
+        }
+    }
+
+    /// Takes `pod` (this very pod) off the live pods of node `n`, where it is.
+    fn remove(&mut self, n: usize, pod: &'a Pod) {
+        if let Some(pods) = self.live.get_mut(n)
+            && let Some(i) = pods.iter().position(|p| std::ptr::eq(*p, pod))
+        {
+            pods.remove(i);
+            self.changes.push((n, pod, false));
+        }
     }
 
     fn live_pods(&self) -> impl Iterator<Item = (usize, &'a Pod)> + '_ {
@@ -324,6 +349,16 @@ impl<'a> Replay<'a> {
 /// Checks `plan` against the snapshot `cluster` and its `pending` pods. See the module
 /// documentation for the exact rules. Never panics, whatever the plan says.
 pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckReport {
+    check_with(cluster, pending, plan, spread::Tallies::default())
+}
+
+/// [`check`] with the spread rule's tallies given (the tests compare kept tallies with none).
+fn check_with(
+    cluster: &ClusterState,
+    pending: &[Pod],
+    plan: &Plan,
+    tallies: spread::Tallies,
+) -> CheckReport {
     let mut report = CheckReport::default();
 
     let mut pending_by_key: BTreeMap<String, &Pod> = BTreeMap::new();
@@ -426,6 +461,8 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
         cluster,
         live: cluster.nodes.iter().map(|n| n.pods.iter().map(AsRef::as_ref).collect()).collect(),
         ghosts: Vec::new(),
+        changes: Vec::new(),
+        tallies,
     };
     let mut evicted: BTreeSet<&str> = BTreeSet::new();
     for e in &plan.evictions {
@@ -524,11 +561,7 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
                 }
             }
         };
-        if let Some(pods) = replay.live.get_mut(victim_node)
-            && let Some(i) = pods.iter().position(|p| std::ptr::eq(*p, victim))
-        {
-            pods.remove(i);
-        }
+        replay.remove(victim_node, victim);
         if let Some(turn) = preemptor_turn {
             replay.ghosts.push(Ghost { pod: victim, node: victim_node, turn });
         }
@@ -537,9 +570,7 @@ pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckRepor
     // Placements, in order.
     for (turn, &(pod, node)) in turns.iter().enumerate() {
         check_placement(&replay, turn, pod, node, &mut report);
-        if let Some(pods) = replay.live.get_mut(node) {
-            pods.push(pod);
-        }
+        replay.add(node, pod);
     }
 
     check_gangs(cluster, &pending_by_key, &placed, &evicted, &mut report);
@@ -667,11 +698,7 @@ fn check_moves<'a>(
                 );
                 continue;
             }
-            if let Some(pods) = replay.live.get_mut(from)
-                && let Some(i) = pods.iter().position(|p| std::ptr::eq(*p, pod))
-            {
-                pods.remove(i);
-            }
+            replay.remove(from, pod);
             landing.push((pod, to, m));
         }
         for (pod, to, m) in landing {
@@ -680,9 +707,7 @@ fn check_moves<'a>(
             for v in report.violations.iter_mut().skip(first) {
                 v.message = format!("wave {wave}: move from {:?}: {}", m.from, v.message);
             }
-            if let Some(pods) = replay.live.get_mut(to) {
-                pods.push(pod);
-            }
+            replay.add(to, pod);
             turn += 1;
         }
     }
@@ -882,7 +907,7 @@ fn check_placement(
     if let Some(message) = affinity_violation(replay, turn, pod, n) {
         push(ViolationKind::PodAffinity, message);
     }
-    for message in spread_violations(replay, turn, pod, n) {
+    for message in spread::spread_violations(replay, turn, pod, n) {
         push(ViolationKind::TopologySpread, message);
     }
 }
@@ -933,73 +958,6 @@ fn affinity_violation(replay: &Replay<'_>, turn: usize, pod: &Pod, n: usize) -> 
         .map(|(t, _)| t.topology_key.as_str())
         .collect();
     Some(format!("no pod matching the affinity terms in the node's {missing:?} domain"))
-}
-
-/// Upstream's `DoNotSchedule` topology spread filter for `pod` on node `n`, over the pods seen
-/// at `turn`: one message per violated constraint.
-fn spread_violations(replay: &Replay<'_>, turn: usize, pod: &Pod, n: usize) -> Vec<String> {
-    let constraints: Vec<_> = pod
-        .topology_spread_constraints
-        .iter()
-        .filter(|c| c.when_unsatisfiable == UnsatisfiableAction::DoNotSchedule)
-        .collect();
-    let mut out = Vec::new();
-    let Some(node) = replay.node(n) else { return out };
-    if constraints.is_empty() {
-        return out;
-    }
-    let has_all_keys =
-        |nd: &Node| constraints.iter().all(|c| nd.labels.contains_key(&c.topology_key));
-    for c in &constraints {
-        let Some(value) = node.labels.get(&c.topology_key) else {
-            out.push(format!("node has no {:?} label for a spread constraint", c.topology_key));
-            continue;
-        };
-        let eligible = |nd: &Node| {
-            has_all_keys(nd)
-                && (c.node_affinity_policy == crate::model::InclusionPolicy::Ignore
-                    || rules::required_node_selection_matches(pod, nd))
-                && (c.node_taints_policy == crate::model::InclusionPolicy::Ignore
-                    || rules::untolerated_hard_taint(pod, nd).is_none())
-        };
-        let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
-        for nd in &replay.cluster.nodes {
-            if eligible(nd)
-                && let Some(v) = nd.labels.get(&c.topology_key)
-            {
-                counts.entry(v.as_str()).or_insert(0);
-            }
-        }
-        for (m, q) in replay.seen_at(turn) {
-            let Some(m_node) = replay.node(m) else { continue };
-            if !eligible(m_node)
-                || q.terminating
-                || q.namespace != pod.namespace
-                || !rules::selector_matches(c.label_selector.as_ref(), &q.labels)
-            {
-                continue;
-            }
-            if let Some(v) = m_node.labels.get(&c.topology_key) {
-                *counts.entry(v.as_str()).or_insert(0) += 1;
-            }
-        }
-        let min_domains = i64::from(c.min_domains.unwrap_or(1));
-        let minimum = if (counts.len() as i64) < min_domains {
-            0
-        } else {
-            counts.values().copied().min().unwrap_or(0)
-        };
-        let here = counts.get(value.as_str()).copied().unwrap_or(0);
-        let self_match = i64::from(rules::selector_matches(c.label_selector.as_ref(), &pod.labels));
-        let skew = here + self_match - minimum;
-        if skew > i64::from(c.max_skew) {
-            out.push(format!(
-                "spread on {:?}: {here} matching pods in {value:?} + {self_match} - global minimum {minimum} = skew {skew} > maxSkew {}",
-                c.topology_key, c.max_skew
-            ));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

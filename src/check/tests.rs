@@ -535,6 +535,26 @@ fn topology_spread_is_checked() {
     let spread = |name: &str| web(name).spread(dns(1));
     let cases = vec![
         Case {
+            name: "a victim leaves the counts at its preemptor's turn, not before",
+            // b1 takes s1 while the victim is still in a (1 - 1 + 1 = 1); x evicts it; s2 then
+            // makes b two above a's 0.
+            state: cluster(
+                vec![zone_node("a1", "a").obj(), zone_node("b1", "b").obj()],
+                vec![web("v").obj_on("a1")],
+            ),
+            pending: vec![
+                spread("s1").obj(),
+                PodBuilder::new("d", "x").cpu(100).priority(10).obj(),
+                spread("s2").obj(),
+            ],
+            plan: plan(
+                vec![place("d/s1", "b1"), place("d/x", "a1"), place("d/s2", "b1")],
+                vec![evict("d/v", "a1", "d/x")],
+                vec![],
+            ),
+            want: vec![K::TopologySpread],
+        },
+        Case {
             name: "a pod making its zone two above the emptiest eligible zone is reported",
             state: cluster(nodes(), vec![web("o1").obj_on("a1")]),
             pending: vec![spread("new").obj()],
@@ -944,6 +964,45 @@ proptest! {
         let plan = baseline_plan(&state, &pending);
         let report = check(&state, &pending, &plan);
         prop_assert!(report.is_valid(), "{:#?}\nplan: {:#?}", report.violations, plan);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The spread rule's tallies, kept and moved as the replay goes, give the verdicts of a
+    /// full count per placement: on baseline's plans and on arbitrary placements and evictions
+    /// (violations; victims seen until their preemptor's turn), in any order.
+    #[test]
+    fn kept_spread_tallies_agree_with_a_full_count_per_placement(
+        (state, pending) in random_instance(true),
+        picks in prop::collection::vec((0usize..8, any::<bool>()), 25),
+        victims in prop::collection::vec((any::<bool>(), 0usize..25), 40),
+    ) {
+        let nodes = state.nodes.len();
+        let placements: Vec<Placement> = pending
+            .iter()
+            .zip(&picks)
+            .filter(|(_, (_, skip))| !skip)
+            .map(|(p, (n, _))| place(&p.key(), &state.nodes[n % nodes].name))
+            .rev()
+            .collect();
+        // Bound pods evicted for placed pods (valid or not, each victim stays seen until its
+        // preemptor's turn).
+        let bound = state.nodes.iter().flat_map(|n| n.pods.iter().map(move |p| (n, p)));
+        let evictions: Vec<Eviction> = bound
+            .zip(&victims)
+            .filter(|(_, (evict, _))| *evict && !placements.is_empty())
+            .map(|((n, p), (_, by))| {
+                evict(&p.key(), &n.name, &placements[by % placements.len()].pod)
+            })
+            .collect();
+        let arbitrary = plan(placements, evictions, vec![]);
+        for p in [baseline_plan(&state, &pending), arbitrary] {
+            let kept = check(&state, &pending, &p);
+            let fresh = check_with(&state, &pending, &p, spread::Tallies::new(0));
+            prop_assert_eq!(format!("{:?}", kept.violations), format!("{:?}", fresh.violations));
+        }
     }
 }
 
