@@ -295,6 +295,9 @@ struct Replay<'a> {
     ghosts: Vec<Ghost<'a>>,
     /// Every change of `live`, in order: `(node, pod, added)`.
     changes: Vec<(usize, &'a Pod, bool)>,
+    /// The live pods with a required anti-affinity term, with their nodes, in `live`'s order
+    /// (the few pods the existing-pod side of the rule reads).
+    repelling: Vec<(usize, &'a Pod)>,
     /// The spread rule's counts, kept as the replay goes.
     tallies: spread::Tallies,
 }
@@ -314,6 +317,11 @@ impl<'a> Replay<'a> {
         if let Some(pods) = self.live.get_mut(n) {
             pods.push(pod);
             self.changes.push((n, pod, true));
+            if !pod.pod_anti_affinity.required.is_empty() {
+                // Kept in `live`'s order: by node, then as added.
+                let at = self.repelling.partition_point(|&(m, _)| m <= n);
+                self.repelling.insert(at, (n, pod));
+            }
         }
     }
 
@@ -324,6 +332,7 @@ impl<'a> Replay<'a> {
         {
             pods.remove(i);
             self.changes.push((n, pod, false));
+            self.repelling.retain(|&(m, q)| m != n || !std::ptr::eq(q, pod));
         }
     }
 
@@ -462,8 +471,11 @@ fn check_with(
         live: cluster.nodes.iter().map(|n| n.pods.iter().map(AsRef::as_ref).collect()).collect(),
         ghosts: Vec::new(),
         changes: Vec::new(),
+        repelling: Vec::new(),
         tallies,
     };
+    replay.repelling =
+        replay.live_pods().filter(|(_, p)| !p.pod_anti_affinity.required.is_empty()).collect();
     let mut evicted: BTreeSet<&str> = BTreeSet::new();
     for e in &plan.evictions {
         let Some(&(victim_node, victim)) = bound_by_key.get(&e.pod) else {
@@ -887,7 +899,7 @@ fn check_placement(
             );
         }
     }
-    for (m, q) in replay.live_pods() {
+    for &(m, q) in &replay.repelling {
         for term in &q.pod_anti_affinity.required {
             if replay.same_domain(n, m, &term.topology_key)
                 && rules::term_selects(replay.cluster, &q.namespace, TermOwner::Existing, term, pod)
