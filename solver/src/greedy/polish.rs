@@ -62,16 +62,26 @@ struct Polish {
     pushed: BTreeSet<(usize, usize, usize, usize)>,
 }
 
+/// What the spread passes (evening out, substituting) read: which counters they even out,
+/// which classes may move, each node's placements of those classes, and each topology's nodes
+/// per domain.
+pub(super) struct SpreadIndex {
+    /// Per counter: whether the pass evens it out.
+    pub(super) soft: Vec<bool>,
+    /// Per class: whether its placed pods may move ([`State::movable`]).
+    pub(super) movable: Vec<bool>,
+    /// Per node: indices into the state's placements of its movable pods.
+    pub(super) on_node: Vec<Vec<usize>>,
+    /// Per topology of a counter: per domain id, its nodes.
+    pub(super) in_domain: BTreeMap<usize, Vec<Vec<usize>>>,
+}
+
 impl State<'_, '_> {
-    /// Evens out the `ScheduleAnyway` counters (see the module doc).
-    pub(super) fn even_spread(&mut self) {
-        let counters = self.topo.soft_spread_counters();
-        if counters.is_empty() || self.placements.is_empty() {
-            return;
-        }
+    /// The [`SpreadIndex`] of the present state for the `ScheduleAnyway` counters `counters`.
+    pub(super) fn spread_index(&self, counters: &[usize]) -> SpreadIndex {
         let nodes = self.problem.nodes;
         let mut soft = vec![false; self.problem.inter_pod.counters.len()];
-        for &k in &counters {
+        for &k in counters {
             soft[k] = true;
         }
         let movable: Vec<bool> = (0..self.problem.classes.len()).map(|c| self.movable(c)).collect();
@@ -82,19 +92,30 @@ impl State<'_, '_> {
             }
         }
         let mut in_domain: BTreeMap<usize, Vec<Vec<usize>>> = BTreeMap::new();
-        for &k in &counters {
+        for &k in counters {
             let t = self.topo.topology_of(k);
             in_domain.entry(t).or_insert_with(|| {
                 let mut by = vec![Vec::new(); nodes];
                 for n in 0..nodes {
-                    let d = self.topo.domain_of(t, n);
-                    if let Some(list) = by.get_mut(d as usize) {
+                    if let Some(list) = by.get_mut(self.topo.domain_of(t, n) as usize) {
                         list.push(n);
                     }
                 }
                 by
             });
         }
+        SpreadIndex { soft, movable, on_node, in_domain }
+    }
+}
+
+impl State<'_, '_> {
+    /// Evens out the `ScheduleAnyway` counters (see the module doc).
+    pub(super) fn even_spread(&mut self) {
+        let counters = self.topo.soft_spread_counters();
+        if counters.is_empty() || self.placements.is_empty() {
+            return;
+        }
+        let SpreadIndex { soft, movable, on_node, in_domain } = self.spread_index(&counters);
         let mut pass = Polish {
             movable,
             soft,

@@ -34,6 +34,7 @@
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
+use super::polish::SpreadIndex;
 use super::{Placed, State};
 
 /// The work one pass may spend, in pods and domains looked at; past it the spread stays as
@@ -56,31 +57,7 @@ impl State<'_, '_> {
         {
             return false;
         }
-        let nodes = self.problem.nodes;
-        let mut soft = vec![false; self.problem.inter_pod.counters.len()];
-        for &k in &counters {
-            soft[k] = true;
-        }
-        let movable: Vec<bool> = (0..self.problem.classes.len()).map(|c| self.movable(c)).collect();
-        let mut on_node: Vec<Vec<usize>> = vec![Vec::new(); nodes];
-        for (i, p) in self.placements.iter().enumerate() {
-            if movable[p.class] {
-                on_node[p.node].push(i);
-            }
-        }
-        let mut in_domain: BTreeMap<usize, Vec<Vec<usize>>> = BTreeMap::new();
-        for &k in &counters {
-            let t = self.topo.topology_of(k);
-            in_domain.entry(t).or_insert_with(|| {
-                let mut by = vec![Vec::new(); nodes];
-                for n in 0..nodes {
-                    if let Some(list) = by.get_mut(self.topo.domain_of(t, n) as usize) {
-                        list.push(n);
-                    }
-                }
-                by
-            });
-        }
+        let SpreadIndex { soft, movable, mut on_node, in_domain } = self.spread_index(&counters);
         let mut given_up = vec![false; self.placements.len()];
         let mut work = SUBSTITUTE_WORK;
         let mut changed = false;

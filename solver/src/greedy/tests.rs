@@ -333,6 +333,45 @@ fn relocation_moves_a_placed_pod_to_make_room() {
     assert_eq!(log.0, vec!["+0@0", "-0@0", "+0@1", "+1@0"]);
 }
 
+/// Follows the callback's placements and removals per class and node.
+struct Tally(BTreeMap<(usize, usize), i64>);
+
+impl Rescore for Tally {
+    fn placed(&mut self, class: usize, node: usize) {
+        *self.0.entry((class, node)).or_default() += 1;
+    }
+    fn removed(&mut self, class: usize, node: usize) {
+        *self.0.entry((class, node)).or_default() -= 1;
+    }
+    fn rescore(&mut self, _class: usize, _node: usize, _free: &[i64]) -> i64 {
+        0
+    }
+}
+
+/// Solves `problem` with a [`Tally`] as callback and asserts that it heard every placement,
+/// move, trade and substitution as they stand at the end, and that no node of room 2000 in
+/// the first resource holds more.
+fn solve_heard(problem: &Problem, options: &GreedyOptions, name: &str) -> Assignment {
+    let mut tally = Tally(BTreeMap::new());
+    let a = solve_greedy(problem, options, Some(&mut tally)).expect("valid");
+    let mut want: BTreeMap<(usize, usize), i64> = BTreeMap::new();
+    for p in &a.placements {
+        *want.entry((p.class, p.node)).or_default() += 1;
+    }
+    tally.0.retain(|_, n| *n != 0);
+    assert_eq!(tally.0, want, "{name}: the callback heard every change");
+    for node in 0..problem.nodes {
+        let used: i64 = a
+            .placements
+            .iter()
+            .filter(|p| p.node == node)
+            .map(|p| problem.classes[p.class].requests[0])
+            .sum();
+        assert!(used <= 2000, "{name}: node {node} holds {used}");
+    }
+    a
+}
+
 #[test]
 fn a_placed_pod_is_traded_for_more_pods_that_request_as_much() {
     struct Case {
@@ -430,40 +469,11 @@ fn a_placed_pod_is_traded_for_more_pods_that_request_as_much() {
             unplaced: vec![0, 4],
         },
     ];
-    /// Follows the callback's placements and removals per class and node.
-    struct Tally(BTreeMap<(usize, usize), i64>);
-    impl Rescore for Tally {
-        fn placed(&mut self, class: usize, node: usize) {
-            *self.0.entry((class, node)).or_default() += 1;
-        }
-        fn removed(&mut self, class: usize, node: usize) {
-            *self.0.entry((class, node)).or_default() -= 1;
-        }
-        fn rescore(&mut self, _class: usize, _node: usize, _free: &[i64]) -> i64 {
-            0
-        }
-    }
     for case in cases {
         let options =
             GreedyOptions { relocate: case.relocate, even_spread: false, ..Default::default() };
-        let mut tally = Tally(BTreeMap::new());
-        let a = solve_greedy(&case.problem, &options, Some(&mut tally)).expect("valid");
+        let a = solve_heard(&case.problem, &options, case.name);
         assert_eq!(a.unplaced, case.unplaced, "{}", case.name);
-        let mut want: BTreeMap<(usize, usize), i64> = BTreeMap::new();
-        for p in &a.placements {
-            *want.entry((p.class, p.node)).or_default() += 1;
-        }
-        tally.0.retain(|_, n| *n != 0);
-        assert_eq!(tally.0, want, "{}: the callback heard every trade and undo", case.name);
-        for node in 0..case.problem.nodes {
-            let used: i64 = a
-                .placements
-                .iter()
-                .filter(|p| p.node == node)
-                .map(|p| case.problem.classes[p.class].requests[0])
-                .sum();
-            assert!(used <= 2000, "{}: node {node} holds {used}", case.name);
-        }
     }
 }
 
@@ -567,46 +577,17 @@ fn an_unplaced_pod_takes_the_node_of_a_better_served_workload_where_that_evens_s
             taker_nodes: vec![0, 0],
         },
     ];
-    /// Follows the callback's placements and removals per class and node.
-    struct Tally(BTreeMap<(usize, usize), i64>);
-    impl Rescore for Tally {
-        fn placed(&mut self, class: usize, node: usize) {
-            *self.0.entry((class, node)).or_default() += 1;
-        }
-        fn removed(&mut self, class: usize, node: usize) {
-            *self.0.entry((class, node)).or_default() -= 1;
-        }
-        fn rescore(&mut self, _class: usize, _node: usize, _free: &[i64]) -> i64 {
-            0
-        }
-    }
     for case in cases {
         let options = GreedyOptions {
             class_order: ClassOrder::Given,
             even_spread: case.even_spread,
             ..Default::default()
         };
-        let mut tally = Tally(BTreeMap::new());
-        let a = solve_greedy(&case.problem, &options, Some(&mut tally)).expect("valid");
+        let a = solve_heard(&case.problem, &options, case.name);
         assert_eq!(a.unplaced, case.unplaced, "{}", case.name);
         let mut taker = nodes_of(&a, 1);
         taker.sort_unstable();
         assert_eq!(taker, case.taker_nodes, "{}", case.name);
-        let mut want: BTreeMap<(usize, usize), i64> = BTreeMap::new();
-        for p in &a.placements {
-            *want.entry((p.class, p.node)).or_default() += 1;
-        }
-        tally.0.retain(|_, n| *n != 0);
-        assert_eq!(tally.0, want, "{}: the callback heard every substitution", case.name);
-        for node in 0..case.problem.nodes {
-            let used: i64 = a
-                .placements
-                .iter()
-                .filter(|p| p.node == node)
-                .map(|p| case.problem.classes[p.class].requests[0])
-                .sum();
-            assert!(used <= 2000, "{}: node {node} holds {used}", case.name);
-        }
     }
 }
 
