@@ -55,7 +55,7 @@
 //!    are evened out by moving, or swapping between workloads, pods this solve placed, each
 //!    step lowering their skew and raising none; the pods placed stay the same.
 //!
-//! 9. Substituting (with evening out; `greedy/substitute.rs`): an unplaced pod takes the node
+//! 9. Substituting ([`GreedyOptions::substitute`], with evening out; `greedy/substitute.rs`): an unplaced pod takes the node
 //!    of a placed pod of a better-served workload of its tier, requesting no more, in its
 //!    workload's one emptiest domain, where the sorted skews fall and none rises past one;
 //!    evening out runs again after any substitution.
@@ -285,9 +285,9 @@ pub trait Rescore {
         let _ = (class, node);
     }
 
-    /// Told when a trade (`greedy/trade.rs`) takes a pod of `class` off `node` for good: it is
-    /// unplaced again, and no placement of its class follows for it. The default treats it as
-    /// [`Rescore::removed`].
+    /// Told when a trade or a substitution (`greedy/trade.rs`, `greedy/substitute.rs`) takes a
+    /// pod of `class` off `node` for good: it is unplaced again, and no placement of its class
+    /// follows for it. The default treats it as [`Rescore::removed`].
     fn dropped(&mut self, class: usize, node: usize) {
         self.removed(class, node);
     }
@@ -347,15 +347,22 @@ pub struct GreedyOptions {
     /// placed pod for several unplaced ones that request as much (`greedy/trade.rs`).
     pub relocate: bool,
     /// At the end, even out the counters only `ScheduleAnyway` terms read (replicas per zone
-    /// and per node) by moving or swapping pods this solve placed (`greedy/polish.rs`), and
-    /// by substituting unplaced pods for placed ones of better-served workloads
-    /// (`greedy/substitute.rs`).
+    /// and per node) by moving or swapping pods this solve placed (`greedy/polish.rs`).
     pub even_spread: bool,
+    /// With `even_spread`, then substitute unplaced pods for placed ones of better-served
+    /// workloads where that evens the spread out, and even out again (`greedy/substitute.rs`).
+    /// Unlike evening out, this changes which pods are placed (never how many per tier).
+    pub substitute: bool,
 }
 
 impl Default for GreedyOptions {
     fn default() -> Self {
-        GreedyOptions { class_order: ClassOrder::default(), relocate: true, even_spread: true }
+        GreedyOptions {
+            class_order: ClassOrder::default(),
+            relocate: true,
+            even_spread: true,
+            substitute: true,
+        }
     }
 }
 
@@ -589,7 +596,7 @@ pub(crate) fn solve_with(
     }
     if options.even_spread {
         state.even_spread();
-        if state.substitute_for_spread(&order) {
+        if options.substitute && state.substitute_for_spread(&order) {
             state.even_spread();
         }
     }

@@ -222,8 +222,12 @@ pub fn solve_best(problem: &Problem) -> Result<(Assignment, Strategy), crate::So
     for strategy in STRATEGIES {
         let assignment = match strategy {
             Strategy::Order(order) => {
-                let options =
-                    GreedyOptions { class_order: order, relocate: true, even_spread: true };
+                let options = GreedyOptions {
+                    class_order: order,
+                    relocate: true,
+                    even_spread: true,
+                    substitute: true,
+                };
                 solve_greedy(problem, &options, None)?
             }
             Strategy::LpGuided => match lp_guide(problem, &LpOptions::default()) {

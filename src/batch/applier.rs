@@ -117,7 +117,7 @@ pub(super) struct Applier<'a> {
     pub(super) moving: Vec<Option<usize>>,
     /// Whether anything was placed or moved.
     pub(super) changed: bool,
-    /// `(solver class, pending index)` of the pods a trade took out of the plan again
+    /// `(solver class, pending index)` of the pods a trade or substitution took out of the plan again
     /// ([`Rescore::dropped`]); their plan entries are left empty until the tier ends
     /// ([`super::run`] compacts the plan).
     pub(super) dropped: Vec<(usize, usize)>,
@@ -381,7 +381,7 @@ impl Applier<'_> {
     }
 
     /// Takes the latest greedy pod of solver class `class` on `node` off the working cluster
-    /// (relocation's move or a trade's drop): its position in its class's list and its index
+    /// (relocation's move, or a drop by a trade or substitution): its position in its class's list and its index
     /// in `greedy_pods`.
     fn lift(&mut self, class: usize, node: usize) -> Option<(usize, usize)> {
         let ids = self.by_class.get(self.global.get(class)?)?;

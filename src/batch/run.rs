@@ -30,7 +30,8 @@ struct Candidate {
     next: Vec<usize>,
     /// Whether anything changed.
     changed: bool,
-    /// `(solver class, pending index)` of the pods its trades took out of the plan again.
+    /// `(solver class, pending index)` of the pods its trades and substitutions took out of
+    /// the plan again.
     dropped: Vec<(usize, usize)>,
     /// Its state, when it is not the live one.
     saved: Option<Saved>,
@@ -389,6 +390,7 @@ impl Run {
                 class_order,
                 relocate: options.relocate,
                 even_spread: options.even_spread,
+                substitute: true,
             };
             let assignment =
                 solve_greedy(guided.as_ref().unwrap_or(&problem), &greedy, Some(&mut applier))?;
@@ -440,8 +442,8 @@ impl Run {
         let mut leftovers = Vec::new();
         for (k, &c) in to_place.iter().enumerate() {
             if !dropped.is_empty() {
-                // Pods traded away first (they come earlier in the queue), then those never
-                // placed.
+                // Pods dropped by a trade or substitution first (they come earlier in the
+                // queue), then those never placed.
                 let taken = classes[c].members.get(..next[k]).unwrap_or_default();
                 leftovers
                     .extend(taken.iter().filter(|&&m| dropped.contains(&(k, m))).map(|&m| (c, m)));
@@ -451,7 +453,7 @@ impl Run {
         Ok(Ok(leftovers))
     }
 
-    /// Removes the plan entries a trade emptied ([`Applier::dropped`]) and renumbers the
+    /// Removes the plan entries a trade or substitution emptied ([`Applier::dropped`]) and renumbers the
     /// greedy pods' plan indices.
     fn compact_plan(&mut self) {
         let mut index = Vec::with_capacity(self.plan.placements.len());

@@ -292,6 +292,7 @@ struct Replay<'a> {
     cluster: &'a ClusterState,
     /// Pods on each node: the snapshot's, minus victims, plus placements so far.
     live: Vec<Vec<&'a Pod>>,
+    /// Sorted by turn once the evictions are read.
     ghosts: Vec<Ghost<'a>>,
     /// Every change of `live`, in order: `(node, pod, added)`.
     changes: Vec<(usize, &'a Pod, bool)>,
@@ -578,6 +579,8 @@ fn check_with(
             replay.ghosts.push(Ghost { pod: victim, node: victim_node, turn });
         }
     }
+
+    replay.ghosts.sort_by_key(|g| g.turn);
 
     // Placements, in order.
     for (turn, &(pod, node)) in turns.iter().enumerate() {

@@ -58,6 +58,25 @@ struct Tally {
 }
 
 impl Tally {
+    /// Counts pod `q` on node `m` (`by`: 1 as it comes, -1 as it goes) where it counts for
+    /// constraint `c` of `pod`: an eligible node, a pod the constraint selects.
+    fn count(
+        &mut self,
+        nodes: &[Node],
+        pod: &Pod,
+        c: &TopologySpreadConstraint,
+        m: usize,
+        q: &Pod,
+        by: i64,
+    ) {
+        if self.eligible.get(m).copied().unwrap_or(false)
+            && selected(pod, c, q)
+            && let Some(v) = nodes.get(m).and_then(|nd| nd.labels.get(&c.topology_key))
+        {
+            self.shift(v, by);
+        }
+    }
+
     fn shift(&mut self, domain: &str, by: i64) {
         let Some(count) = self.counts.get_mut(domain) else { return };
         let old = *count;
@@ -192,21 +211,13 @@ fn build(
             counts.entry(v.clone()).or_insert(0);
         }
     }
+    let histogram =
+        if counts.is_empty() { BTreeMap::new() } else { BTreeMap::from([(0, counts.len())]) };
+    let mut tally = Tally { eligible, counts, histogram, turn, changes: replay.changes.len() };
     for (m, q) in replay.seen_at(turn) {
-        if !eligible.get(m).copied().unwrap_or(false) || !selected(pod, c, q) {
-            continue;
-        }
-        if let Some(v) = nodes[m].labels.get(&c.topology_key)
-            && let Some(count) = counts.get_mut(v)
-        {
-            *count += 1;
-        }
+        tally.count(nodes, pod, c, m, q, 1);
     }
-    let mut histogram: BTreeMap<i64, usize> = BTreeMap::new();
-    for &v in counts.values() {
-        *histogram.entry(v).or_insert(0) += 1;
-    }
-    Tally { eligible, counts, histogram, turn, changes: replay.changes.len() }
+    tally
 }
 
 /// Brings `tally` to `turn` and the replay's present: the changes since it was last moved,
@@ -219,21 +230,15 @@ fn advance(
     c: &TopologySpreadConstraint,
 ) {
     let nodes = &replay.cluster.nodes;
-    let shift = |tally: &mut Tally, m: usize, q: &Pod, by: i64| {
-        if tally.eligible.get(m).copied().unwrap_or(false)
-            && selected(pod, c, q)
-            && let Some(v) = nodes.get(m).and_then(|nd| nd.labels.get(&c.topology_key))
-        {
-            tally.shift(v, by);
-        }
-    };
     for &(m, q, added) in &replay.changes[tally.changes..] {
-        shift(tally, m, q, if added { 1 } else { -1 });
+        tally.count(nodes, pod, c, m, q, if added { 1 } else { -1 });
     }
-    for g in &replay.ghosts {
-        if g.turn > tally.turn && g.turn <= turn {
-            shift(tally, g.node, g.pod, -1);
-        }
+    // The ghosts are sorted by their preemptor's turn.
+    let ghosts = &replay.ghosts;
+    let gone = ghosts.partition_point(|g| g.turn <= tally.turn)
+        ..ghosts.partition_point(|g| g.turn <= turn);
+    for g in &ghosts[gone] {
+        tally.count(nodes, pod, c, g.node, g.pod, -1);
     }
     tally.changes = replay.changes.len();
     tally.turn = turn;

@@ -44,14 +44,9 @@ type Move = (usize, usize, usize);
 
 /// The pass's working data.
 struct Polish {
-    /// Per class: whether its placed pods may move.
-    movable: Vec<bool>,
-    /// Per counter: whether the pass evens it out.
-    soft: Vec<bool>,
-    /// Per node: indices into the state's placements of its movable pods.
-    on_node: Vec<Vec<usize>>,
-    /// Per topology in use: per domain id, its nodes.
-    in_domain: BTreeMap<usize, Vec<Vec<usize>>>,
+    /// The counters evened out, the movable classes, their placements per node, and the
+    /// nodes per domain (the placements per node kept up to date as pods move).
+    index: SpreadIndex,
     /// Checks left.
     work: u64,
     /// Per class, the nodes that can take one of its pods now, best static score first
@@ -106,21 +101,15 @@ impl State<'_, '_> {
         }
         SpreadIndex { soft, movable, on_node, in_domain }
     }
-}
 
-impl State<'_, '_> {
     /// Evens out the `ScheduleAnyway` counters (see the module doc).
     pub(super) fn even_spread(&mut self) {
         let counters = self.topo.soft_spread_counters();
         if counters.is_empty() || self.placements.is_empty() {
             return;
         }
-        let SpreadIndex { soft, movable, on_node, in_domain } = self.spread_index(&counters);
         let mut pass = Polish {
-            movable,
-            soft,
-            on_node,
-            in_domain,
+            index: self.spread_index(&counters),
             work: POLISH_WORK,
             takers: BTreeMap::new(),
             pushed: BTreeSet::new(),
@@ -156,7 +145,7 @@ impl State<'_, '_> {
             return false;
         }
         emptier.sort_unstable();
-        let Some(in_domain) = pass.in_domain.get(&t) else { return false };
+        let Some(in_domain) = pass.index.in_domain.get(&t) else { return false };
         let fullest: Vec<usize> = domains
             .iter()
             .filter(|&&(_, v)| v == max)
@@ -168,8 +157,8 @@ impl State<'_, '_> {
         for from in fullest {
             // Pods of one class on one node fare alike: each class is tried once per node.
             let mut tried: Vec<usize> = Vec::new();
-            for slot in 0..pass.on_node[from].len() {
-                let i = pass.on_node[from][slot];
+            for slot in 0..pass.index.on_node[from].len() {
+                let i = pass.index.on_node[from][slot];
                 let c = self.placements[i].class;
                 if !self.topo.counters_of(c).contains(&k) || tried.contains(&c) {
                     continue;
@@ -220,7 +209,7 @@ impl State<'_, '_> {
         takers.sort_by_key(|&n| (Reverse(self.problem.score[self.cell(c, n)]), n));
         takers.into_iter().find(|&to| {
             pass.work = pass.work.saturating_sub(EVEN_CHECK);
-            self.evens_out(&[(c, from, to)], &pass.soft)
+            self.evens_out(&[(c, from, to)], &pass.index.soft)
         })
     }
 
@@ -242,18 +231,18 @@ impl State<'_, '_> {
             {
                 continue;
             }
-            for slot in 0..pass.on_node[to].len() {
+            for slot in 0..pass.index.on_node[to].len() {
                 pass.work = pass.work.saturating_sub(1);
-                let j = pass.on_node[to][slot];
+                let j = pass.index.on_node[to][slot];
                 let c2 = self.placements[j].class;
-                if c2 == c || !pass.movable[c2] || !self.room_after(c, to, c2) {
+                if c2 == c || !pass.index.movable[c2] || !self.room_after(c, to, c2) {
                     continue;
                 }
                 pass.work = pass.work.saturating_sub(EVEN_CHECK);
                 if self.problem.feasible[self.cell(c2, from)]
                     && self.count[self.cell(c2, from)] < self.limit(c2)
                     && self.room_after(c2, from, c)
-                    && self.evens_out(&[(c2, to, from), (c, from, to)], &pass.soft)
+                    && self.evens_out(&[(c2, to, from), (c, from, to)], &pass.index.soft)
                 {
                     return Some((j, from));
                 }
@@ -266,13 +255,13 @@ impl State<'_, '_> {
                     if next == to
                         || next == from
                         || !self.topo.counters_of(c2).iter().all(|&k2| {
-                            !pass.soft[k2] || self.topo.move_within_extremes(k2, to, next)
+                            !pass.index.soft[k2] || self.topo.move_within_extremes(k2, to, next)
                         })
                     {
                         continue;
                     }
                     pass.work = pass.work.saturating_sub(EVEN_CHECK);
-                    if self.evens_out(&[(c2, to, next), (c, from, to)], &pass.soft) {
+                    if self.evens_out(&[(c2, to, next), (c, from, to)], &pass.index.soft) {
                         return Some((j, next));
                     }
                 }
@@ -305,10 +294,10 @@ impl State<'_, '_> {
             }
             // Pods of one class on one node fare alike: two per class are enough.
             let mut partners: Vec<(usize, usize)> = Vec::new();
-            for &j in &pass.on_node[to] {
+            for &j in &pass.index.on_node[to] {
                 let c2 = self.placements[j].class;
                 if c2 != c
-                    && pass.movable[c2]
+                    && pass.index.movable[c2]
                     && partners.iter().filter(|&&(_, x)| x == c2).count() < 2
                 {
                     partners.push((j, c2));
@@ -341,7 +330,7 @@ impl State<'_, '_> {
                             }
                             pass.work = pass.work.saturating_sub(EVEN_CHECK);
                             let moves = [(c2, to, n2), (c3, to, n3), (c, from, to)];
-                            if self.evens_out(&moves, &pass.soft) {
+                            if self.evens_out(&moves, &pass.index.soft) {
                                 return Some([(j2, n2), (j3, n3)]);
                             }
                         }
@@ -382,7 +371,7 @@ impl State<'_, '_> {
                     .topo
                     .counters_of(c2)
                     .iter()
-                    .all(|&k2| !pass.soft[k2] || self.topo.move_within_extremes(k2, to, next))
+                    .all(|&k2| !pass.index.soft[k2] || self.topo.move_within_extremes(k2, to, next))
             {
                 dests.push(next);
                 taken += 1;
@@ -439,8 +428,8 @@ impl State<'_, '_> {
     fn move_placement(&mut self, i: usize, to: usize, pass: &mut Polish) {
         let from = self.placements[i].node;
         self.move_placed(i, to);
-        pass.on_node[from].retain(|&j| j != i);
-        pass.on_node[to].push(i);
+        pass.index.on_node[from].retain(|&j| j != i);
+        pass.index.on_node[to].push(i);
         pass.takers.clear();
         pass.pushed.clear();
     }

@@ -32,7 +32,6 @@
 //! a time; the default spreading only scores nodes for each pod as it comes).
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
 
 use super::polish::SpreadIndex;
 use super::{Placed, State};
@@ -57,7 +56,7 @@ impl State<'_, '_> {
         {
             return false;
         }
-        let SpreadIndex { soft, movable, mut on_node, in_domain } = self.spread_index(&counters);
+        let mut index = self.spread_index(&counters);
         let mut given_up = vec![false; self.placements.len()];
         let mut work = SUBSTITUTE_WORK;
         let mut changed = false;
@@ -65,19 +64,15 @@ impl State<'_, '_> {
             let mut stepped = false;
             for &w in order {
                 while work > 0 && self.unplaced[w] > 0 && self.limit(w) > 0 {
-                    let Some(i) =
-                        self.find_substitute(w, &soft, &movable, &on_node, &in_domain, &mut work)
-                    else {
-                        break;
-                    };
+                    let Some(i) = self.find_substitute(w, &index, &mut work) else { break };
                     let Placed { class: c, node } = self.placements[i];
-                    if !self.substitute(w, c, node, &soft) {
+                    if !self.substitute(w, c, node, &index.soft) {
                         break;
                     }
                     given_up[i] = true;
-                    on_node[node].retain(|&j| j != i);
-                    if movable[w] {
-                        on_node[node].push(self.placements.len() - 1);
+                    index.on_node[node].retain(|&j| j != i);
+                    if index.movable[w] {
+                        index.on_node[node].push(self.placements.len() - 1);
                     }
                     given_up.push(false);
                     stepped = true;
@@ -88,27 +83,14 @@ impl State<'_, '_> {
                 break;
             }
         }
-        if changed {
-            let mut i = 0;
-            self.placements.retain(|_| {
-                i += 1;
-                !given_up.get(i - 1).copied().unwrap_or(false)
-            });
-        }
+        self.remove_given_up(&given_up);
         changed
     }
 
     /// The best substitution for a pod of class `w`: the first that raises no skew, else the
     /// first that lowers the sorted skews. Each trial is undone.
-    fn find_substitute(
-        &mut self,
-        w: usize,
-        soft: &[bool],
-        movable: &[bool],
-        on_node: &[Vec<usize>],
-        in_domain: &BTreeMap<usize, Vec<Vec<usize>>>,
-        work: &mut u64,
-    ) -> Option<usize> {
+    fn find_substitute(&mut self, w: usize, index: &SpreadIndex, work: &mut u64) -> Option<usize> {
+        let SpreadIndex { soft, movable, on_node, in_domain } = index;
         let prio = self.problem.classes[w].priority;
         let placed_w = self.problem.classes[w].count.saturating_sub(self.unplaced[w]);
         let mut ks: Vec<(u64, usize)> = self
@@ -202,11 +184,9 @@ impl State<'_, '_> {
         touched.sort_unstable();
         touched.dedup();
         let before: Vec<u64> = touched.iter().map(|&k| self.topo.imbalance(k).0).collect();
-        self.adjust(c, node, false);
-        self.unplaced[c] += 1;
+        self.take_off(c, node);
         if !self.can_take(w, node) {
-            self.adjust(c, node, true);
-            self.unplaced[c] -= 1;
+            self.put_back(c, node);
             return None;
         }
         self.place(w, node);
@@ -228,9 +208,7 @@ impl State<'_, '_> {
     /// the pod of class `c` returns.
     fn undo_exchange(&mut self, w: usize, c: usize, node: usize) {
         self.placements.pop();
-        self.adjust(w, node, false);
-        self.unplaced[w] += 1;
-        self.adjust(c, node, true);
-        self.unplaced[c] -= 1;
+        self.take_off(w, node);
+        self.put_back(c, node);
     }
 }

@@ -130,7 +130,12 @@ fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
     }
     let given = solve_greedy(
         &p,
-        &GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false },
+        &GreedyOptions {
+            class_order: ClassOrder::Given,
+            relocate: false,
+            even_spread: false,
+            substitute: true,
+        },
         Some(&mut Spread),
     )
     .expect("valid");
@@ -142,6 +147,7 @@ fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
             class_order: ClassOrder::LargestFirst,
             relocate: false,
             even_spread: false,
+            substitute: true,
         },
         Some(&mut Spread),
     )
@@ -155,7 +161,12 @@ fn smallest_first_places_the_most_pods_when_the_tier_does_not_fit() {
     // One node with 4 units: a 4-unit pod and four 1-unit pods. Largest first places one pod;
     // smallest first places four.
     let p = problem(vec![class(1, &[4]), class(4, &[1])], &[&[4]]);
-    let options = |class_order| GreedyOptions { class_order, relocate: false, even_spread: false };
+    let options = |class_order| GreedyOptions {
+        class_order,
+        relocate: false,
+        even_spread: false,
+        substitute: true,
+    };
     let largest = solve_greedy(&p, &options(ClassOrder::LargestFirst), None).expect("valid");
     assert_eq!(largest.placements.len(), 1);
     let smallest = solve_greedy(&p, &options(ClassOrder::SmallestFirst), None).expect("valid");
@@ -226,7 +237,12 @@ fn conflicting_classes_never_share_a_domain() {
         p.conflicts = case.conflicts;
         let a = solve_greedy(
             &p,
-            &GreedyOptions { class_order: ClassOrder::Given, relocate: true, even_spread: true },
+            &GreedyOptions {
+                class_order: ClassOrder::Given,
+                relocate: true,
+                even_spread: true,
+                substitute: true,
+            },
             None,
         )
         .expect("valid");
@@ -251,7 +267,12 @@ fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
     let mut log = Log(Vec::new(), Vec::new());
     let a = solve_greedy(
         &p,
-        &GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false },
+        &GreedyOptions {
+            class_order: ClassOrder::Given,
+            relocate: false,
+            even_spread: false,
+            substitute: true,
+        },
         Some(&mut log),
     )
     .expect("valid");
@@ -286,7 +307,12 @@ fn a_class_placed_pod_by_pod_rescores_only_the_nodes_changed_since_its_last_pick
     let mut counted = Counted(0);
     let a = solve_greedy(
         &p,
-        &GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false },
+        &GreedyOptions {
+            class_order: ClassOrder::Given,
+            relocate: false,
+            even_spread: false,
+            substitute: true,
+        },
         Some(&mut counted),
     )
     .expect("valid");
@@ -788,8 +814,12 @@ fn a_changed_node_whose_bound_cannot_win_is_not_rescored() {
     p.score = vec![9, 1, 0, 9, 1, 0, 3, 20, 0];
     let capped = Capped { score: p.score.clone(), nodes: 3, bounded: true, rows: false };
     let mut counting = Counting(capped, Vec::new());
-    let options =
-        GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false };
+    let options = GreedyOptions {
+        class_order: ClassOrder::Given,
+        relocate: false,
+        even_spread: false,
+        substitute: true,
+    };
     let a = solve_greedy(&p, &options, Some(&mut counting)).expect("valid");
     // Class 1: node 0 rescored (9 + 5 - 5 = 9 > 1). Class 2: node 1 (static 20) beats node 0's
     // bound (3 + 5), so node 0 is not rescored.
@@ -831,8 +861,12 @@ fn a_callback_that_scores_whole_rows_is_asked_for_rows_and_never_for_a_node() {
     }
     let mut p = problem(vec![class(1, &[1]), class(1, &[1]), class(1, &[1])], &[&[9], &[9], &[9]]);
     p.score = vec![9, 0, 0, 0, 9, 0, 0, 0, 5];
-    let options =
-        GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false };
+    let options = GreedyOptions {
+        class_order: ClassOrder::Given,
+        relocate: false,
+        even_spread: false,
+        substitute: true,
+    };
     let mut rows = Rows(Vec::new());
     let a = solve_greedy(&p, &options, Some(&mut rows)).expect("valid");
     assert_eq!([nodes_of(&a, 0), nodes_of(&a, 1), nodes_of(&a, 2)], [vec![0], vec![1], vec![1]]);
@@ -867,7 +901,7 @@ proptest! {
             1 => ClassOrder::LargestFirst,
             _ => ClassOrder::SmallestFirst,
         };
-        let options = GreedyOptions { class_order, relocate, even_spread: relocate };
+        let options = GreedyOptions { class_order, relocate, even_spread: relocate, substitute: true };
         let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: false };
         let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false, rows: false };
         let mut rows = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: true };
@@ -893,7 +927,7 @@ proptest! {
             1 => ClassOrder::LargestFirst,
             _ => ClassOrder::SmallestFirst,
         };
-        let options = GreedyOptions { class_order, relocate: true, even_spread: true };
+        let options = GreedyOptions { class_order, relocate: true, even_spread: true, substitute: true };
         let run = |plain: bool| {
             let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: false };
             let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
@@ -918,7 +952,7 @@ proptest! {
             1 => ClassOrder::LargestFirst,
             _ => ClassOrder::SmallestFirst,
         };
-        let options = GreedyOptions { class_order, relocate, even_spread: relocate };
+        let options = GreedyOptions { class_order, relocate, even_spread: relocate, substitute: true };
         let run = |scan_pods: u32| {
             let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded, rows: false };
             let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
@@ -942,6 +976,7 @@ proptest! {
             },
             relocate,
             even_spread: relocate,
+            substitute: true,
         };
         let mut scorer = LeastAllocated;
         let a = solve_greedy(&p, &options, if dynamic { Some(&mut scorer) } else { None })

@@ -99,6 +99,13 @@ impl State<'_, '_> {
                 tried.insert((c, node, self.version[node]));
             }
         }
+        self.remove_given_up(&given_up);
+    }
+
+    /// Removes the placements marked in `given_up` (by index; placements past its end stay),
+    /// keeping the others in order. Trades and substitutions mark them as they go, so that the
+    /// indices they hold stay valid until the pass ends.
+    pub(super) fn remove_given_up(&mut self, given_up: &[bool]) {
         if given_up.contains(&true) {
             let mut i = 0;
             self.placements.retain(|_| {
@@ -156,16 +163,22 @@ impl State<'_, '_> {
                 self.take_off(u, node);
             }
         }
-        self.adjust(c, node, true);
-        self.unplaced[c] = self.unplaced[c].saturating_sub(1);
+        self.put_back(c, node);
         self.rescore = callback;
         false
     }
 
     /// Takes one pod of class `c` off `node` (usage and counts; the caller updates the
     /// placements) and counts it unplaced again.
-    fn take_off(&mut self, c: usize, node: usize) {
+    pub(super) fn take_off(&mut self, c: usize, node: usize) {
         self.adjust(c, node, false);
         self.unplaced[c] += 1;
+    }
+
+    /// Undoes [`State::take_off`]: the pod of class `c` is on `node` again (usage and counts;
+    /// the caller's placement of it stands).
+    pub(super) fn put_back(&mut self, c: usize, node: usize) {
+        self.adjust(c, node, true);
+        self.unplaced[c] = self.unplaced[c].saturating_sub(1);
     }
 }

@@ -63,6 +63,7 @@ fn the_guided_greedy_follows_quotas_then_places_the_rest() {
         class_order: ClassOrder::SmallestFirst,
         relocate: false,
         even_spread: false,
+        substitute: true,
     };
     let plain = solve_greedy(&p, &options, None).expect("valid");
     let guide = lp_guide(&p, &LpOptions::default()).expect("solves").expect("a guide");
@@ -275,7 +276,12 @@ fn the_strategies_match_the_exact_optimum_per_tier_on_small_problems() {
         solved += 1;
         let naive = solve_greedy(
             &p,
-            &GreedyOptions { class_order: ClassOrder::Given, relocate: false, even_spread: false },
+            &GreedyOptions {
+                class_order: ClassOrder::Given,
+                relocate: false,
+                even_spread: false,
+                substitute: true,
+            },
             None,
         )
         .expect("valid");

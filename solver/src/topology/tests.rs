@@ -601,7 +601,12 @@ proptest! {
             c.max_per_node = limit;
         }
         let run = |even_spread| {
-            let options = GreedyOptions { relocate, even_spread, ..GreedyOptions::default() };
+            let options = GreedyOptions {
+                relocate,
+                even_spread,
+                substitute: false,
+                ..GreedyOptions::default()
+            };
             solve_greedy(&p, &options, None).expect("valid")
         };
         let (before, after) = (run(false), run(true));
@@ -637,6 +642,68 @@ proptest! {
         }
     }
 
+    /// Substituting keeps per priority tier the pods placed and at least their requests, every
+    /// node within its capacity, every cell feasible and every per-node limit, and the pods a
+    /// hard rule reads obey it in decision order (the pods taken come last).
+    #[test]
+    fn substituting_keeps_pods_and_requests_per_tier_and_every_rule(
+        p in random_problem(),
+        relocate in any::<bool>(),
+        limit in prop::option::of(1u32..3),
+    ) {
+        let mut p = p;
+        if let Some(c) = p.classes.first_mut() {
+            c.max_per_node = limit;
+        }
+        let run = |substitute| {
+            let options = GreedyOptions { relocate, substitute, ..GreedyOptions::default() };
+            solve_greedy(&p, &options, None).expect("valid")
+        };
+        let (before, after) = (run(false), run(true));
+        let per_tier = |a: &crate::greedy::Assignment| {
+            let mut tiers: BTreeMap<i32, (usize, Vec<i64>)> = BTreeMap::new();
+            for pl in &a.placements {
+                let class = &p.classes[pl.class];
+                let (pods, req) = tiers.entry(class.priority).or_insert((0, vec![0; p.resources]));
+                *pods += 1;
+                for (r, &q) in req.iter_mut().zip(&class.requests) {
+                    *r += q;
+                }
+            }
+            tiers
+        };
+        let (b, a) = (per_tier(&before), per_tier(&after));
+        prop_assert_eq!(b.keys().collect::<Vec<_>>(), a.keys().collect::<Vec<_>>());
+        for (prio, (pods, req)) in &b {
+            let (pods_after, req_after) = &a[prio];
+            prop_assert_eq!(pods, pods_after, "tier {} placed a different number of pods", prio);
+            prop_assert!(
+                req.iter().zip(req_after).all(|(x, y)| y >= x),
+                "tier {prio} placed less: {req:?} → {req_after:?}"
+            );
+        }
+        let state = TopologyState::new(&p.inter_pod, p.classes.len(), p.nodes, 2, &p.domains);
+        let mut used = vec![0i64; p.nodes * p.resources];
+        let mut count = vec![0u32; p.classes.len() * p.nodes];
+        for (i, pl) in after.placements.iter().enumerate() {
+            prop_assert!(p.feasible[pl.class * p.nodes + pl.node]);
+            for (r, &q) in p.classes[pl.class].requests.iter().enumerate() {
+                used[pl.node * p.resources + r] += q;
+            }
+            count[pl.class * p.nodes + pl.node] += 1;
+            if state.has_hard_rules(pl.class) {
+                prop_assert!(fresh_allows(&p, &after.placements[..i], pl.class, pl.node));
+            }
+        }
+        for (i, (&u, &free)) in used.iter().zip(&p.free).enumerate() {
+            prop_assert!(u <= free, "node {} over its capacity", i / p.resources.max(1));
+        }
+        for (c, spec) in p.classes.iter().enumerate() {
+            let most = (0..p.nodes).map(|n| count[c * p.nodes + n]).max().unwrap_or(0);
+            prop_assert!(most <= spec.max_per_node.unwrap_or(u32::MAX));
+        }
+    }
+
     /// The per-bucket heaps, kept across picks in queue order too, choose exactly what a scan
     /// of every node per pod chooses.
     #[test]
@@ -647,7 +714,7 @@ proptest! {
     ) {
         let class_order =
             if queue_order { ClassOrder::Given } else { ClassOrder::LargestFirst };
-        let options = GreedyOptions { relocate, class_order, even_spread: relocate };
+        let options = GreedyOptions { relocate, class_order, even_spread: relocate, substitute: true };
         let heaps = solve_with(&p, &options, None, Tuning { scan_pods: 0, plain: false }).expect("valid");
         let scan = solve_with(&p, &options, None, Tuning { scan_pods: u32::MAX, plain: true }).expect("valid");
         prop_assert_eq!(heaps, scan);
