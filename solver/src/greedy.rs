@@ -55,10 +55,11 @@
 //!    are evened out by moving, or swapping between workloads, pods this solve placed, each
 //!    step lowering their skew and raising none; the pods placed stay the same.
 //!
-//! 9. Substituting ([`GreedyOptions::substitute`], with evening out; `greedy/substitute.rs`): an unplaced pod takes the node
-//!    of a placed pod of a better-served workload of its tier, requesting no more, in its
-//!    workload's one emptiest domain, where the sorted skews fall and none rises past one;
-//!    evening out runs again after any substitution.
+//! 9. Substituting ([`GreedyOptions::substitute`], with evening out; `greedy/substitute.rs`):
+//!    an unplaced pod takes the node of a placed pod of a better-served workload of its tier,
+//!    requesting no more, in its workload's one emptiest domain, where the sorted skews fall
+//!    and none rises past one; or of two such pods together, requesting and worth no more,
+//!    spending a pod that trading won. Evening out runs again after any substitution.
 //!
 //! Cost: `O(classes × nodes + pods × log nodes)` time for the greedy pass plus the callback's
 //! calls (one per placement, and one per changed node whose bound could win when a class
@@ -351,7 +352,8 @@ pub struct GreedyOptions {
     pub even_spread: bool,
     /// With `even_spread`, then substitute unplaced pods for placed ones of better-served
     /// workloads where that evens the spread out, and even out again (`greedy/substitute.rs`).
-    /// Unlike evening out, this changes which pods are placed (never how many per tier).
+    /// Unlike evening out, this changes which pods are placed, and may spend pods trading won
+    /// (never below the tier's count before trading, never less of any resource).
     pub substitute: bool,
 }
 
@@ -387,6 +389,9 @@ pub struct Assignment {
     pub class_order: Vec<usize>,
     /// Where each of [`Problem::initial`]'s pods ends up (same order; moved by relocation).
     pub initial: Vec<Placed>,
+    /// Pods placed per priority when the greedy pass and relocation ended, before trading: the
+    /// count no later step (trading, substituting) leaves a tier below.
+    pub placed_before_trading: BTreeMap<i32, u32>,
 }
 
 /// Parts per million, the fixed-point unit of resource shares.
@@ -591,12 +596,14 @@ pub(crate) fn solve_with(
             }
         }
     }
-    if options.relocate {
-        state.trade_for_more(&order);
+    let mut placed_before_trading: BTreeMap<i32, u32> = BTreeMap::new();
+    for p in &state.placements {
+        *placed_before_trading.entry(problem.classes[p.class].priority).or_default() += 1;
     }
+    let won = if options.relocate { state.trade_for_more(&order) } else { BTreeMap::new() };
     if options.even_spread {
         state.even_spread();
-        if options.substitute && state.substitute_for_spread(&order) {
+        if options.substitute && state.substitute_for_spread(&order, won) {
             state.even_spread();
         }
     }
@@ -605,6 +612,7 @@ pub(crate) fn solve_with(
         unplaced: state.unplaced,
         class_order: order,
         initial: state.initial,
+        placed_before_trading,
     })
 }
 

@@ -618,6 +618,128 @@ fn an_unplaced_pod_takes_the_node_of_a_better_served_workload_where_that_evens_s
 }
 
 #[test]
+fn two_pods_give_their_node_to_a_larger_one_of_a_worse_served_workload_for_a_pod_trading_won() {
+    struct Case {
+        name: &'static str,
+        problem: Problem,
+        unplaced: Vec<u32>,
+        taker_nodes: Vec<usize>,
+    }
+    // Nodes 0-2 (one zone each, room 2000). Classes 0 and 4 (the givers, two pods of 1000
+    // each, at most one per node) prefer node 2, then node 1; class 1 (the taker, 3 pods of
+    // `taker_req`), placed between them, finds room on node 0 only. The taker's
+    // `ScheduleAnyway` counter starts at 1, 2, 0 per zone, so its one emptiest zone is node
+    // 2's, where only both givers' pods leaving make room; class 0's counter starts at
+    // `giver_initial`, class 4's at 2, 0, 1. Nodes 3 and 4 (a zone the counters leave out)
+    // hold `large` pods of 2000 of class 2, which trading gives up for four of class 3's 500:
+    // the pods won that a pair may spend. Where the cases give two resources, a third counts
+    // pod slots (each pod requests one of 110, as kplace encodes them).
+    let with = |giver_initial: &[u32], giver_req: &[i64], taker_req: &[i64], large: u32| {
+        let wide = |r: &[i64]| {
+            let mut v = r.to_vec();
+            if giver_req.len() == 2 {
+                v.resize(2, 0);
+                v.push(1);
+            }
+            v
+        };
+        let giver = |count| ClassSpec { max_per_node: Some(1), ..class(count, &wide(giver_req)) };
+        let free = if giver_req.len() == 2 { vec![2000, 4000, 110] } else { vec![2000] };
+        let mut p = problem(
+            vec![
+                giver(2),
+                class(3, &wide(taker_req)),
+                class(large, &wide(&[2000])),
+                class(4, &wide(&[500])),
+                giver(2),
+            ],
+            &[&free[..]; 5],
+        );
+        for c in 0..5 {
+            for n in 0..5 {
+                p.feasible[c * 5 + n] = (c == 2 || c == 3) == (n >= 3);
+            }
+        }
+        for c in [0, 4] {
+            p.score[c * 5 + 1] = 5;
+            p.score[c * 5 + 2] = 9;
+        }
+        p.topologies = 1;
+        p.domains = vec![0, 1, 2, 3, 3];
+        let counter = |members: Vec<usize>, initial: &[u32]| Counter {
+            topology: 0,
+            members,
+            initial: initial.to_vec(),
+            eligible: vec![true, true, true, false, false],
+        };
+        p.inter_pod = InterPod {
+            counters: vec![
+                counter(vec![1], &[1, 2, 0]),
+                counter(vec![0], giver_initial),
+                counter(vec![4], &[2, 0, 1]),
+            ],
+            rules: [(1, 0), (0, 1), (4, 2)]
+                .into_iter()
+                .map(|(class, counter)| Rule::Soft { class, counter, weight: -1, max_skew: 5 })
+                .collect(),
+        };
+        p
+    };
+    let base = |giver_initial: &[u32], taker_req: i64, large: u32| {
+        with(giver_initial, &[1000], &[taker_req], large)
+    };
+    let cases = vec![
+        Case {
+            name: "a pod of each better-served workload gives way (the taker's skew 2 becomes 1, \
+                   the givers' stay 1), spending one of the three pods trading won",
+            problem: base(&[2, 0, 1], 2000, 2),
+            unplaced: vec![1, 1, 1, 0, 1],
+            taker_nodes: vec![0, 2],
+        },
+        Case {
+            name: "without a pod won by trading the pair keeps its node",
+            problem: base(&[2, 0, 1], 2000, 0),
+            unplaced: vec![0, 2, 0, 0, 0],
+            taker_nodes: vec![0],
+        },
+        Case {
+            name: "a pair requesting more of a resource than the taker keeps its node, though \
+                   worth no more (its dominant resource is the other)",
+            problem: with(&[2, 0, 1], &[1000, 100], &[2000, 150], 2),
+            unplaced: vec![0, 2, 1, 0, 0],
+            taker_nodes: vec![0],
+        },
+        Case {
+            name: "the same pair gives way to a taker requesting as much of both (the pod \
+                   slots, one per pod of every class, count pods, not size)",
+            problem: with(&[2, 0, 1], &[1000, 100], &[2000, 200], 2),
+            unplaced: vec![1, 1, 1, 0, 1],
+            taker_nodes: vec![0, 2],
+        },
+        Case {
+            name: "a pair one of whose workloads is spread evenly (one pod per zone) keeps its node",
+            problem: base(&[1, 0, 0], 2000, 2),
+            unplaced: vec![0, 2, 1, 0, 0],
+            taker_nodes: vec![0],
+        },
+        Case {
+            name: "under the pods objective two pods are worth more than one and keep their node",
+            problem: Problem { objective: Objective::Pods, ..base(&[2, 0, 1], 2000, 2) },
+            unplaced: vec![0, 2, 1, 0, 0],
+            taker_nodes: vec![0],
+        },
+    ];
+    for case in cases {
+        let options = GreedyOptions { class_order: ClassOrder::Given, ..Default::default() };
+        let a = solve_heard(&case.problem, &options, case.name);
+        assert_eq!(a.unplaced, case.unplaced, "{}", case.name);
+        let mut taker = nodes_of(&a, 1);
+        taker.sort_unstable();
+        assert_eq!(taker, case.taker_nodes, "{}", case.name);
+    }
+}
+
+#[test]
 fn relocation_may_move_an_initial_pod() {
     // Two GPU nodes with 2 GPUs, each already running one 1-GPU pod of class 0 (placed by an
     // earlier solve). A 2-GPU pod fits only after one of them moves next to the other.

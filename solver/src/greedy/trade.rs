@@ -31,7 +31,7 @@
 //! evicts lower priorities).
 
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Placed, State};
 use crate::objective::{capacity, dominant_share};
@@ -41,8 +41,9 @@ const TRADE_WORK: u64 = 1 << 22;
 
 impl State<'_, '_> {
     /// Trades placed pods for several unplaced ones where the rules allow (see the module doc).
-    /// `order` is the solve's class order (the order the taken pods are tried in).
-    pub(super) fn trade_for_more(&mut self, order: &[usize]) {
+    /// `order` is the solve's class order (the order the taken pods are tried in). Returns the
+    /// pods won per priority (taken less given up; tiers without a trade are absent).
+    pub(super) fn trade_for_more(&mut self, order: &[usize]) -> BTreeMap<i32, u32> {
         let problem = self.problem;
         let classes = &problem.classes;
         let mut waiting: Vec<Vec<usize>> = Vec::new();
@@ -60,8 +61,9 @@ impl State<'_, '_> {
                 }
             }
         }
+        let mut won: BTreeMap<i32, u32> = BTreeMap::new();
         if waiting.is_empty() || self.placements.is_empty() {
-            return;
+            return won;
         }
         let cap = capacity(problem);
         let share: Vec<u64> = classes.iter().map(|c| dominant_share(&c.requests, &cap)).collect();
@@ -91,8 +93,9 @@ impl State<'_, '_> {
             if self.topo.counters_of(c).iter().any(|&k| !self.topo.removal_keeps_spread(k, node)) {
                 continue;
             }
-            if self.trade(i, &waiting[t], &mut work) {
+            if let Some(taken) = self.trade(i, &waiting[t], &mut work) {
                 given_up[i] = true;
+                *won.entry(classes[c].priority).or_default() += taken.saturating_sub(1);
             } else {
                 // An undone trial leaves the node as it was but bumps its version: the same
                 // class there would fail the same way.
@@ -100,6 +103,7 @@ impl State<'_, '_> {
             }
         }
         self.remove_given_up(&given_up);
+        won
     }
 
     /// Removes the placements marked in `given_up` (by index; placements past its end stay),
@@ -118,9 +122,9 @@ impl State<'_, '_> {
     /// Tries one trade: placement `i` gives its node to pods of the classes `waiting` (see the
     /// module doc). The trial runs on the solver's state alone; the callback hears only a
     /// trade that stands ([`super::Rescore::dropped`], then [`super::Rescore::placed`] per pod
-    /// taken). Returns whether it stands; the caller then removes placement `i` (the pods
-    /// taken come last in the decision order, after every pod their hard rules read).
-    fn trade(&mut self, i: usize, waiting: &[usize], work: &mut u64) -> bool {
+    /// taken). Returns the pods taken when it stands; the caller then removes placement `i`
+    /// (the pods taken come last in the decision order, after every pod their hard rules read).
+    fn trade(&mut self, i: usize, waiting: &[usize], work: &mut u64) -> Option<u32> {
         let Placed { class: c, node } = self.placements[i];
         let callback = self.rescore.take();
         self.take_off(c, node);
@@ -156,7 +160,7 @@ impl State<'_, '_> {
                     r.placed(p.class, node);
                 }
             }
-            return true;
+            return Some(u32::try_from(taken).unwrap_or(u32::MAX));
         }
         while self.placements.len() > before {
             if let Some(Placed { class: u, .. }) = self.placements.pop() {
@@ -165,7 +169,7 @@ impl State<'_, '_> {
         }
         self.put_back(c, node);
         self.rescore = callback;
-        false
+        None
     }
 
     /// Takes one pod of class `c` off `node` (usage and counts; the caller updates the

@@ -642,9 +642,11 @@ proptest! {
         }
     }
 
-    /// Substituting keeps per priority tier the pods placed and at least their requests, every
-    /// node within its capacity, every cell feasible and every per-node limit, and the pods a
-    /// hard rule reads obey it in decision order (the pods taken come last).
+    /// Substituting keeps per priority tier at least the pods placed before trading (and never
+    /// adds any), at least the value under the objective and the requests of every resource
+    /// but pod slots (which pairs spend with their pod), every node within its capacity, every
+    /// cell feasible and every per-node limit, and the pods a hard rule reads obey it in
+    /// decision order (the pods taken come last).
     #[test]
     fn substituting_keeps_pods_and_requests_per_tier_and_every_rule(
         p in random_problem(),
@@ -673,12 +675,24 @@ proptest! {
             tiers
         };
         let (b, a) = (per_tier(&before), per_tier(&after));
+        prop_assert_eq!(&before.placed_before_trading, &after.placed_before_trading);
         prop_assert_eq!(b.keys().collect::<Vec<_>>(), a.keys().collect::<Vec<_>>());
+        let slot = |r: usize| {
+            let first = p.classes.first().map_or(0, |c| c.requests[r]);
+            first > 0 && p.classes.iter().all(|c| c.requests[r] == first)
+        };
+        let values: BTreeMap<i32, u128> =
+            crate::objective::tier_values(&p, &before.placements).into_iter().collect();
+        for (prio, value) in crate::objective::tier_values(&p, &after.placements) {
+            prop_assert!(value >= values[&prio], "tier {} is worth less", prio);
+        }
         for (prio, (pods, req)) in &b {
             let (pods_after, req_after) = &a[prio];
-            prop_assert_eq!(pods, pods_after, "tier {} placed a different number of pods", prio);
+            let floor = after.placed_before_trading.get(prio).copied().unwrap_or(0) as usize;
+            prop_assert!(pods_after <= pods, "tier {} placed more pods", prio);
+            prop_assert!(*pods_after >= floor, "tier {} fell below its pods before trading", prio);
             prop_assert!(
-                req.iter().zip(req_after).all(|(x, y)| y >= x),
+                (0..p.resources).all(|r| slot(r) || req_after[r] >= req[r]),
                 "tier {prio} placed less: {req:?} → {req_after:?}"
             );
         }
