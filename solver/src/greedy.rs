@@ -602,9 +602,15 @@ pub(crate) fn solve_with(
     }
     let won = if options.relocate { state.trade_for_more(&order) } else { BTreeMap::new() };
     if options.even_spread {
-        state.even_spread();
+        state.even_spread(false);
         if options.substitute && state.substitute_for_spread(&order, won) {
-            state.even_spread();
+            state.even_spread(false);
+        }
+        // Moves for the tie-breaks may join free room: the pods left over take it where no
+        // spread counter's maximum rises (before the caller's sequential stage could, blind to
+        // spread), and the others are evened out again.
+        if state.even_spread(true) && state.fill_within_spread(&order) {
+            state.even_spread(false);
         }
     }
     Ok(Assignment {
@@ -882,6 +888,32 @@ impl State<'_, '_> {
             self.mark_conflicts(c, node, add);
         }
         self.topo.update(c, node, add);
+    }
+
+    /// Places pods left over, class by class in `order`, each on its best node while that
+    /// node keeps every spread counter's maximum and its `ScheduleAnyway` skews. Returns
+    /// whether any was placed.
+    fn fill_within_spread(&mut self, order: &[usize]) -> bool {
+        let mut placed = false;
+        for &c in order {
+            while self.unplaced[c] > 0 && self.limit(c) > 0 {
+                match self.best_direct(c) {
+                    Some(node)
+                        if self.topo.soft_spread_allows(c, node)
+                            && self
+                                .topo
+                                .counters_of(c)
+                                .iter()
+                                .all(|&k| self.topo.addition_keeps_maximum(k, node)) =>
+                    {
+                        self.place(c, node);
+                        placed = true;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        placed
     }
 
     /// Places one pod of class `c` on `node`.

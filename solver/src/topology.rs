@@ -82,7 +82,9 @@ pub enum Rule {
         class: usize,
         /// The pods it counts.
         counter: usize,
-        /// Score per counted pod (negative: the class avoids them).
+        /// Score per counted pod (negative: the class avoids them). A spread term of weight 0
+        /// scores nothing: its counter is a tie-break, evened out only after every other
+        /// ([`TopologyState::is_tie_break`]).
         weight: i64,
         /// The `maxSkew` of a `ScheduleAnyway` spread term (0: none, as for preferred
         /// affinity): the skew the solver's own moves keep.
@@ -196,6 +198,8 @@ struct SpreadDomains {
     histogram: BTreeMap<u32, u32>,
     /// Whether a hard rule reads the minimum (else only soft terms' `maxSkew`).
     hard: bool,
+    /// Whether only soft terms of weight 0 read it (a tie-break).
+    tie_break: bool,
 }
 
 impl SpreadDomains {
@@ -278,13 +282,16 @@ impl TopologyState {
             generation: 0,
         };
         for r in &inter.rules {
-            let (counter, hard) = match *r {
-                Rule::Spread { counter, .. } => (counter, true),
-                Rule::Soft { counter, max_skew, .. } if max_skew > 0 => (counter, false),
+            let (counter, hard, tie_break) = match *r {
+                Rule::Spread { counter, .. } => (counter, true, false),
+                Rule::Soft { counter, max_skew, weight, .. } if max_skew > 0 => {
+                    (counter, false, weight == 0)
+                }
                 _ => continue,
             };
             if let Some(s) = state.spread.get_mut(&counter) {
                 s.hard |= hard;
+                s.tie_break &= tie_break;
                 continue;
             }
             let mut eligible = vec![false; nodes];
@@ -299,7 +306,9 @@ impl TopologyState {
                 *histogram.entry(state.counts[counter][d]).or_insert(0) += 1;
             }
             let number = eligible.iter().filter(|&&e| e).count() as u32;
-            state.spread.insert(counter, SpreadDomains { eligible, number, histogram, hard });
+            state
+                .spread
+                .insert(counter, SpreadDomains { eligible, number, histogram, hard, tie_break });
         }
         state
     }
@@ -459,6 +468,13 @@ impl TopologyState {
         self.spread.iter().filter(|(_, s)| !s.hard).map(|(&k, _)| k).collect()
     }
 
+    /// Whether counter `k` is read only by `ScheduleAnyway` terms of weight 0: a tie-break,
+    /// evened out after the others and read by nothing else of the solve (trading and
+    /// substitution leave it out).
+    pub fn is_tie_break(&self, k: usize) -> bool {
+        self.spread.get(&k).is_some_and(|s| s.tie_break)
+    }
+
     /// The imbalance of counter `k` over its eligible domains: its skew (`max − min`) and the
     /// sum of the squared counts, which falls with every pod moved from a domain to one
     /// holding at least two fewer. `(0, 0)` for a counter no spread term reads.
@@ -498,9 +514,10 @@ impl TopologyState {
     /// become: the node's domain holds more than the present minimum (so the skew cannot
     /// grow), and the eligible domains' total is not a multiple of their number (a total that
     /// is could be spread with skew 0, one pod fewer could not). True for a counter no spread
-    /// term reads and for a node the counter does not count on.
+    /// term reads, a tie-break ([`TopologyState::is_tie_break`]) and a node the counter does
+    /// not count on.
     pub fn removal_keeps_spread(&self, k: usize, node: usize) -> bool {
-        let Some(s) = self.spread.get(&k) else { return true };
+        let Some(s) = self.spread.get(&k).filter(|s| !s.tie_break) else { return true };
         let Some((min, _)) = s.extremes() else { return true };
         let Some(d) = self.counted_domain(s, k, node) else { return true };
         let total: u64 = s.histogram.iter().map(|(&v, &n)| u64::from(v) * u64::from(n)).sum();
@@ -509,9 +526,9 @@ impl TopologyState {
 
     /// Whether one more pod counted in `k` on `node` keeps the counter's maximum, so its skew
     /// cannot grow: the node's domain holds fewer than the present maximum. True for a counter
-    /// no spread term reads and for a node the counter does not count on.
+    /// no spread term reads, a tie-break and a node the counter does not count on.
     pub fn addition_keeps_maximum(&self, k: usize, node: usize) -> bool {
-        let Some(s) = self.spread.get(&k) else { return true };
+        let Some(s) = self.spread.get(&k).filter(|s| !s.tie_break) else { return true };
         let Some((_, max)) = s.extremes() else { return true };
         self.counted_domain(s, k, node).is_none_or(|d| self.counts[k][d] < max)
     }

@@ -42,7 +42,7 @@ use crate::plugins::podtopologyspread::{
     match_node_inclusion_policies,
 };
 
-use super::Frameworks;
+use super::{Frameworks, HOSTNAME_LABEL};
 
 /// The topology whose every node is its own domain (host-port conflicts).
 pub(super) const NODE_TOPOLOGY: &str = "";
@@ -168,6 +168,24 @@ pub(super) fn add_spread(
                 counter,
                 weight: -weight.saturating_mul(MAX_NODE_SCORE),
                 max_skew: u32::try_from(c.max_skew).unwrap_or(1).max(1),
+            });
+        }
+        // Own constraints none of which spreads over nodes: the solver's evening out still
+        // spreads the same pods over nodes, after every counter above (weight 0: no score,
+        // no bound on the skew).
+        let over_nodes = |cs: &[Constraint]| cs.iter().any(|c| c.topology_key == HOSTNAME_LABEL);
+        if require_all
+            && !over_nodes(&constraints)
+            && !over_nodes(&pts.constraints(rep, UnsatisfiableAction::DoNotSchedule))
+            && let Some(first) = constraints.first()
+        {
+            let nodes = Constraint { topology_key: HOSTNAME_LABEL.to_string(), ..first.clone() };
+            let counter = spread_counter(problem, keys, reps, rep, &nodes, &[]);
+            problem.inter_pod.rules.push(Rule::Soft {
+                class: k,
+                counter,
+                weight: 0,
+                max_skew: u32::MAX,
             });
         }
         soft[k] = true;

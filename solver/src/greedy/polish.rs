@@ -17,6 +17,12 @@
 //! a hard rule reads (as relocation's): no hard decision depends on where they are. The pods
 //! placed do not change, and every move keeps feasibility, capacity and per-node limits.
 //!
+//! Counters only weight-0 terms read (tie-breaks: a workload whose own constraints do not
+//! spread it over nodes, spread over them all the same) are left out of every pass but the
+//! solve's last, which evens out only them, with a smaller budget; its steps too may raise no
+//! counter's skew. Room its moves join is offered to the pods left over, only where no spread
+//! counter's maximum rises, and the others are evened out again.
+//!
 //! Upstream counterpart: none (PodTopologySpread's score steers each pod of kube-scheduler's
 //! queue as it comes; it never revisits a placement).
 
@@ -30,6 +36,10 @@ use super::State;
 /// The most elementary checks (a pod against a node, or against a pod to swap with) one pass
 /// may spend; past it the spread stays as even as the pass got it.
 const POLISH_WORK: u64 = 1 << 24;
+
+/// The work the tie-break counters ([`crate::topology::TopologyState::is_tie_break`]) get once
+/// the others are even: they come last, with a quarter of a pass.
+const TIE_BREAK_WORK: u64 = POLISH_WORK / 4;
 
 /// What one check of a step's effect on the counters costs against [`POLISH_WORK`] (it moves
 /// the counts there and back).
@@ -102,11 +112,16 @@ impl State<'_, '_> {
         SpreadIndex { soft, movable, on_node, in_domain }
     }
 
-    /// Evens out the `ScheduleAnyway` counters (see the module doc).
-    pub(super) fn even_spread(&mut self) {
+    /// Evens out the `ScheduleAnyway` counters (see the module doc): the tie-breaks alone with
+    /// `tie_break_phase` (the solve's last evening out), else all the others. Returns whether
+    /// a pod moved.
+    pub(super) fn even_spread(&mut self, tie_break_phase: bool) -> bool {
         let counters = self.topo.soft_spread_counters();
-        if counters.is_empty() || self.placements.is_empty() {
-            return;
+        if counters.is_empty()
+            || self.placements.is_empty()
+            || (tie_break_phase && !counters.iter().any(|&k| self.topo.is_tie_break(k)))
+        {
+            return false;
         }
         let mut pass = Polish {
             index: self.spread_index(&counters),
@@ -114,6 +129,25 @@ impl State<'_, '_> {
             takers: BTreeMap::new(),
             pushed: BTreeSet::new(),
         };
+        let (tie_breaks, others): (Vec<usize>, Vec<usize>) =
+            counters.iter().partition(|&&k| self.topo.is_tie_break(k));
+        if tie_break_phase {
+            // Every step is checked against all the counters.
+            pass.work = TIE_BREAK_WORK;
+            self.even_counters(&tie_breaks, &mut pass)
+        } else {
+            // As if the tie-breaks were not there.
+            for &k in &tie_breaks {
+                pass.index.soft[k] = false;
+            }
+            self.even_counters(&others, &mut pass)
+        }
+    }
+
+    /// Steps on the most skewed of `counters` first, round after round, until no step is
+    /// left or the pass's work is spent. Every step is checked against all the pass's counters.
+    fn even_counters(&mut self, counters: &[usize], pass: &mut Polish) -> bool {
+        let mut moved = false;
         loop {
             let mut skewed: Vec<(u64, usize)> = counters
                 .iter()
@@ -123,12 +157,13 @@ impl State<'_, '_> {
             skewed.sort_unstable_by_key(|&(skew, k)| (Reverse(skew), k));
             let mut stepped = false;
             for (_, k) in skewed {
-                while pass.work > 0 && self.even_step(k, &mut pass) {
+                while pass.work > 0 && self.even_step(k, pass) {
                     stepped = true;
                 }
             }
+            moved |= stepped;
             if !stepped || pass.work == 0 {
-                return;
+                return moved;
             }
         }
     }

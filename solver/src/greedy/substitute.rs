@@ -93,7 +93,8 @@ impl State<'_, '_> {
         order: &[usize],
         mut spare: BTreeMap<i32, u32>,
     ) -> bool {
-        let counters = self.topo.soft_spread_counters();
+        let mut counters = self.topo.soft_spread_counters();
+        counters.retain(|&k| !self.topo.is_tie_break(k));
         if counters.is_empty()
             || self.placements.is_empty()
             || self.unplaced.iter().all(|&u| u == 0)

@@ -740,6 +740,55 @@ fn two_pods_give_their_node_to_a_larger_one_of_a_worse_served_workload_for_a_pod
 }
 
 #[test]
+fn a_tie_break_counter_is_evened_out_last_and_the_room_it_joins_goes_to_pods_left_over() {
+    // Nodes 0-2 in one zone, room 2000, 1000 and 1000. Class 0 (two pods of 1000, scoring node
+    // 0 best) has a `ScheduleAnyway` zone term and, with `tie_break`, a weight-0 term over
+    // nodes; class 1 (one pod of 1000) may go on node 0 only. Without relocation both of
+    // class 0's pods fill node 0 and class 1 finds no room.
+    let build = |tie_break: bool| {
+        let mut p =
+            problem(vec![class(2, &[1000]), class(1, &[1000])], &[&[2000], &[1000], &[1000]]);
+        p.score[0] = 10;
+        p.feasible[3 + 1] = false;
+        p.feasible[3 + 2] = false;
+        p.topologies = 2;
+        p.domains = vec![0, 0, 0, 0, 1, 2];
+        let counter = |topology| Counter { topology, members: vec![0], ..Counter::default() };
+        p.inter_pod = InterPod {
+            counters: vec![counter(0), counter(1)],
+            rules: vec![Rule::Soft { class: 0, counter: 0, weight: -1, max_skew: 1 }],
+        };
+        if tie_break {
+            p.inter_pod.rules.push(Rule::Soft {
+                class: 0,
+                counter: 1,
+                weight: 0,
+                max_skew: u32::MAX,
+            });
+        }
+        p
+    };
+    let cases = [
+        (
+            "with the tie-break, a pod moves to node 1 and the pod left over takes its room",
+            true,
+            vec![0, 1],
+            vec![0u32, 0],
+        ),
+        ("without it nothing spreads class 0 over nodes", false, vec![0, 0], vec![0, 1]),
+    ];
+    for (name, tie_break, nodes, unplaced) in cases {
+        let options =
+            GreedyOptions { class_order: ClassOrder::Given, relocate: false, ..Default::default() };
+        let a = solve_heard(&build(tie_break), &options, name);
+        let mut got = nodes_of(&a, 0);
+        got.sort_unstable();
+        assert_eq!(got, nodes, "{name}");
+        assert_eq!(a.unplaced, unplaced, "{name}");
+    }
+}
+
+#[test]
 fn relocation_may_move_an_initial_pod() {
     // Two GPU nodes with 2 GPUs, each already running one 1-GPU pod of class 0 (placed by an
     // earlier solve). A 2-GPU pod fits only after one of them moves next to the other.
