@@ -584,16 +584,7 @@ pub(crate) fn solve_with(
             }
             // A move may have left room a pod of another class can use directly (within its
             // `ScheduleAnyway` skew, as relocation's own pods).
-            for &c in &order {
-                while state.unplaced[c] > 0 {
-                    match state.best_direct(c) {
-                        Some(node) if state.topo.soft_spread_allows(c, node) => {
-                            state.place(c, node)
-                        }
-                        _ => break,
-                    }
-                }
-            }
+            state.place_direct(&order, false);
         }
     }
     let mut placed_before_trading: BTreeMap<i32, u32> = BTreeMap::new();
@@ -609,7 +600,7 @@ pub(crate) fn solve_with(
         // Moves for the tie-breaks may join free room: the pods left over take it where no
         // spread counter's maximum rises (before the caller's sequential stage could, blind to
         // spread), and the others are evened out again.
-        if state.even_spread(true) && state.fill_within_spread(&order) {
+        if state.even_spread(true) && state.place_direct(&order, true) {
             state.even_spread(false);
         }
     }
@@ -890,21 +881,22 @@ impl State<'_, '_> {
         self.topo.update(c, node, add);
     }
 
-    /// Places pods left over, class by class in `order`, each on its best node while that
-    /// node keeps every spread counter's maximum and its `ScheduleAnyway` skews. Returns
-    /// whether any was placed.
-    fn fill_within_spread(&mut self, order: &[usize]) -> bool {
+    /// Places pods left over, class by class in `order`, each on its best node while that node
+    /// keeps its `ScheduleAnyway` skews and, with `keep_maxima`, every spread counter's maximum.
+    /// Returns whether any was placed.
+    fn place_direct(&mut self, order: &[usize], keep_maxima: bool) -> bool {
         let mut placed = false;
         for &c in order {
-            while self.unplaced[c] > 0 && self.limit(c) > 0 {
+            while self.unplaced[c] > 0 {
                 match self.best_direct(c) {
                     Some(node)
                         if self.topo.soft_spread_allows(c, node)
-                            && self
-                                .topo
-                                .counters_of(c)
-                                .iter()
-                                .all(|&k| self.topo.addition_keeps_maximum(k, node)) =>
+                            && (!keep_maxima
+                                || self
+                                    .topo
+                                    .counters_of(c)
+                                    .iter()
+                                    .all(|&k| self.topo.addition_keeps_maximum(k, node))) =>
                     {
                         self.place(c, node);
                         placed = true;

@@ -139,10 +139,10 @@ pub(super) fn add_spread(
         let fws = &frameworks[&rep.scheduler_name];
         let profile = fws.full.profile();
         let pts = PodTopologySpread::new(profile.args.pod_topology_spread.clone());
+        let hard = pts.constraints(rep, UnsatisfiableAction::DoNotSchedule);
         if has_hard_spread(rep, fws) {
-            let constraints = pts.constraints(rep, UnsatisfiableAction::DoNotSchedule);
-            for c in &constraints {
-                let counter = spread_counter(problem, keys, reps, rep, c, &constraints);
+            for c in &hard {
+                let counter = spread_counter(problem, keys, reps, rep, c, &hard);
                 problem.inter_pod.rules.push(Rule::Spread {
                     class: k,
                     counter,
@@ -176,7 +176,7 @@ pub(super) fn add_spread(
         let over_nodes = |cs: &[Constraint]| cs.iter().any(|c| c.topology_key == HOSTNAME_LABEL);
         if require_all
             && !over_nodes(&constraints)
-            && !over_nodes(&pts.constraints(rep, UnsatisfiableAction::DoNotSchedule))
+            && !over_nodes(&hard)
             && let Some(first) = constraints.first()
         {
             let nodes = Constraint { topology_key: HOSTNAME_LABEL.to_string(), ..first.clone() };
