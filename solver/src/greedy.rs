@@ -53,13 +53,18 @@
 //! 8. Evening out ([`GreedyOptions::even_spread`], on by default; `greedy/polish.rs`): the
 //!    counters only `ScheduleAnyway` terms read (a workload's replicas per zone and per node)
 //!    are evened out by moving, or swapping between workloads, pods this solve placed, each
-//!    step lowering their skew and raising none; the pods placed stay the same.
+//!    step lowering their skew and raising none, or lowering their skew beyond `maxSkew` and
+//!    raising none past its own `maxSkew` or 2; the pods placed stay the same.
 //!
 //! 9. Substituting ([`GreedyOptions::substitute`], with evening out; `greedy/substitute.rs`):
 //!    an unplaced pod takes the node of a placed pod of a better-served workload of its tier,
 //!    requesting no more, in its workload's one emptiest domain, where the sorted skews fall
 //!    and none rises past one; or of two such pods together, requesting and worth no more,
 //!    spending a pod that trading won. Evening out runs again after any substitution.
+//!
+//! 10. Filling (with evening out): the tie-break counters are evened out, and the room moves
+//!     joined goes to the pods left over, first where no spread counter's maximum rises, then
+//!     anywhere; evening out runs again after each, the tie-breaks last.
 //!
 //! Cost: `O(classes × nodes + pods × log nodes)` time for the greedy pass plus the callback's
 //! calls (one per placement, and one per changed node whose bound could win when a class
@@ -348,7 +353,8 @@ pub struct GreedyOptions {
     /// placed pod for several unplaced ones that request as much (`greedy/trade.rs`).
     pub relocate: bool,
     /// At the end, even out the counters only `ScheduleAnyway` terms read (replicas per zone
-    /// and per node) by moving or swapping pods this solve placed (`greedy/polish.rs`).
+    /// and per node) by moving or swapping pods this solve placed (`greedy/polish.rs`); room
+    /// the moves join goes to pods left over, and the counters are evened out again.
     pub even_spread: bool,
     /// With `even_spread`, then substitute unplaced pods for placed ones of better-served
     /// workloads where that evens the spread out, and even out again (`greedy/substitute.rs`).
@@ -584,7 +590,7 @@ pub(crate) fn solve_with(
             }
             // A move may have left room a pod of another class can use directly (within its
             // `ScheduleAnyway` skew, as relocation's own pods).
-            state.place_direct(&order, false);
+            state.place_direct(&order, Fill::WithinSkew);
         }
     }
     let mut placed_before_trading: BTreeMap<i32, u32> = BTreeMap::new();
@@ -598,10 +604,16 @@ pub(crate) fn solve_with(
             state.even_spread(false);
         }
         // Moves for the tie-breaks may join free room: the pods left over take it where no
-        // spread counter's maximum rises (before the caller's sequential stage could, blind to
-        // spread), and the others are evened out again.
-        if state.even_spread(true) && state.place_direct(&order, true) {
+        // spread counter's maximum rises, and the others are evened out again.
+        if state.even_spread(true) && state.place_direct(&order, Fill::KeepMaxima) {
             state.even_spread(false);
+        }
+        // Room the moves joined that is left goes to the pods left over, wherever it is (the
+        // caller's later stages would place them there, blind to spread); evening out then
+        // spreads them, the tie-breaks last.
+        if state.place_direct(&order, Fill::Anywhere) {
+            state.even_spread(false);
+            state.even_spread(true);
         }
     }
     Ok(Assignment {
@@ -611,6 +623,17 @@ pub(crate) fn solve_with(
         initial: state.initial,
         placed_before_trading,
     })
+}
+
+/// Where [`State::place_direct`] may put a pod left over on its best node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fill {
+    /// Where the node keeps the class's `ScheduleAnyway` skews within their `maxSkew`.
+    WithinSkew,
+    /// As `WithinSkew`, and where no spread counter's maximum rises.
+    KeepMaxima,
+    /// On any node with room (hard rules hold, as for every placement).
+    Anywhere,
 }
 
 /// The solver's working state.
@@ -881,22 +904,22 @@ impl State<'_, '_> {
         self.topo.update(c, node, add);
     }
 
-    /// Places pods left over, class by class in `order`, each on its best node while that node
-    /// keeps its `ScheduleAnyway` skews and, with `keep_maxima`, every spread counter's maximum.
-    /// Returns whether any was placed.
-    fn place_direct(&mut self, order: &[usize], keep_maxima: bool) -> bool {
+    /// Places pods left over, class by class in `order`, each on its best node while `fill`
+    /// allows it there. Returns whether any was placed.
+    fn place_direct(&mut self, order: &[usize], fill: Fill) -> bool {
         let mut placed = false;
         for &c in order {
             while self.unplaced[c] > 0 {
                 match self.best_direct(c) {
                     Some(node)
-                        if self.topo.soft_spread_allows(c, node)
-                            && (!keep_maxima
-                                || self
-                                    .topo
-                                    .counters_of(c)
-                                    .iter()
-                                    .all(|&k| self.topo.addition_keeps_maximum(k, node))) =>
+                        if fill == Fill::Anywhere
+                            || self.topo.soft_spread_allows(c, node)
+                                && (fill == Fill::WithinSkew
+                                    || self
+                                        .topo
+                                        .counters_of(c)
+                                        .iter()
+                                        .all(|&k| self.topo.addition_keeps_maximum(k, node))) =>
                     {
                         self.place(c, node);
                         placed = true;
@@ -1355,6 +1378,8 @@ impl State<'_, '_> {
 }
 
 mod polish;
+#[cfg(test)]
+pub(crate) use polish::SHARED_SKEW;
 mod substitute;
 #[cfg(test)]
 pub(crate) mod tests;

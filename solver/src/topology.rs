@@ -200,6 +200,8 @@ struct SpreadDomains {
     hard: bool,
     /// Whether only soft terms of weight 0 read it (a tie-break).
     tie_break: bool,
+    /// The smallest `maxSkew` of the `ScheduleAnyway` terms that read it.
+    soft_max_skew: u32,
 }
 
 impl SpreadDomains {
@@ -282,16 +284,17 @@ impl TopologyState {
             generation: 0,
         };
         for r in &inter.rules {
-            let (counter, hard, tie_break) = match *r {
-                Rule::Spread { counter, .. } => (counter, true, false),
+            let (counter, hard, tie_break, soft_max_skew) = match *r {
+                Rule::Spread { counter, .. } => (counter, true, false, u32::MAX),
                 Rule::Soft { counter, max_skew, weight, .. } if max_skew > 0 => {
-                    (counter, false, weight == 0)
+                    (counter, false, weight == 0, max_skew)
                 }
                 _ => continue,
             };
             if let Some(s) = state.spread.get_mut(&counter) {
                 s.hard |= hard;
                 s.tie_break &= tie_break;
+                s.soft_max_skew = s.soft_max_skew.min(soft_max_skew);
                 continue;
             }
             let mut eligible = vec![false; nodes];
@@ -306,9 +309,10 @@ impl TopologyState {
                 *histogram.entry(state.counts[counter][d]).or_insert(0) += 1;
             }
             let number = eligible.iter().filter(|&&e| e).count() as u32;
-            state
-                .spread
-                .insert(counter, SpreadDomains { eligible, number, histogram, hard, tie_break });
+            state.spread.insert(
+                counter,
+                SpreadDomains { eligible, number, histogram, hard, tie_break, soft_max_skew },
+            );
         }
         state
     }
@@ -473,6 +477,12 @@ impl TopologyState {
     /// substitution leave it out).
     pub fn is_tie_break(&self, k: usize) -> bool {
         self.spread.get(&k).is_some_and(|s| s.tie_break)
+    }
+
+    /// The `maxSkew` the `ScheduleAnyway` terms reading counter `k` ask for (the smallest of
+    /// them): none for a counter a hard rule reads, a tie-break, or one no spread term reads.
+    pub fn soft_max_skew(&self, k: usize) -> Option<u32> {
+        self.spread.get(&k).filter(|s| !s.hard && !s.tie_break).map(|s| s.soft_max_skew)
     }
 
     /// The imbalance of counter `k` over its eligible domains: its skew (`max − min`) and the

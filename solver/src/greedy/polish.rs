@@ -12,7 +12,10 @@
 //! node, for the node the first pod leaves (a swap) or another node with room for it, or, where
 //! one pod leaving is not enough, two pods leave it the same way (one pod traded for two). A step
 //! is taken only if no counter's skew grows and the counters' summed skew, or else their
-//! summed squared counts, falls; so the pass ends. Only pods placed by this solve move, and
+//! summed squared counts, falls; or if their summed skew beyond their `maxSkew` falls and each
+//! counter whose skew grows stays within its own `maxSkew` and [`SHARED_SKEW`] (a workload
+//! piled into the zone with surplus room passes some of it to workloads spread evenly). So the
+//! pass ends. Only pods placed by this solve move, and
 //! only those whose classes have no hard inter-pod rule or conflict and count in no counter
 //! a hard rule reads (as relocation's): no hard decision depends on where they are. The pods
 //! placed do not change, and every move keeps feasibility, capacity and per-node limits.
@@ -48,6 +51,11 @@ const EVEN_CHECK: u64 = 16;
 /// How many nodes besides the one the first pod leaves each pod of a two-pod exchange tries
 /// ([`State::make_room_for_two`]).
 const PAIR_TAKERS: usize = 3;
+
+/// The skew up to which a step may raise a counter's to bring another's down towards its
+/// `maxSkew` (and never past the raised counter's own `maxSkew`): one pod more than an even
+/// split in one domain and one fewer in another.
+pub(crate) const SHARED_SKEW: u64 = 2;
 
 /// One pod's move in a step: `(class, from, to)`.
 type Move = (usize, usize, usize);
@@ -432,9 +440,12 @@ impl State<'_, '_> {
         })
     }
 
-    /// Whether the moves, made together, leave no counter of the pass more skewed and lower
-    /// the summed skew of the counters they touch, or else their summed squared counts. The
-    /// counts are moved for the check and moved back.
+    /// Whether the moves, made together, even the spread out: they leave no counter of the
+    /// pass more skewed and lower the summed skew of the counters they touch, or else their
+    /// summed squared counts; or they lower the touched counters' summed skew beyond their
+    /// `maxSkew` (their excess), and each counter whose skew grows ends at most at
+    /// [`SHARED_SKEW`] and within its own `maxSkew` (a tie-break's may not grow). The counts
+    /// are moved for the check and moved back.
     fn evens_out(&mut self, moves: &[Move], soft: &[bool]) -> bool {
         let mut touched: Vec<usize> = moves
             .iter()
@@ -456,7 +467,23 @@ impl State<'_, '_> {
         let sum = |v: &[(u64, u64)]| {
             v.iter().fold((0u64, 0u64), |(s, q), &(a, b)| (s + a, q.saturating_add(b)))
         };
-        before.iter().zip(&after).all(|(b, a)| a.0 <= b.0) && sum(&after) < sum(&before)
+        if before.iter().zip(&after).all(|(b, a)| a.0 <= b.0) && sum(&after) < sum(&before) {
+            return true;
+        }
+        let caps: Vec<Option<u64>> =
+            touched.iter().map(|&k| self.topo.soft_max_skew(k).map(u64::from)).collect();
+        let excess = |v: &[(u64, u64)]| -> u64 {
+            v.iter()
+                .zip(&caps)
+                .map(|(&(skew, _), cap)| cap.map_or(0, |m| skew.saturating_sub(m)))
+                .sum()
+        };
+        before
+            .iter()
+            .zip(&after)
+            .zip(&caps)
+            .all(|((b, a), cap)| a.0 <= b.0 || cap.is_some_and(|m| a.0 <= m.min(SHARED_SKEW)))
+            && excess(&after) < excess(&before)
     }
 
     /// Moves placement `i` to node `to` (usage, counts, the callback and the pass's index).

@@ -789,6 +789,49 @@ fn a_tie_break_counter_is_evened_out_last_and_the_room_it_joins_goes_to_pods_lef
 }
 
 #[test]
+fn room_an_evening_out_move_frees_goes_to_a_pod_left_over_even_past_its_max_skew() {
+    // Node 0 (zone 0, room 2000) and node 1 (zone 1, room 1000). Class 0 (two pods of 1000,
+    // scoring node 0 best, a `ScheduleAnyway` zone term) piles on node 0. Class 1 (one pod of
+    // 1000, allowed on node 0 only) finds no room; its workload already has two pods in zone 0,
+    // so landing there takes its zone skew to 3, past its `maxSkew` of 1. Evening out moves
+    // one of class 0's pods to node 1, and the room it leaves goes to class 1 all the same
+    // (the caller's later stages would place it there, blind to spread).
+    let mut p = problem(vec![class(2, &[1000]), class(1, &[1000])], &[&[2000], &[1000]]);
+    p.score[0] = 10;
+    p.feasible[2 + 1] = false;
+    p.topologies = 1;
+    p.domains = vec![0, 1];
+    p.inter_pod = InterPod {
+        counters: vec![
+            Counter { topology: 0, members: vec![0], ..Counter::default() },
+            Counter { topology: 0, members: vec![1], initial: vec![2, 0], ..Counter::default() },
+        ],
+        rules: vec![
+            Rule::Soft { class: 0, counter: 0, weight: -1, max_skew: 1 },
+            Rule::Soft { class: 1, counter: 1, weight: -1, max_skew: 1 },
+        ],
+    };
+    let cases = [
+        ("with evening out, class 1 takes the room a move frees", true, vec![0, 1], vec![0u32, 0]),
+        ("without it, node 0 stays full", false, vec![0, 0], vec![0, 1]),
+    ];
+    for (name, even_spread, class0, unplaced) in cases {
+        let options = GreedyOptions {
+            class_order: ClassOrder::Given,
+            relocate: false,
+            even_spread,
+            ..Default::default()
+        };
+        let a = solve_greedy(&p, &options, None).expect("valid");
+        let mut got = nodes_of(&a, 0);
+        got.sort_unstable();
+        assert_eq!(got, class0, "{name}");
+        assert_eq!(a.unplaced, unplaced, "{name}");
+        assert_eq!(nodes_of(&a, 1), if even_spread { vec![0] } else { vec![] }, "{name}");
+    }
+}
+
+#[test]
 fn relocation_may_move_an_initial_pod() {
     // Two GPU nodes with 2 GPUs, each already running one 1-GPU pod of class 0 (placed by an
     // earlier solve). A 2-GPU pod fits only after one of them moves next to the other.
