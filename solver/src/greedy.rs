@@ -910,22 +910,24 @@ impl State<'_, '_> {
         let mut placed = false;
         for &c in order {
             while self.unplaced[c] > 0 {
-                match self.best_direct(c) {
-                    Some(node)
-                        if fill == Fill::Anywhere
-                            || self.topo.soft_spread_allows(c, node)
-                                && (fill == Fill::WithinSkew
-                                    || self
-                                        .topo
-                                        .counters_of(c)
-                                        .iter()
-                                        .all(|&k| self.topo.addition_keeps_maximum(k, node))) =>
-                    {
-                        self.place(c, node);
-                        placed = true;
+                let Some(node) = self.best_direct(c) else { break };
+                let allowed = match fill {
+                    Fill::Anywhere => true,
+                    Fill::WithinSkew => self.topo.soft_spread_allows(c, node),
+                    Fill::KeepMaxima => {
+                        self.topo.soft_spread_allows(c, node)
+                            && self
+                                .topo
+                                .counters_of(c)
+                                .iter()
+                                .all(|&k| self.topo.addition_keeps_maximum(k, node))
                     }
-                    _ => break,
+                };
+                if !allowed {
+                    break;
                 }
+                self.place(c, node);
+                placed = true;
             }
         }
         placed

@@ -19,6 +19,29 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&ok(args).stdout).expect("one JSON document")
 }
 
+/// `kplace gen --workload WORKLOAD` into `dir`, with `[nodes, pods, init-pods, seed]`.
+fn generate(dir: &Path, workload: &str, [nodes, pods, init, seed]: [u32; 4]) -> std::path::PathBuf {
+    let path = dir.join(format!("{workload}.yaml"));
+    let (nodes, pods, init, seed) =
+        (nodes.to_string(), pods.to_string(), init.to_string(), seed.to_string());
+    ok(&[
+        "gen",
+        "--workload",
+        workload,
+        "--nodes",
+        &nodes,
+        "--pods",
+        &pods,
+        "--init-pods",
+        &init,
+        "--seed",
+        &seed,
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    path
+}
+
 /// `250m` → 250, `2` → 2000.
 fn millicores(q: &str) -> i64 {
     match q.strip_suffix('m') {
@@ -340,10 +363,8 @@ fn per_workload_figures_of_compare_equal_an_independent_count_from_the_plan_docu
 #[test]
 fn on_an_oversubscribed_deployments_cluster_no_deployment_is_served_worse_than_by_baseline() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let snapshot = dir.path().join("dep2.yaml");
+    let snapshot = generate(dir.path(), "deployments", [90, 1800, 300, 2]);
     let s = snapshot.to_str().unwrap();
-    let args = ["--nodes", "90", "--pods", "1800", "--init-pods", "300", "--seed", "2"];
-    ok(&[&["gen", "--workload", "deployments", "-o", s][..], &args[..]].concat());
     let doc = json(&["compare", s, "--backend", "cpu", "-o", "json"]);
     assert_eq!(doc["valid"], true);
     let (pods, _) = read_snapshot(&snapshot);
@@ -520,10 +541,8 @@ fn explain_answers_for_bound_pods_and_says_what_an_unknown_pod_is() {
 #[test]
 fn on_a_fragmentation_mix_a_workload_more_skewed_than_under_baseline_keeps_its_replicas_per_zone() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let snapshot = dir.path().join("fm250.yaml");
+    let snapshot = generate(dir.path(), "fragmentation-mix", [250, 2500, 500, 13]);
     let s = snapshot.to_str().unwrap();
-    let args = ["--nodes", "250", "--pods", "2500", "--init-pods", "500", "--seed", "13"];
-    ok(&[&["gen", "--workload", "fragmentation-mix", "-o", s][..], &args[..]].concat());
     let plan = json(&["plan", s, "--backend", "cpu", "-o", "json"]);
     let base = json(&["baseline", s, "-o", "json"]);
     let (pods, nodes) = read_snapshot(&snapshot);

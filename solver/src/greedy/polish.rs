@@ -22,9 +22,10 @@
 //!
 //! Counters only weight-0 terms read (tie-breaks: a workload whose own constraints do not
 //! spread it over nodes, spread over them all the same) are left out of every pass but the
-//! solve's last, which evens out only them, with a smaller budget; its steps too may raise no
-//! counter's skew. Room its moves join is offered to the pods left over, only where no spread
-//! counter's maximum rises, and the others are evened out again.
+//! solve's last, which evens out only them, with a smaller budget; its steps follow the same
+//! rule, checked against every counter. Room its moves join is offered to the pods left over
+//! where no spread counter's maximum rises, the others are evened out again, and room still
+//! free goes to them anywhere before a last evening out (see `greedy.rs`).
 //!
 //! Upstream counterpart: none (PodTopologySpread's score steers each pod of kube-scheduler's
 //! queue as it comes; it never revisits a placement).
