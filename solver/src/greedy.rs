@@ -62,6 +62,11 @@
 //!    and none rises past one; or of two such pods together, requesting and worth no more,
 //!    spending a pod that trading won. Evening out runs again after any substitution.
 //!
+//! 9a. Trading again ([`GreedyOptions::trade_again`]; `greedy/trade.rs`): with the
+//!     workloads spread, unplaced pods smaller than a placed one take its room, the
+//!     worst-served class first, where the given-up pod's workload can still reach the same
+//!     skew over its bound pods; evening out runs again after any trade.
+//!
 //! 10. Filling (with evening out): the tie-break counters are evened out, and the room moves
 //!     joined goes to the pods left over, first where no spread counter's maximum rises, then
 //!     anywhere; evening out runs again after each, the tie-breaks last.
@@ -361,6 +366,10 @@ pub struct GreedyOptions {
     /// Unlike evening out, this changes which pods are placed, and may spend pods trading won
     /// (never below the tier's count before trading, never less of any resource).
     pub substitute: bool,
+    /// With `relocate`, `even_spread` and `substitute`, then trade again: unplaced pods
+    /// smaller than a placed one, of the worst-served classes first, take its room where its
+    /// workload can still be spread as well (`greedy/trade.rs`), and even out again.
+    pub trade_again: bool,
 }
 
 impl Default for GreedyOptions {
@@ -370,6 +379,7 @@ impl Default for GreedyOptions {
             relocate: true,
             even_spread: true,
             substitute: true,
+            trade_again: true,
         }
     }
 }
@@ -597,10 +607,23 @@ pub(crate) fn solve_with(
     for p in &state.placements {
         *placed_before_trading.entry(problem.classes[p.class].priority).or_default() += 1;
     }
-    let won = if options.relocate { state.trade_for_more(&order) } else { BTreeMap::new() };
+    let won = if options.relocate {
+        state.trade_for_more(&order, Taking::InOrder)
+    } else {
+        BTreeMap::new()
+    };
     if options.even_spread {
         state.even_spread(false);
         if options.substitute && state.substitute_for_spread(&order, won) {
+            state.even_spread(false);
+        }
+        // With the workloads spread, the pods left over that are smaller than placed ones
+        // take their room, the worst served first, and the others are evened out again.
+        if options.relocate
+            && options.substitute
+            && options.trade_again
+            && !state.trade_for_more(&order, Taking::SmallerWorstServed).is_empty()
+        {
             state.even_spread(false);
         }
         // Moves for the tie-breaks may join free room: the pods left over take it where no
@@ -1386,3 +1409,4 @@ mod substitute;
 #[cfg(test)]
 pub(crate) mod tests;
 mod trade;
+use trade::Taking;

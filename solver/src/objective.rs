@@ -227,6 +227,7 @@ pub fn solve_best(problem: &Problem) -> Result<(Assignment, Strategy), crate::So
                     relocate: true,
                     even_spread: true,
                     substitute: true,
+                    trade_again: true,
                 };
                 solve_greedy(problem, &options, None)?
             }

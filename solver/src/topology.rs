@@ -202,9 +202,36 @@ struct SpreadDomains {
     tie_break: bool,
     /// The smallest `maxSkew` of the `ScheduleAnyway` terms that read it.
     soft_max_skew: u32,
+    /// The pods bound before the solve per eligible domain, ascending, and their running sums
+    /// (one entry more); both empty past [`BOUND_RECORD_DOMAINS`] eligible domains.
+    bound: Vec<u32>,
+    bound_sums: Vec<u64>,
 }
 
+/// Spread counters with more eligible domains than this (node-level ones on large clusters)
+/// keep no record of their bound pods per domain; [`TopologyState::removal_keeps_even_skew`]
+/// then reads the total alone.
+const BOUND_RECORD_DOMAINS: usize = 256;
+
 impl SpreadDomains {
+    /// The smallest skew `movable` pods can reach on top of the pods bound before the solve,
+    /// each added to the emptiest domain in turn (evening out's best case); `None` without the
+    /// record of bound pods or an eligible domain.
+    fn even_skew(&self, movable: u64) -> Option<u64> {
+        let (&top, _) = self.bound.split_last()?;
+        // The lowest `i` domains can all be raised to the level of the next one.
+        let mut i = 1;
+        while i < self.bound.len()
+            && i as u64 * u64::from(self.bound[i]) - self.bound_sums[i] <= movable
+        {
+            i += 1;
+        }
+        let pooled = movable + self.bound_sums[i];
+        let level = pooled / i as u64;
+        let high = level + u64::from(!pooled.is_multiple_of(i as u64));
+        Some(high.max(u64::from(top)) - level)
+    }
+
     /// The lowest and highest count over the eligible domains (none without one).
     fn extremes(&self) -> Option<(u32, u32)> {
         let (&min, _) = self.histogram.first_key_value()?;
@@ -309,9 +336,28 @@ impl TopologyState {
                 *histogram.entry(state.counts[counter][d]).or_insert(0) += 1;
             }
             let number = eligible.iter().filter(|&&e| e).count() as u32;
+            let (mut bound, mut bound_sums) = (Vec::new(), Vec::new());
+            if number as usize <= BOUND_RECORD_DOMAINS {
+                bound =
+                    (0..nodes).filter(|&d| eligible[d]).map(|d| state.counts[counter][d]).collect();
+                bound.sort_unstable();
+                bound_sums.push(0);
+                for &b in &bound {
+                    bound_sums.push(bound_sums.last().copied().unwrap_or(0) + u64::from(b));
+                }
+            }
             state.spread.insert(
                 counter,
-                SpreadDomains { eligible, number, histogram, hard, tie_break, soft_max_skew },
+                SpreadDomains {
+                    eligible,
+                    number,
+                    histogram,
+                    hard,
+                    tie_break,
+                    soft_max_skew,
+                    bound,
+                    bound_sums,
+                },
             );
         }
         state
@@ -532,6 +578,27 @@ impl TopologyState {
         let Some(d) = self.counted_domain(s, k, node) else { return true };
         let total: u64 = s.histogram.iter().map(|(&v, &n)| u64::from(v) * u64::from(n)).sum();
         self.counts[k][d] > min && !total.is_multiple_of(u64::from(s.number.max(1)))
+    }
+
+    /// [`TopologyState::removal_keeps_spread`] with the pods bound before the solve taken into
+    /// account: the node's domain holds more than the present minimum, and the smallest skew
+    /// the solve's pods could reach on top of the bound ones ([`SpreadDomains::even_skew`]) does
+    /// not grow with one pod fewer. (A workload with 5 bound pods in one of three zones and 6
+    /// placed reaches 5 / 3 / 3; with 5 placed only 5 / 3 / 2.) Counters without the record of
+    /// bound pods read the total as `removal_keeps_spread` does.
+    pub fn removal_keeps_even_skew(&self, k: usize, node: usize) -> bool {
+        let Some(s) = self.spread.get(&k).filter(|s| !s.tie_break) else { return true };
+        let Some(d) = self.counted_domain(s, k, node) else { return true };
+        let Some((min, _)) = s.extremes() else { return true };
+        if self.counts[k][d] <= min {
+            return false;
+        }
+        let total: u64 = s.histogram.iter().map(|(&v, &n)| u64::from(v) * u64::from(n)).sum();
+        let movable = total.saturating_sub(s.bound_sums.last().copied().unwrap_or(0));
+        match (s.even_skew(movable), movable.checked_sub(1).and_then(|m| s.even_skew(m))) {
+            (Some(now), Some(after)) => after <= now,
+            _ => !total.is_multiple_of(u64::from(s.number.max(1))),
+        }
     }
 
     /// Whether one more pod counted in `k` on `node` keeps the counter's maximum, so its skew

@@ -391,6 +391,7 @@ impl Run {
                 relocate: options.relocate,
                 even_spread: options.even_spread,
                 substitute: true,
+                trade_again: true,
             };
             let assignment =
                 solve_greedy(guided.as_ref().unwrap_or(&problem), &greedy, Some(&mut applier))?;

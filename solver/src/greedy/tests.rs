@@ -135,6 +135,7 @@ fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
             relocate: false,
             even_spread: false,
             substitute: true,
+            trade_again: true,
         },
         Some(&mut Spread),
     )
@@ -148,6 +149,7 @@ fn largest_first_keeps_small_pods_from_stranding_a_big_one() {
             relocate: false,
             even_spread: false,
             substitute: true,
+            trade_again: true,
         },
         Some(&mut Spread),
     )
@@ -166,6 +168,7 @@ fn smallest_first_places_the_most_pods_when_the_tier_does_not_fit() {
         relocate: false,
         even_spread: false,
         substitute: true,
+        trade_again: true,
     };
     let largest = solve_greedy(&p, &options(ClassOrder::LargestFirst), None).expect("valid");
     assert_eq!(largest.placements.len(), 1);
@@ -242,6 +245,7 @@ fn conflicting_classes_never_share_a_domain() {
                 relocate: true,
                 even_spread: true,
                 substitute: true,
+                trade_again: true,
             },
             None,
         )
@@ -272,6 +276,7 @@ fn rescore_is_asked_only_for_nodes_whose_usage_changed() {
             relocate: false,
             even_spread: false,
             substitute: true,
+            trade_again: true,
         },
         Some(&mut log),
     )
@@ -312,6 +317,7 @@ fn a_class_placed_pod_by_pod_rescores_only_the_nodes_changed_since_its_last_pick
             relocate: false,
             even_spread: false,
             substitute: true,
+            trade_again: true,
         },
         Some(&mut counted),
     )
@@ -500,6 +506,26 @@ fn a_placed_pod_is_traded_for_more_pods_that_request_as_much() {
             GreedyOptions { relocate: case.relocate, even_spread: false, ..Default::default() };
         let a = solve_heard(&case.problem, &options, case.name);
         assert_eq!(a.unplaced, case.unplaced, "{}", case.name);
+    }
+}
+
+#[test]
+fn after_spreading_smaller_pods_of_the_worst_served_workloads_take_a_large_pods_room() {
+    // Two nodes of 2000. Class 0: two large pods, placed first, filling both nodes; class 1:
+    // one large pod that finds no room and, first in line, makes every in-order trade fail
+    // (it fills the room alone); classes 2 and 3: four pods of 500 each, none placed.
+    let p = problem(
+        vec![class(2, &[2000]), class(1, &[2000]), class(4, &[500]), class(4, &[500])],
+        &[&[2000], &[2000]],
+    );
+    let cases = [
+        ("without evening out the second trade does not run", false, vec![0, 1, 4, 4]),
+        ("the room goes round the small classes, two pods each", true, vec![1, 1, 2, 2]),
+    ];
+    for (name, even_spread, unplaced) in cases {
+        let options = GreedyOptions { even_spread, ..Default::default() };
+        let a = solve_heard(&p, &options, name);
+        assert_eq!(a.unplaced, unplaced, "{name}");
     }
 }
 
@@ -1033,6 +1059,7 @@ fn a_changed_node_whose_bound_cannot_win_is_not_rescored() {
         relocate: false,
         even_spread: false,
         substitute: true,
+        trade_again: true,
     };
     let a = solve_greedy(&p, &options, Some(&mut counting)).expect("valid");
     // Class 1: node 0 rescored (9 + 5 - 5 = 9 > 1). Class 2: node 1 (static 20) beats node 0's
@@ -1080,6 +1107,7 @@ fn a_callback_that_scores_whole_rows_is_asked_for_rows_and_never_for_a_node() {
         relocate: false,
         even_spread: false,
         substitute: true,
+        trade_again: true,
     };
     let mut rows = Rows(Vec::new());
     let a = solve_greedy(&p, &options, Some(&mut rows)).expect("valid");
@@ -1115,7 +1143,7 @@ proptest! {
             1 => ClassOrder::LargestFirst,
             _ => ClassOrder::SmallestFirst,
         };
-        let options = GreedyOptions { class_order, relocate, even_spread: relocate, substitute: true };
+        let options = GreedyOptions { class_order, relocate, even_spread: relocate, substitute: true, trade_again: true };
         let mut bounded = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: false };
         let mut every = Capped { score: p.score.clone(), nodes: p.nodes, bounded: false, rows: false };
         let mut rows = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: true };
@@ -1141,7 +1169,7 @@ proptest! {
             1 => ClassOrder::LargestFirst,
             _ => ClassOrder::SmallestFirst,
         };
-        let options = GreedyOptions { class_order, relocate: true, even_spread: true, substitute: true };
+        let options = GreedyOptions { class_order, relocate: true, even_spread: true, substitute: true, trade_again: true };
         let run = |plain: bool| {
             let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded: true, rows: false };
             let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
@@ -1166,7 +1194,7 @@ proptest! {
             1 => ClassOrder::LargestFirst,
             _ => ClassOrder::SmallestFirst,
         };
-        let options = GreedyOptions { class_order, relocate, even_spread: relocate, substitute: true };
+        let options = GreedyOptions { class_order, relocate, even_spread: relocate, substitute: true, trade_again: true };
         let run = |scan_pods: u32| {
             let mut capped = Capped { score: p.score.clone(), nodes: p.nodes, bounded, rows: false };
             let rescore: Option<&mut dyn Rescore> = if rescored { Some(&mut capped) } else { None };
@@ -1191,6 +1219,7 @@ proptest! {
             relocate,
             even_spread: relocate,
             substitute: true,
+            trade_again: true,
         };
         let mut scorer = LeastAllocated;
         let a = solve_greedy(&p, &options, if dynamic { Some(&mut scorer) } else { None })

@@ -64,6 +64,7 @@ fn the_guided_greedy_follows_quotas_then_places_the_rest() {
         relocate: false,
         even_spread: false,
         substitute: true,
+        trade_again: true,
     };
     let plain = solve_greedy(&p, &options, None).expect("valid");
     let guide = lp_guide(&p, &LpOptions::default()).expect("solves").expect("a guide");
@@ -281,6 +282,7 @@ fn the_strategies_match_the_exact_optimum_per_tier_on_small_problems() {
                 relocate: false,
                 even_spread: false,
                 substitute: true,
+                trade_again: true,
             },
             None,
         )

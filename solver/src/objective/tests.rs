@@ -136,7 +136,7 @@ proptest! {
         let total: u128 = best.placements.iter().map(|pl| u128::from(values[pl.class])).sum();
         prop_assert_eq!(best_rank.tiers.iter().map(|t| t.1).sum::<u128>(), total);
         let solve = |order| {
-            let options = GreedyOptions { class_order: order, relocate: true, even_spread: true, substitute: true };
+            let options = GreedyOptions { class_order: order, relocate: true, even_spread: true, substitute: true, trade_again: true };
             solve_greedy(&p, &options, None).expect("valid")
         };
         let queue = placed(&p, &solve(ClassOrder::Given));

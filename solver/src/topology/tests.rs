@@ -266,6 +266,54 @@ fn a_move_within_the_extremes_neither_tops_the_fullest_domain_nor_undercuts_the_
 }
 
 #[test]
+fn a_pod_may_leave_only_where_its_workload_could_still_reach_the_same_skew_over_its_bound_pods() {
+    // Zones n % 3 over 6 nodes (node 0 in zone a, 1 in b, 2 in c); bound pods per zone, then
+    // the solve's pods per zone, and the node the pod leaves.
+    let p = problem(&[(20, 1)], 6, 10, 3);
+    let cases = [
+        (
+            "5 bound in a, 1 / 3 / 2 placed: 5 / 3 / 3 is in reach, 5 / 3 / 2 is not",
+            [5, 0, 0],
+            [1, 3, 2],
+            0,
+            false,
+        ),
+        ("the same from b", [5, 0, 0], [1, 3, 2], 1, false),
+        ("5 bound in a, 1 / 3 / 3 placed: 5 / 3 / 3 stays in reach", [5, 0, 0], [1, 3, 3], 0, true),
+        ("never from the emptiest zone", [5, 0, 0], [1, 3, 3], 1, false),
+        ("none bound, 2 / 2 / 2 placed: an even total", [0, 0, 0], [2, 2, 2], 0, false),
+        ("none bound, 3 / 2 / 2 placed: 2 / 2 / 2 is even", [0, 0, 0], [3, 2, 2], 0, true),
+        ("a zone over the rest by its bound pods alone", [9, 0, 0], [1, 2, 2], 0, true),
+    ];
+    for (name, bound, placed, node, want) in cases {
+        let inter = InterPod {
+            counters: vec![Counter { initial: bound.to_vec(), ..counter(0, &[0]) }],
+            rules: vec![Rule::Soft { class: 0, counter: 0, weight: -1, max_skew: 1 }],
+        };
+        let mut state = TopologyState::new(&inter, 1, p.nodes, 2, &p.domains);
+        for (zone, &n) in placed.iter().enumerate() {
+            for _ in 0..n {
+                state.update(0, zone, true);
+            }
+        }
+        assert_eq!(state.removal_keeps_even_skew(0, node), want, "{name}");
+    }
+    // The rule without the bound pods lets the first case's pod go (6 > 2, 11 pods are odd).
+    let inter = InterPod {
+        counters: vec![Counter { initial: vec![5, 0, 0], ..counter(0, &[0]) }],
+        rules: vec![Rule::Soft { class: 0, counter: 0, weight: -1, max_skew: 1 }],
+    };
+    let mut state = TopologyState::new(&inter, 1, p.nodes, 2, &p.domains);
+    for (zone, n) in [(0, 1), (1, 3), (2, 2)] {
+        for _ in 0..n {
+            state.update(0, zone, true);
+        }
+    }
+    assert!(state.removal_keeps_spread(0, 0));
+    assert!(!state.removal_keeps_even_skew(0, 0));
+}
+
+#[test]
 fn evening_out_moves_a_pod_of_another_workload_on_to_make_room() {
     // Class 0 (2 pods of 2, a soft zone term) fills node 0 (zone 0); class 1 (1 pod of 1, no
     // spread term, barred from zone 0) takes node 1. Zone 1 has room for class 0 only once
@@ -745,7 +793,12 @@ proptest! {
             c.max_per_node = limit;
         }
         let run = |substitute| {
-            let options = GreedyOptions { relocate, substitute, ..GreedyOptions::default() };
+            let options = GreedyOptions {
+                relocate,
+                substitute,
+                trade_again: false,
+                ..GreedyOptions::default()
+            };
             solve_greedy(&p, &options, None).expect("valid")
         };
         let (before, after) = (run(false), run(true));
@@ -805,6 +858,66 @@ proptest! {
         }
     }
 
+    /// Trading again places per priority tier at least the pods and at least the requests of
+    /// every resource it found, keeps every node within its capacity, every cell feasible and
+    /// every per-node limit, and the pods a hard rule reads obey it in decision order.
+    #[test]
+    fn trading_again_places_no_fewer_pods_nor_less_of_any_resource_and_keeps_every_rule(
+        p in random_problem(),
+        limit in prop::option::of(1u32..3),
+    ) {
+        let mut p = p;
+        if let Some(c) = p.classes.first_mut() {
+            c.max_per_node = limit;
+        }
+        let run = |trade_again| {
+            let options = GreedyOptions { trade_again, ..GreedyOptions::default() };
+            solve_greedy(&p, &options, None).expect("valid")
+        };
+        let (before, after) = (run(false), run(true));
+        let per_tier = |a: &crate::greedy::Assignment| {
+            let mut tiers: BTreeMap<i32, (usize, Vec<i64>)> = BTreeMap::new();
+            for pl in &a.placements {
+                let class = &p.classes[pl.class];
+                let (pods, req) = tiers.entry(class.priority).or_insert((0, vec![0; p.resources]));
+                *pods += 1;
+                for (r, &q) in req.iter_mut().zip(&class.requests) {
+                    *r += q;
+                }
+            }
+            tiers
+        };
+        let (b, a) = (per_tier(&before), per_tier(&after));
+        for (prio, (pods, req)) in &b {
+            let (pods_after, req_after) = a.get(prio).cloned().unwrap_or_default();
+            prop_assert!(pods_after >= *pods, "tier {} placed fewer pods", prio);
+            prop_assert!(
+                (0..p.resources).all(|r| req_after[r] >= req[r]),
+                "tier {prio} placed less: {req:?} → {req_after:?}"
+            );
+        }
+        let state = TopologyState::new(&p.inter_pod, p.classes.len(), p.nodes, 2, &p.domains);
+        let mut used = vec![0i64; p.nodes * p.resources];
+        let mut count = vec![0u32; p.classes.len() * p.nodes];
+        for (i, pl) in after.placements.iter().enumerate() {
+            prop_assert!(p.feasible[pl.class * p.nodes + pl.node]);
+            for (r, &q) in p.classes[pl.class].requests.iter().enumerate() {
+                used[pl.node * p.resources + r] += q;
+            }
+            count[pl.class * p.nodes + pl.node] += 1;
+            if state.has_hard_rules(pl.class) {
+                prop_assert!(fresh_allows(&p, &after.placements[..i], pl.class, pl.node));
+            }
+        }
+        for (i, (&u, &free)) in used.iter().zip(&p.free).enumerate() {
+            prop_assert!(u <= free, "node {} over its capacity", i / p.resources.max(1));
+        }
+        for (c, spec) in p.classes.iter().enumerate() {
+            let most = (0..p.nodes).map(|n| count[c * p.nodes + n]).max().unwrap_or(0);
+            prop_assert!(most <= spec.max_per_node.unwrap_or(u32::MAX));
+        }
+    }
+
     /// The per-bucket heaps, kept across picks in queue order too, choose exactly what a scan
     /// of every node per pod chooses.
     #[test]
@@ -815,7 +928,7 @@ proptest! {
     ) {
         let class_order =
             if queue_order { ClassOrder::Given } else { ClassOrder::LargestFirst };
-        let options = GreedyOptions { relocate, class_order, even_spread: relocate, substitute: true };
+        let options = GreedyOptions { relocate, class_order, even_spread: relocate, substitute: true, trade_again: true };
         let heaps = solve_with(&p, &options, None, Tuning { scan_pods: 0, plain: false }).expect("valid");
         let scan = solve_with(&p, &options, None, Tuning { scan_pods: u32::MAX, plain: true }).expect("valid");
         prop_assert_eq!(heaps, scan);
