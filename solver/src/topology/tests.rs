@@ -580,6 +580,49 @@ fn fresh_soft(p: &Problem, pods: &[Placed], c: usize, node: usize) -> i64 {
 
 /// A random problem with inter-pod rules: up to 5 classes, up to 9 nodes; topology 0 has up to
 /// 3 domains (3: no label), topology 1 is the node itself (or no label).
+/// Pods and requests per resource placed per priority tier.
+fn per_tier(p: &Problem, a: &Assignment) -> BTreeMap<i32, (usize, Vec<i64>)> {
+    let mut tiers: BTreeMap<i32, (usize, Vec<i64>)> = BTreeMap::new();
+    for pl in &a.placements {
+        let class = &p.classes[pl.class];
+        let (pods, req) = tiers.entry(class.priority).or_insert((0, vec![0; p.resources]));
+        *pods += 1;
+        for (r, &q) in req.iter_mut().zip(&class.requests) {
+            *r += q;
+        }
+    }
+    tiers
+}
+
+/// Every node within its capacity, every cell feasible, every per-node limit kept, and the
+/// pods a hard rule reads obeying it in decision order.
+fn keeps_capacity_feasibility_limits_and_hard_rules(
+    p: &Problem,
+    after: &Assignment,
+) -> Result<(), TestCaseError> {
+    let state = TopologyState::new(&p.inter_pod, p.classes.len(), p.nodes, 2, &p.domains);
+    let mut used = vec![0i64; p.nodes * p.resources];
+    let mut count = vec![0u32; p.classes.len() * p.nodes];
+    for (i, pl) in after.placements.iter().enumerate() {
+        prop_assert!(p.feasible[pl.class * p.nodes + pl.node]);
+        for (r, &q) in p.classes[pl.class].requests.iter().enumerate() {
+            used[pl.node * p.resources + r] += q;
+        }
+        count[pl.class * p.nodes + pl.node] += 1;
+        if state.has_hard_rules(pl.class) {
+            prop_assert!(fresh_allows(p, &after.placements[..i], pl.class, pl.node));
+        }
+    }
+    for (i, (&u, &free)) in used.iter().zip(&p.free).enumerate() {
+        prop_assert!(u <= free, "node {} over its capacity", i / p.resources.max(1));
+    }
+    for (c, spec) in p.classes.iter().enumerate() {
+        let most = (0..p.nodes).map(|n| count[c * p.nodes + n]).max().unwrap_or(0);
+        prop_assert!(most <= spec.max_per_node.unwrap_or(u32::MAX));
+    }
+    Ok(())
+}
+
 fn random_problem() -> impl Strategy<Value = Problem> {
     (1usize..6, 1usize..10).prop_flat_map(|(n_classes, n_nodes)| {
         let class = (0u32..7, 0i32..2, 1i64..4).prop_map(|(count, priority, req)| ClassSpec {
@@ -802,19 +845,7 @@ proptest! {
             solve_greedy(&p, &options, None).expect("valid")
         };
         let (before, after) = (run(false), run(true));
-        let per_tier = |a: &crate::greedy::Assignment| {
-            let mut tiers: BTreeMap<i32, (usize, Vec<i64>)> = BTreeMap::new();
-            for pl in &a.placements {
-                let class = &p.classes[pl.class];
-                let (pods, req) = tiers.entry(class.priority).or_insert((0, vec![0; p.resources]));
-                *pods += 1;
-                for (r, &q) in req.iter_mut().zip(&class.requests) {
-                    *r += q;
-                }
-            }
-            tiers
-        };
-        let (b, a) = (per_tier(&before), per_tier(&after));
+        let (b, a) = (per_tier(&p, &before), per_tier(&p, &after));
         prop_assert_eq!(&before.placed_before_trading, &after.placed_before_trading);
         prop_assert_eq!(b.keys().collect::<Vec<_>>(), a.keys().collect::<Vec<_>>());
         let slot = |r: usize| {
@@ -836,26 +867,7 @@ proptest! {
                 "tier {prio} placed less: {req:?} → {req_after:?}"
             );
         }
-        let state = TopologyState::new(&p.inter_pod, p.classes.len(), p.nodes, 2, &p.domains);
-        let mut used = vec![0i64; p.nodes * p.resources];
-        let mut count = vec![0u32; p.classes.len() * p.nodes];
-        for (i, pl) in after.placements.iter().enumerate() {
-            prop_assert!(p.feasible[pl.class * p.nodes + pl.node]);
-            for (r, &q) in p.classes[pl.class].requests.iter().enumerate() {
-                used[pl.node * p.resources + r] += q;
-            }
-            count[pl.class * p.nodes + pl.node] += 1;
-            if state.has_hard_rules(pl.class) {
-                prop_assert!(fresh_allows(&p, &after.placements[..i], pl.class, pl.node));
-            }
-        }
-        for (i, (&u, &free)) in used.iter().zip(&p.free).enumerate() {
-            prop_assert!(u <= free, "node {} over its capacity", i / p.resources.max(1));
-        }
-        for (c, spec) in p.classes.iter().enumerate() {
-            let most = (0..p.nodes).map(|n| count[c * p.nodes + n]).max().unwrap_or(0);
-            prop_assert!(most <= spec.max_per_node.unwrap_or(u32::MAX));
-        }
+        keeps_capacity_feasibility_limits_and_hard_rules(&p, &after)?;
     }
 
     /// Trading again places per priority tier at least the pods and at least the requests of
@@ -875,19 +887,7 @@ proptest! {
             solve_greedy(&p, &options, None).expect("valid")
         };
         let (before, after) = (run(false), run(true));
-        let per_tier = |a: &crate::greedy::Assignment| {
-            let mut tiers: BTreeMap<i32, (usize, Vec<i64>)> = BTreeMap::new();
-            for pl in &a.placements {
-                let class = &p.classes[pl.class];
-                let (pods, req) = tiers.entry(class.priority).or_insert((0, vec![0; p.resources]));
-                *pods += 1;
-                for (r, &q) in req.iter_mut().zip(&class.requests) {
-                    *r += q;
-                }
-            }
-            tiers
-        };
-        let (b, a) = (per_tier(&before), per_tier(&after));
+        let (b, a) = (per_tier(&p, &before), per_tier(&p, &after));
         for (prio, (pods, req)) in &b {
             let (pods_after, req_after) = a.get(prio).cloned().unwrap_or_default();
             prop_assert!(pods_after >= *pods, "tier {} placed fewer pods", prio);
@@ -896,26 +896,7 @@ proptest! {
                 "tier {prio} placed less: {req:?} → {req_after:?}"
             );
         }
-        let state = TopologyState::new(&p.inter_pod, p.classes.len(), p.nodes, 2, &p.domains);
-        let mut used = vec![0i64; p.nodes * p.resources];
-        let mut count = vec![0u32; p.classes.len() * p.nodes];
-        for (i, pl) in after.placements.iter().enumerate() {
-            prop_assert!(p.feasible[pl.class * p.nodes + pl.node]);
-            for (r, &q) in p.classes[pl.class].requests.iter().enumerate() {
-                used[pl.node * p.resources + r] += q;
-            }
-            count[pl.class * p.nodes + pl.node] += 1;
-            if state.has_hard_rules(pl.class) {
-                prop_assert!(fresh_allows(&p, &after.placements[..i], pl.class, pl.node));
-            }
-        }
-        for (i, (&u, &free)) in used.iter().zip(&p.free).enumerate() {
-            prop_assert!(u <= free, "node {} over its capacity", i / p.resources.max(1));
-        }
-        for (c, spec) in p.classes.iter().enumerate() {
-            let most = (0..p.nodes).map(|n| count[c * p.nodes + n]).max().unwrap_or(0);
-            prop_assert!(most <= spec.max_per_node.unwrap_or(u32::MAX));
-        }
+        keeps_capacity_feasibility_limits_and_hard_rules(&p, &after)?;
     }
 
     /// The per-bucket heaps, kept across picks in queue order too, choose exactly what a scan
