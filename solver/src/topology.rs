@@ -573,11 +573,7 @@ impl TopologyState {
     /// term reads, a tie-break ([`TopologyState::is_tie_break`]) and a node the counter does
     /// not count on.
     pub fn removal_keeps_spread(&self, k: usize, node: usize) -> bool {
-        let Some(s) = self.spread.get(&k).filter(|s| !s.tie_break) else { return true };
-        let Some((min, _)) = s.extremes() else { return true };
-        let Some(d) = self.counted_domain(s, k, node) else { return true };
-        let total: u64 = s.histogram.iter().map(|(&v, &n)| u64::from(v) * u64::from(n)).sum();
-        self.counts[k][d] > min && !total.is_multiple_of(u64::from(s.number.max(1)))
+        self.removal_keeps(k, node, false)
     }
 
     /// [`TopologyState::removal_keeps_spread`] with the pods bound before the solve taken into
@@ -587,18 +583,26 @@ impl TopologyState {
     /// placed reaches 5 / 3 / 3; with 5 placed only 5 / 3 / 2.) Counters without the record of
     /// bound pods read the total as `removal_keeps_spread` does.
     pub fn removal_keeps_even_skew(&self, k: usize, node: usize) -> bool {
+        self.removal_keeps(k, node, true)
+    }
+
+    /// The two removal rules above; `over_bound` picks the second.
+    fn removal_keeps(&self, k: usize, node: usize, over_bound: bool) -> bool {
         let Some(s) = self.spread.get(&k).filter(|s| !s.tie_break) else { return true };
-        let Some(d) = self.counted_domain(s, k, node) else { return true };
         let Some((min, _)) = s.extremes() else { return true };
+        let Some(d) = self.counted_domain(s, k, node) else { return true };
         if self.counts[k][d] <= min {
             return false;
         }
         let total: u64 = s.histogram.iter().map(|(&v, &n)| u64::from(v) * u64::from(n)).sum();
-        let movable = total.saturating_sub(s.bound_sums.last().copied().unwrap_or(0));
-        match (s.even_skew(movable), movable.checked_sub(1).and_then(|m| s.even_skew(m))) {
-            (Some(now), Some(after)) => after <= now,
-            _ => !total.is_multiple_of(u64::from(s.number.max(1))),
+        if over_bound {
+            let movable = total.saturating_sub(s.bound_sums.last().copied().unwrap_or(0));
+            let after = movable.checked_sub(1).and_then(|m| s.even_skew(m));
+            if let (Some(now), Some(after)) = (s.even_skew(movable), after) {
+                return after <= now;
+            }
         }
+        !total.is_multiple_of(u64::from(s.number.max(1)))
     }
 
     /// Whether one more pod counted in `k` on `node` keeps the counter's maximum, so its skew

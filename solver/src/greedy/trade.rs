@@ -50,7 +50,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Placed, State};
+use super::{Placed, State, fits};
 use crate::objective::{capacity, dominant_share};
 
 /// The checks (one pod against the node it might take) one pass may spend.
@@ -108,6 +108,8 @@ impl State<'_, '_> {
         // Placements given up, removed at the end so that the offers' indices hold meanwhile.
         let mut given_up = vec![false; self.placements.len()];
         let mut work = TRADE_WORK;
+        // Scratch of `trade`: the classes that may still take a pod on the node tried.
+        let mut open: Vec<usize> = Vec::new();
         for i in offers {
             if work == 0 {
                 break;
@@ -126,7 +128,7 @@ impl State<'_, '_> {
             if !self.topo.counters_of(c).iter().all(|&k| keeps(k)) {
                 continue;
             }
-            if let Some(taken) = self.trade(i, &waiting[t], taking, &mut work) {
+            if let Some(taken) = self.trade(i, &waiting[t], taking, &mut open, &mut work) {
                 given_up[i] = true;
                 *won.entry(classes[c].priority).or_default() += taken.saturating_sub(1);
             } else {
@@ -163,6 +165,7 @@ impl State<'_, '_> {
         i: usize,
         waiting: &[usize],
         taking: Taking,
+        open: &mut Vec<usize>,
         work: &mut u64,
     ) -> Option<u32> {
         let Placed { class: c, node } = self.placements[i];
@@ -173,18 +176,20 @@ impl State<'_, '_> {
         let classes = &self.problem.classes;
         let smaller = |u: usize| {
             let (a, b) = (&classes[u].requests, &classes[c].requests);
-            a != b && a.iter().zip(b).all(|(x, y)| x <= y)
+            a != b && fits(a, b)
         };
         // The classes that may still take a pod here, in class order.
-        let mut open: Vec<usize> = waiting
-            .iter()
-            .copied()
-            .filter(|&u| u != c && (taking == Taking::InOrder || smaller(u)))
-            .collect();
+        open.clear();
+        open.extend(
+            waiting
+                .iter()
+                .copied()
+                .filter(|&u| u != c && (taking == Taking::InOrder || smaller(u))),
+        );
         while *work > 0 && !open.is_empty() {
             let at = match taking {
                 Taking::InOrder => 0,
-                Taking::SmallerWorstServed => self.worst_served(&open),
+                Taking::SmallerWorstServed => self.worst_served(open),
             };
             let u = open[at];
             if self.unplaced[u] == 0 {
