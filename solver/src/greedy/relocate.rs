@@ -4,7 +4,10 @@
 //!
 //! Input: the solver's state after the greedy pass. Output: the same state with more pods
 //! placed; a moved pod stays placed, and both pods keep their classes' `ScheduleAnyway`
-//! terms within `maxSkew`.
+//! terms within `maxSkew`. The helpers of a move live here too and serve the later passes
+//! (evening out, substitution, trading): which classes may move ([`State::movable`]), whether
+//! pods fit once others leave ([`State::fits_after`]), and moving a placed pod
+//! ([`State::move_placed`]).
 //!
 //! Upstream counterpart: none (kube-scheduler never moves a pod to make room; its
 //! preemption evicts lower priorities instead).
