@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use kplace::baseline::BaselineOptions;
 use kplace::batch::{BatchOptions, plan_greedy_on};
+use kplace::compare::seeds::seed_comparison;
 use kplace::compare::{Comparison, Decided, Settings, SnapshotInfo, compare, report};
 use kplace::eval::{Backend, Evaluator};
 use kplace::framework::config::SchedulerConfig;
@@ -43,6 +44,11 @@ pub struct CompareArgs {
     /// Seed of both (tie-breaking, preemption).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Also run `baseline` with the next N-1 seeds and set each workload's spread under the
+    /// plan against baseline's under every seed (kube-scheduler breaks ties between equally
+    /// scored nodes at random, so one baseline run is one draw of its spread).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    baseline_seeds: u32,
     /// What `plan` maximizes within a priority tier (as `kplace plan --objective`).
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Resources)]
     objective: ObjectiveArg,
@@ -161,8 +167,26 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         config: args.config.as_ref().map(|p| p.display().to_string()),
         notes: Vec::new(),
     };
-    let comparison =
+    let mut comparison =
         compare(state, pending, &baseline, &plan, &config, snapshot, doc_settings, &progress);
+    if args.baseline_seeds > 1 {
+        let mut others = Vec::new();
+        for k in 1..u64::from(args.baseline_seeds) {
+            let seed = args.seed.wrapping_add(k);
+            let decided = run_baseline(
+                state.clone(),
+                pending,
+                &config,
+                seed,
+                &progress,
+                (args.backend, &mut evaluator),
+            )?;
+            others.push((seed, decided.plan));
+        }
+        let mut baselines = vec![(args.seed, &baseline.plan)];
+        baselines.extend(others.iter().map(|(s, p)| (*s, p)));
+        comparison.baseline_seeds = Some(seed_comparison(state, pending, &plan.plan, &baselines));
+    }
     if let Some(path) = &args.report {
         let task = progress.spinner("writing the report");
         let html = report::render_html(&comparison);
@@ -234,6 +258,60 @@ fn render_workloads(c: &Comparison) -> String {
     out
 }
 
+/// The plan's per-workload spread against baseline's under several seeds
+/// (`--baseline-seeds`): the counts, then the workloads worse than under the first seed or
+/// the median.
+fn render_seeds(c: &Comparison) -> String {
+    use kplace::compare::workloads::{HOSTNAME_LABEL, ZONE_LABEL};
+    let Some(s) = &c.baseline_seeds else { return String::new() };
+    let (first, last) =
+        (s.seeds.first().copied().unwrap_or(0), s.seeds.last().copied().unwrap_or(0));
+    let range = |v: &[usize]| match (v.iter().min(), v.iter().max()) {
+        (Some(a), Some(b)) if a != b => format!("{a}-{b}"),
+        (Some(a), _) => a.to_string(),
+        _ => String::new(),
+    };
+    let mut out = format!(
+        "\nbaseline under seeds {first}-{last} (ties between equally scored nodes are broken at \
+         random): {} pods placed against the plan's {}\nworkloads more skewed under plan than \
+         under seed {first}: {}, than the seeds' median: {}, than every seed: {}\n",
+        range(&s.baseline_placed),
+        c.plan.placed,
+        s.worse_than_first,
+        s.worse_than_median,
+        s.worse_than_every
+    );
+    if s.owners.is_empty() {
+        return out;
+    }
+    let mut t = Table::new(&[
+        "WORKLOAD",
+        "PLACED (PLAN; BASELINE)",
+        "ZONE SKEW (PLAN; BASELINE BY SEED)",
+        "NODE SKEW (PLAN; BASELINE BY SEED)",
+        "WORSE THAN EVERY SEED",
+    ]);
+    let skews = |r: &kplace::compare::seeds::SeedRow, k: &str| {
+        let by_seed: Vec<String> = r
+            .baseline_skew
+            .get(k)
+            .map(|v| v.iter().map(i64::to_string).collect())
+            .unwrap_or_default();
+        format!("{}; {}", r.plan_skew.get(k).copied().unwrap_or(0), by_seed.join(" "))
+    };
+    for r in s.owners.iter().take(TEXT_WORKLOADS) {
+        t.row(vec![
+            r.owner.clone(),
+            format!("{}; {}", r.plan_placed, range(&r.baseline_placed)),
+            skews(r, ZONE_LABEL),
+            skews(r, HOSTNAME_LABEL),
+            if r.worse_than_every { "yes" } else { "no" }.to_string(),
+        ]);
+    }
+    out.push_str(&t.render());
+    out
+}
+
 /// The comparison as text: the verdict, the side-by-side table, the workloads, the
 /// differences, violations if any.
 fn render(c: &Comparison) -> String {
@@ -257,6 +335,7 @@ fn render(c: &Comparison) -> String {
     }
     out.push_str(&t.render());
     out.push_str(&render_workloads(c));
+    out.push_str(&render_seeds(c));
     let d = &c.differences;
     out.push_str(&format!(
         "\npods: {} on the same node, {} on different nodes, {} placed only by baseline, {} only \

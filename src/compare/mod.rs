@@ -31,6 +31,10 @@
 //!   plans. With no pending pods at all nothing is stranded.
 //! * **Per workload** ([`workloads`]): placed and unplaced pods, requests placed, and the
 //!   spread of each controlling owner's replicas (skew over zones and nodes, most per node).
+//! * **Per workload across seeds** ([`seeds`], `--baseline-seeds N`): baseline breaks score
+//!   ties at random, as kube-scheduler does, so it runs under N seeds, and each workload's
+//!   skew under the plan is set against baseline's under the first seed, their median and
+//!   every one.
 //! * **Soft rules** ([`soft`]): spread constraints kept within `maxSkew`, preferred pod
 //!   (anti-)affinity weight satisfied, and the profile's score of the final state.
 //! * **Verdict** ([`verdict`]): better / worse / mixed on placed pods per priority, placed
@@ -46,6 +50,7 @@
 
 pub mod bench;
 pub mod report;
+pub mod seeds;
 pub mod soft;
 pub mod upstream;
 pub mod verdict;
@@ -104,6 +109,10 @@ pub struct Comparison {
     /// Whether the plan has no violation (the baseline's are reported in its side and the
     /// verdict, not here).
     pub valid: bool,
+    /// With `--baseline-seeds N` (N > 1): the plan's per-workload spread against baseline's
+    /// under N seeds ([`seeds`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_seeds: Option<seeds::SeedComparison>,
     /// Per-node figures for the HTML report; not part of the JSON document.
     #[serde(skip)]
     pub nodes: NodeView,
@@ -573,6 +582,7 @@ pub fn compare(
         plan: plan_side,
         differences,
         nodes,
+        baseline_seeds: None,
     }
 }
 

@@ -101,6 +101,62 @@ fn compare_on_the_demo_fixture_reports_both_plans_side_by_side() {
 }
 
 #[test]
+fn with_several_baseline_seeds_each_workloads_spread_is_set_against_every_seed() {
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    const HOST: &str = "kubernetes.io/hostname";
+    let demo = demo_dir();
+    let (c, raw, _) = compare_json(&demo, &["--backend", "cpu", "--seed", "4"]);
+    assert!(raw.get("baseline_seeds").is_none(), "one seed: no such section");
+    let (c3, _, _) =
+        compare_json(&demo, &["--backend", "cpu", "--seed", "4", "--baseline-seeds", "3"]);
+    let s = c3.baseline_seeds.as_ref().expect("three seeds: the section is there");
+    assert_eq!(s.seeds, vec![4, 5, 6]);
+    assert_eq!(s.baseline_placed.len(), 3);
+    assert_eq!(s.baseline_placed[0], c.baseline.placed, "the first seed is the comparison's own");
+    assert_eq!(c3.plan.placed, c.plan.placed, "the plan does not depend on the seeds");
+    // Against the first seed the count is the comparison's own per-workload verdict.
+    let skew =
+        |w: &kplace::compare::workloads::WorkloadSide, k: &str| w.skew.get(k).copied().unwrap_or(0);
+    let worse: Vec<&str> = c
+        .owners
+        .iter()
+        .filter(|o| {
+            skew(&o.plan, ZONE) > skew(&o.baseline, ZONE)
+                || skew(&o.plan, HOST) > skew(&o.baseline, HOST)
+        })
+        .map(|o| o.owner.as_str())
+        .collect();
+    assert_eq!(s.worse_than_first, worse.len());
+    assert!(s.worse_than_every <= s.worse_than_median, "above every seed is above the median");
+    for row in &s.owners {
+        for key in [ZONE, HOST] {
+            assert_eq!(row.baseline_skew[key].len(), 3, "{}", row.owner);
+        }
+        let every = [ZONE, HOST].iter().any(|k| {
+            let plan = row.plan_skew.get(*k).copied().unwrap_or(0);
+            row.baseline_skew[*k].iter().all(|&b| plan > b)
+        });
+        assert_eq!(row.worse_than_every, every, "{}", row.owner);
+    }
+    for o in &worse {
+        assert!(s.owners.iter().any(|r| r.owner == *o), "{o} is listed");
+    }
+    let out = ok(&[
+        "compare",
+        demo.to_str().expect("utf-8"),
+        "--backend",
+        "cpu",
+        "--baseline-seeds",
+        "3",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("baseline under seeds 0-2"), "{text}");
+    assert!(text.contains("than every seed:"), "{text}");
+    let out = kplace(&["compare", demo.to_str().expect("utf-8"), "--baseline-seeds", "0"]);
+    assert_eq!(out.status.code(), Some(2), "at least one seed");
+}
+
+#[test]
 fn compare_prints_a_side_by_side_table() {
     let demo = demo_dir();
     let out = ok(&["compare", demo.to_str().expect("utf-8"), "--backend", "cpu"]);
