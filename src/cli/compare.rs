@@ -10,7 +10,6 @@ use anyhow::Context;
 use clap::Args;
 use kplace::baseline::BaselineOptions;
 use kplace::batch::{BatchOptions, plan_greedy_on};
-use kplace::compare::seeds::seed_comparison;
 use kplace::compare::{Comparison, Decided, Settings, SnapshotInfo, compare, report};
 use kplace::eval::{Backend, Evaluator};
 use kplace::framework::config::SchedulerConfig;
@@ -143,14 +142,21 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let state = &loaded.cluster.state;
     let pending = &loaded.cluster.pending;
     let mut evaluator = open_evaluator(args.backend)?;
-    let baseline = run_baseline(
-        state.clone(),
-        pending,
-        &config,
-        args.seed,
-        &progress,
-        (args.backend, &mut evaluator),
-    )?;
+    // Baseline under `--seed` and, with `--baseline-seeds N`, the next N-1 seeds.
+    let mut baselines = Vec::new();
+    for k in 0..u64::from(args.baseline_seeds) {
+        let seed = args.seed.wrapping_add(k);
+        let decided = run_baseline(
+            state.clone(),
+            pending,
+            &config,
+            seed,
+            &progress,
+            (args.backend, &mut evaluator),
+        )?;
+        baselines.push((seed, decided));
+    }
+    let (_, baseline) = baselines.remove(0);
     let plan = run_plan(state.clone(), pending, &config, &settings, &progress, &mut evaluator)?;
     let snapshot = SnapshotInfo {
         paths: loaded.origin.clone(),
@@ -167,26 +173,17 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         config: args.config.as_ref().map(|p| p.display().to_string()),
         notes: Vec::new(),
     };
-    let mut comparison =
-        compare(state, pending, &baseline, &plan, &config, snapshot, doc_settings, &progress);
-    if args.baseline_seeds > 1 {
-        let mut others = Vec::new();
-        for k in 1..u64::from(args.baseline_seeds) {
-            let seed = args.seed.wrapping_add(k);
-            let decided = run_baseline(
-                state.clone(),
-                pending,
-                &config,
-                seed,
-                &progress,
-                (args.backend, &mut evaluator),
-            )?;
-            others.push((seed, decided.plan));
-        }
-        let mut baselines = vec![(args.seed, &baseline.plan)];
-        baselines.extend(others.iter().map(|(s, p)| (*s, p)));
-        comparison.baseline_seeds = Some(seed_comparison(state, pending, &plan.plan, &baselines));
-    }
+    let comparison = compare(
+        state,
+        pending,
+        &baseline,
+        &plan,
+        &baselines.iter().map(|(seed, d)| (*seed, &d.plan)).collect::<Vec<_>>(),
+        &config,
+        snapshot,
+        doc_settings,
+        &progress,
+    );
     if let Some(path) = &args.report {
         let task = progress.spinner("writing the report");
         let html = report::render_html(&comparison);

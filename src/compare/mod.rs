@@ -541,13 +541,15 @@ pub fn pods_per_second(pods: usize, ms: f64) -> f64 {
 
 /// Compares the two plans made for `pending` on `before` with `config`'s profiles. `snapshot`
 /// and `settings` are copied into the document as given (the node and pod counts are filled
-/// in here).
+/// in here). `other_baselines`, baseline's plans under more seeds than `settings.seed` (with
+/// their seeds), give [`Comparison::baseline_seeds`] when there are any.
 #[allow(clippy::too_many_arguments)]
 pub fn compare(
     before: &ClusterState,
     pending: &[Pod],
     baseline: &Decided,
     plan: &Decided,
+    other_baselines: &[(u64, &Plan)],
     config: &SchedulerConfig,
     mut snapshot: SnapshotInfo,
     settings: Settings,
@@ -555,12 +557,23 @@ pub fn compare(
 ) -> Comparison {
     let (baseline_side, baseline_after) = measure(before, pending, baseline, config, progress);
     let (plan_side, plan_after) = measure(before, pending, plan, config, progress);
-    let mut owners = workloads::owner_rows(
-        before,
-        pending,
-        (&baseline.plan, &baseline_after),
-        (&plan.plan, &plan_after),
-    );
+    let workloads = workloads::Workloads::new(before, pending);
+    let baseline_sides = workloads.sides(&baseline.plan, &baseline_after);
+    let plan_sides = workloads.sides(&plan.plan, &plan_after);
+    let mut owners = workloads::rows(&baseline_sides, &plan_sides);
+    let baseline_seeds = (!other_baselines.is_empty()).then(|| {
+        let own = seeds::SeedRun {
+            seed: settings.seed,
+            placed: baseline.plan.placements.len(),
+            sides: baseline_sides,
+        };
+        let others = other_baselines.iter().map(|&(seed, p)| seeds::SeedRun {
+            seed,
+            placed: p.placements.len(),
+            sides: workloads.sides(p, &apply_plan(before, pending, p)),
+        });
+        seeds::seed_comparison(&plan_sides, &std::iter::once(own).chain(others).collect::<Vec<_>>())
+    });
     let verdict = verdict::verdict(&baseline_side, &plan_side, &owners);
     let owners_not_listed = owners.len().saturating_sub(MAX_LISTED_OWNERS);
     owners.truncate(MAX_LISTED_OWNERS);
@@ -582,7 +595,7 @@ pub fn compare(
         plan: plan_side,
         differences,
         nodes,
-        baseline_seeds: None,
+        baseline_seeds,
     }
 }
 

@@ -7,9 +7,9 @@
 //! workload, where the plan's skew stands among them: above the first seed's, above their
 //! median, above every one.
 //!
-//! Input: the cluster before the plans, the pending pods, the plan, and the baseline plans, one
-//! per seed (the comparison's own first). Output: a [`SeedComparison`]. The skews are those of
-//! [`super::workloads`] (zone and node, over the workload's eligible domains).
+//! Input: every workload's side under the plan and under baseline with each seed (the
+//! comparison's own first), as [`super::workloads::Workloads::sides`] measures them (zone and
+//! node skew over the workload's eligible domains). Output: a [`SeedComparison`].
 //!
 //! Upstream counterpart: none (`selectHost`'s random tie-break is why it is needed).
 
@@ -17,10 +17,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::workloads::{SKEW_KEYS, owner_rows};
-use super::{MAX_LISTED_OWNERS, apply_plan};
-use crate::model::{ClusterState, Pod};
-use crate::plan::Plan;
+use super::MAX_LISTED_OWNERS;
+use super::workloads::{SKEW_KEYS, WorkloadSide};
 
 /// The plan's per-workload spread against baseline's under each seed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,36 +59,41 @@ pub struct SeedRow {
     pub worse_than_every: bool,
 }
 
-/// Where the plan's per-workload spread stands among `baselines` (see the module docs).
-/// `baselines` pairs each seed with baseline's plan under it, the comparison's own first.
-pub fn seed_comparison(
-    before: &ClusterState,
-    pending: &[Pod],
-    plan: &Plan,
-    baselines: &[(u64, &Plan)],
-) -> SeedComparison {
-    let plan_after = apply_plan(before, pending, plan);
-    let mut rows: BTreeMap<String, SeedRow> = BTreeMap::new();
-    let mut out = SeedComparison::default();
-    for &(seed, baseline) in baselines {
-        out.seeds.push(seed);
-        out.baseline_placed.push(baseline.placements.len());
-        let after = apply_plan(before, pending, baseline);
-        for r in owner_rows(before, pending, (baseline, &after), (plan, &plan_after)) {
-            let row = rows.entry(r.owner.clone()).or_insert_with(|| SeedRow {
-                owner: r.owner.clone(),
-                plan_placed: r.plan.placed,
-                plan_skew: r.plan.skew.clone(),
-                ..Default::default()
-            });
-            row.baseline_placed.push(r.baseline.placed);
+/// Baseline under one seed, for [`seed_comparison`].
+#[derive(Debug)]
+pub struct SeedRun {
+    /// The seed.
+    pub seed: u64,
+    /// Pods baseline placed.
+    pub placed: usize,
+    /// Every workload's side ([`super::workloads::Workloads::sides`]).
+    pub sides: BTreeMap<String, WorkloadSide>,
+}
+
+/// Where the plan's per-workload spread (`plan`, [`super::workloads::Workloads::sides`])
+/// stands among baseline's under each seed (`runs`, the comparison's own first); see the
+/// module docs.
+pub fn seed_comparison(plan: &BTreeMap<String, WorkloadSide>, runs: &[SeedRun]) -> SeedComparison {
+    let mut out = SeedComparison {
+        seeds: runs.iter().map(|r| r.seed).collect(),
+        baseline_placed: runs.iter().map(|r| r.placed).collect(),
+        ..Default::default()
+    };
+    for (owner, mine) in plan {
+        let mut row = SeedRow {
+            owner: owner.clone(),
+            plan_placed: mine.placed,
+            plan_skew: mine.skew.clone(),
+            ..Default::default()
+        };
+        for run in runs {
+            let theirs = run.sides.get(owner);
+            row.baseline_placed.push(theirs.map_or(0, |s| s.placed));
             for key in SKEW_KEYS {
-                let skew = r.baseline.skew.get(key).copied().unwrap_or(0);
+                let skew = theirs.and_then(|s| s.skew.get(key)).copied().unwrap_or(0);
                 row.baseline_skew.entry(key.to_string()).or_default().push(skew);
             }
         }
-    }
-    for mut row in rows.into_values() {
         let (mut first, mut median, mut every) = (false, false, false);
         for key in SKEW_KEYS {
             let plan = row.plan_skew.get(key).copied().unwrap_or(0);
@@ -114,9 +117,12 @@ pub fn seed_comparison(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::OwnerRef;
+    use crate::compare::apply_plan;
+    use crate::compare::workloads::Workloads;
     use crate::model::testing::{NodeBuilder, PodBuilder, cluster};
+    use crate::model::{ClusterState, OwnerRef, Pod};
     use crate::plan::Placement;
+    use crate::plan::Plan;
 
     /// Three zones of one node each, and a workload of `pods` pending replicas.
     fn zones(pods: usize) -> (ClusterState, Vec<Pod>) {
@@ -201,7 +207,13 @@ mod tests {
             let plans: Vec<Plan> = case.baselines.iter().map(|b| on(b)).collect();
             let baselines: Vec<(u64, &Plan)> =
                 plans.iter().enumerate().map(|(s, p)| (s as u64, p)).collect();
-            let got = seed_comparison(&before, &pending, &on(&case.plan), &baselines);
+            let workloads = Workloads::new(&before, &pending);
+            let sides = |p: &Plan| workloads.sides(p, &apply_plan(&before, &pending, p));
+            let runs: Vec<SeedRun> = baselines
+                .iter()
+                .map(|&(seed, p)| SeedRun { seed, placed: p.placements.len(), sides: sides(p) })
+                .collect();
+            let got = seed_comparison(&sides(&on(&case.plan)), &runs);
             assert_eq!(
                 (got.worse_than_first, got.worse_than_median, got.worse_than_every),
                 case.want,

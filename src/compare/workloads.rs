@@ -102,6 +102,7 @@ pub fn eligible(pod: &Pod, node: &Node) -> bool {
 }
 
 /// The nodes eligible for a workload and, per [`SKEW_KEYS`] key, the domains they form.
+#[derive(Debug)]
 struct Eligibility {
     nodes: Vec<bool>,
     domains: Vec<BTreeSet<String>>,
@@ -171,9 +172,9 @@ fn side_of(
 }
 
 /// Node indices of each workload's pods in `after` (only the workloads in `wanted`).
-fn pods_by_owner(
+fn pods_by_owner<T>(
     after: &ClusterState,
-    wanted: &BTreeMap<String, Vec<&Pod>>,
+    wanted: &BTreeMap<String, T>,
 ) -> BTreeMap<String, Vec<usize>> {
     let mut out: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (n, node) in after.nodes.iter().enumerate() {
@@ -187,50 +188,85 @@ fn pods_by_owner(
     out
 }
 
-/// The per-workload rows of the two plans, the rows that differ most
-/// ([`OwnerRow::difference`]) first, then by owner.
+/// The workloads of a batch, what every plan's figures are measured against: each
+/// workload's pending pods and its eligible nodes and domains, worked out once.
+#[derive(Debug)]
+pub struct Workloads<'a> {
+    /// Per workload, its pending pods and the index of its eligibility in `eligibility`.
+    members: BTreeMap<String, (Vec<&'a Pod>, usize)>,
+    eligibility: Vec<Eligibility>,
+}
+
+impl<'a> Workloads<'a> {
+    /// The workloads of `pending` on `before`.
+    pub fn new(before: &ClusterState, pending: &'a [Pod]) -> Self {
+        let mut pods: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+        for p in pending {
+            pods.entry(owner_of(p)).or_default().push(p);
+        }
+        // Eligibility depends only on the pod's node selector, affinity and tolerations:
+        // computed once per distinct set of them.
+        let mut by_signature: BTreeMap<String, usize> = BTreeMap::new();
+        let mut eligibility = Vec::new();
+        let members = pods
+            .into_iter()
+            .map(|(owner, pods)| {
+                let rep = pods[0];
+                let signature = format!(
+                    "{:?}|{:?}|{:?}",
+                    rep.node_selector, rep.node_affinity.required, rep.tolerations
+                );
+                let e = *by_signature.entry(signature).or_insert_with(|| {
+                    eligibility.push(Eligibility::of(rep, before));
+                    eligibility.len() - 1
+                });
+                (owner, (pods, e))
+            })
+            .collect();
+        Workloads { members, eligibility }
+    }
+
+    /// Every workload's side under `plan`, whose after-state is `after`, by owner.
+    pub fn sides(&self, plan: &Plan, after: &ClusterState) -> BTreeMap<String, WorkloadSide> {
+        let placed_on: BTreeMap<&str, &str> =
+            plan.placements.iter().map(|x| (x.pod.as_str(), x.node.as_str())).collect();
+        let nodes = pods_by_owner(after, &self.members);
+        let empty = Vec::new();
+        self.members
+            .iter()
+            .map(|(owner, (pods, e))| {
+                let on = nodes.get(owner).unwrap_or(&empty);
+                (owner.clone(), side_of(after, pods, &placed_on, on, &self.eligibility[*e]))
+            })
+            .collect()
+    }
+}
+
+/// The per-workload rows of two plans' sides ([`Workloads::sides`]), the rows that differ
+/// most ([`OwnerRow::difference`]) first, then by owner.
+pub fn rows(
+    baseline: &BTreeMap<String, WorkloadSide>,
+    plan: &BTreeMap<String, WorkloadSide>,
+) -> Vec<OwnerRow> {
+    let mut rows: Vec<OwnerRow> = baseline
+        .iter()
+        .map(|(owner, side)| OwnerRow {
+            owner: owner.clone(),
+            baseline: side.clone(),
+            plan: plan.get(owner).cloned().unwrap_or_default(),
+        })
+        .collect();
+    rows.sort_by(|x, y| y.difference().cmp(&x.difference()).then_with(|| x.owner.cmp(&y.owner)));
+    rows
+}
+
+/// The per-workload rows of the two plans ([`rows`] of their [`Workloads::sides`]).
 pub fn owner_rows(
     before: &ClusterState,
     pending: &[Pod],
     (baseline, baseline_after): (&Plan, &ClusterState),
     (plan, plan_after): (&Plan, &ClusterState),
 ) -> Vec<OwnerRow> {
-    let mut members: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
-    for p in pending {
-        members.entry(owner_of(p)).or_default().push(p);
-    }
-    fn on(p: &Plan) -> BTreeMap<&str, &str> {
-        p.placements.iter().map(|x| (x.pod.as_str(), x.node.as_str())).collect()
-    }
-    let (a_on, b_on) = (on(baseline), on(plan));
-    let (a_nodes, b_nodes) =
-        (pods_by_owner(baseline_after, &members), pods_by_owner(plan_after, &members));
-    // Eligibility depends only on the pod's node selector, affinity and tolerations: computed
-    // once per distinct set of them.
-    let mut eligibility: BTreeMap<String, Eligibility> = BTreeMap::new();
-    let empty = Vec::new();
-    let mut rows: Vec<OwnerRow> = members
-        .iter()
-        .map(|(owner, pods)| {
-            let rep = pods[0];
-            let signature = format!(
-                "{:?}|{:?}|{:?}",
-                rep.node_selector, rep.node_affinity.required, rep.tolerations
-            );
-            let elig = eligibility.entry(signature).or_insert_with(|| Eligibility::of(rep, before));
-            OwnerRow {
-                owner: owner.clone(),
-                baseline: side_of(
-                    baseline_after,
-                    pods,
-                    &a_on,
-                    a_nodes.get(owner).unwrap_or(&empty),
-                    elig,
-                ),
-                plan: side_of(plan_after, pods, &b_on, b_nodes.get(owner).unwrap_or(&empty), elig),
-            }
-        })
-        .collect();
-    rows.sort_by(|x, y| y.difference().cmp(&x.difference()).then_with(|| x.owner.cmp(&y.owner)));
-    rows
+    let workloads = Workloads::new(before, pending);
+    rows(&workloads.sides(baseline, baseline_after), &workloads.sides(plan, plan_after))
 }
