@@ -107,6 +107,8 @@ pub(super) struct Applier<'a> {
     pub(super) greedy_pods: &'a mut Vec<GreedyPod>,
     pub(super) by_class: &'a mut BTreeMap<usize, Vec<usize>>,
     pub(super) pending: &'a [Pod],
+    /// Per pending pod, the copy the working cluster holds once placed ([`Run::shared`]).
+    pub(super) shared: &'a mut [Option<Arc<Pod>>],
     /// Solver class → class.
     pub(super) global: &'a [usize],
     /// Per solver class, its pods in queue order.
@@ -285,12 +287,20 @@ impl<'a> UsageRows<'a> {
 }
 
 impl Applier<'_> {
+    /// Adds pending pod `m` to `node` in the working cluster. The copy is made the first time
+    /// the pod is placed and shared from then on (by later moves and strategies), so its
+    /// `node_name` stays unset: the node that holds a pod is its node, and no stage of a plan
+    /// reads a placed pod's `node_name`.
     fn add_to_cluster(&mut self, m: usize, node: usize) {
         self.forget(node);
-        let Some(target) = self.cluster.nodes.get_mut(node) else { return };
-        let mut pod = self.pending[m].clone();
-        pod.node_name = Some(target.name.clone());
-        target.add_pod(Arc::new(pod));
+        let pending = self.pending;
+        let (Some(target), Some(shared)) =
+            (self.cluster.nodes.get_mut(node), self.shared.get_mut(m))
+        else {
+            return;
+        };
+        let pod = shared.get_or_insert_with(|| Arc::new(pending[m].clone()));
+        target.add_pod(Arc::clone(pod));
     }
 
     /// Drops the cached usage of a node whose usage changed.

@@ -579,6 +579,7 @@ fn plan_once(
         plan: Plan::default(),
         greedy_pods: Vec::new(),
         by_class: BTreeMap::new(),
+        shared: vec![None; pending.len()],
         version: 0,
         failures: BTreeMap::new(),
         first_pass_failures: BTreeMap::new(),

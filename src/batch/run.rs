@@ -55,6 +55,9 @@ pub(super) struct Run {
     pub(super) greedy_pods: Vec<GreedyPod>,
     /// Class → indices in `greedy_pods` of its pods.
     pub(super) by_class: BTreeMap<usize, Vec<usize>>,
+    /// Per pending pod, once the greedy first placed it: the copy the working cluster holds,
+    /// shared by every strategy and move ([`super::applier::Applier`]).
+    pub(super) shared: Vec<Option<Arc<Pod>>>,
     /// Bumped on every change to the cluster.
     pub(super) version: u64,
     /// Class → (cluster version, outcome) of the last pod of the class that fit nowhere.
@@ -357,6 +360,7 @@ impl Run {
                 greedy_pods: &mut self.greedy_pods,
                 by_class: &mut self.by_class,
                 pending,
+                shared: &mut self.shared,
                 global: &global,
                 members: &members,
                 next: vec![0; global.len()],

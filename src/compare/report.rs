@@ -17,6 +17,11 @@
 //!   skew and most pods on one node; `svg#zone-skew`: the zone skew of those workloads
 //!   (at most [`MAX_COLUMNS`]), a pair of bars per workload (`rect.bar.baseline`,
 //!   `rect.bar.plan`, each with `data-owner` and `data-skew`).
+//! * with `--baseline-seeds N`, `p#seed-counts` (how many workloads are more skewed under the
+//!   plan than under baseline's first seed, the seeds' median and every seed, also as
+//!   `data-worse-first`, `data-worse-median`, `data-worse-every`) and `table#baseline-seeds`:
+//!   those workloads (`tr.seed-workload`, with `data-owner` and `data-worse-every`), the plan's
+//!   figures and baseline's under each seed ([`super::seeds`]).
 //!
 //! Columns: with at most [`MAX_COLUMNS`] nodes, one column per node in name order (the
 //! charts' `data-mode="nodes"`). Bigger clusters are summarised, with a note on the page
@@ -364,6 +369,7 @@ pub fn render_html(c: &Comparison) -> String {
     violations_section(&mut h, "baseline", &c.baseline);
     violations_section(&mut h, "plan", &c.plan);
     workloads_section(&mut h, c);
+    seeds_section(&mut h, c);
 
     let v = &c.nodes;
     let n = v.names.len();
@@ -423,6 +429,69 @@ pub fn render_html(c: &Comparison) -> String {
         crate::UPSTREAM_VERSION
     );
     h
+}
+
+/// `p#seed-counts` and `table#baseline-seeds`, with several baseline seeds (see the module docs).
+fn seeds_section(h: &mut String, c: &Comparison) {
+    use super::workloads::{HOSTNAME_LABEL, ZONE_LABEL};
+    let Some(s) = &c.baseline_seeds else { return };
+    let (first, last) =
+        (s.seeds.first().copied().unwrap_or(0), s.seeds.last().copied().unwrap_or(0));
+    let range = |v: &[usize]| match (v.iter().min(), v.iter().max()) {
+        (Some(a), Some(b)) if a != b => format!("{a}–{b}"),
+        (Some(a), _) => a.to_string(),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        h,
+        "<h3>Against baseline under {} seeds</h3>\n<p class=\"note\" id=\"seed-counts\" \
+         data-worse-first=\"{}\" data-worse-median=\"{}\" data-worse-every=\"{}\">kube-scheduler \
+         breaks ties between equally scored nodes at random, so baseline ran under seeds \
+         {first}–{last}: {} pods placed, against the plan's {}. Workloads more skewed under the \
+         plan than under seed {first}: {}; than the seeds' median: {}; than every seed: {}.</p>",
+        s.seeds.len(),
+        s.worse_than_first,
+        s.worse_than_median,
+        s.worse_than_every,
+        range(&s.baseline_placed),
+        c.plan.placed,
+        s.worse_than_first,
+        s.worse_than_median,
+        s.worse_than_every,
+    );
+    if s.owners.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<table id=\"baseline-seeds\">\n<thead><tr><th>workload</th>\
+         <th>placed (plan; baseline)</th><th>zone skew (plan; baseline by seed)</th>\
+         <th>node skew (plan; baseline by seed)</th><th>worse than every seed</th></tr></thead>\n\
+         <tbody>\n",
+    );
+    let skews = |r: &super::seeds::SeedRow, k: &str| {
+        let by_seed: Vec<String> = r
+            .baseline_skew
+            .get(k)
+            .map(|v| v.iter().map(i64::to_string).collect())
+            .unwrap_or_default();
+        format!("{}; {}", r.plan_skew.get(k).copied().unwrap_or(0), by_seed.join(" "))
+    };
+    for r in &s.owners {
+        let _ = writeln!(
+            h,
+            "<tr class=\"seed-workload\" data-owner=\"{}\" data-worse-every=\"{}\"><td>{}</td>\
+             <td>{}; {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&r.owner),
+            r.worse_than_every,
+            escape(&r.owner),
+            r.plan_placed,
+            range(&r.baseline_placed),
+            skews(r, ZONE_LABEL),
+            skews(r, HOSTNAME_LABEL),
+            if r.worse_than_every { "yes" } else { "no" },
+        );
+    }
+    h.push_str("</tbody>\n</table>\n");
 }
 
 /// `table#workloads` and `svg#zone-skew` (see the module docs).
@@ -874,6 +943,48 @@ mod tests {
         assert_eq!(color(Some(1.0)), "#08306b");
         assert_eq!(color(Some(1.5)), "#c0392b");
         assert_eq!(color(None), "#d9d9d9");
+    }
+
+    #[test]
+    fn several_baseline_seeds_get_their_counts_and_a_row_per_listed_workload() {
+        use crate::compare::seeds::{SeedComparison, SeedRow};
+        use crate::compare::workloads::{HOSTNAME_LABEL, ZONE_LABEL};
+        let row = |owner: &str, plan: i64, by_seed: Vec<i64>, every: bool| SeedRow {
+            owner: owner.into(),
+            plan_placed: 5,
+            plan_skew: [(ZONE_LABEL.to_string(), plan), (HOSTNAME_LABEL.to_string(), 1)].into(),
+            baseline_placed: vec![4, 5, 4],
+            baseline_skew: [
+                (ZONE_LABEL.to_string(), by_seed),
+                (HOSTNAME_LABEL.to_string(), vec![1, 1, 1]),
+            ]
+            .into(),
+            worse_than_every: every,
+        };
+        let mut c = Comparison::default();
+        assert!(!render_html(&c).contains("seed-counts"), "one seed: no section");
+        c.baseline_seeds = Some(SeedComparison {
+            seeds: vec![3, 4, 5],
+            baseline_placed: vec![40, 41, 39],
+            worse_than_first: 2,
+            worse_than_median: 1,
+            worse_than_every: 1,
+            owners: vec![
+                row("ReplicaSet a/<web>", 3, vec![1, 2, 2], true),
+                row("ReplicaSet b/db", 2, vec![1, 2, 3], false),
+            ],
+        });
+        let html = render_html(&c);
+        assert!(html.contains(
+            "id=\"seed-counts\" data-worse-first=\"2\" data-worse-median=\"1\" data-worse-every=\"1\""
+        ));
+        assert!(html.contains("seeds 3–5: 39–41 pods placed"), "{html}");
+        assert_eq!(html.matches("<tr class=\"seed-workload\"").count(), 2);
+        assert!(html.contains(
+            "data-owner=\"ReplicaSet a/&lt;web&gt;\" data-worse-every=\"true\"><td>ReplicaSet a/&lt;web&gt;</td>\
+             <td>5; 4–5</td><td>3; 1 2 2</td><td>1; 1 1 1</td><td>yes</td>"
+        ), "{html}");
+        assert!(html.contains("data-owner=\"ReplicaSet b/db\" data-worse-every=\"false\""));
     }
 
     #[test]

@@ -141,6 +141,8 @@ fn with_several_baseline_seeds_each_workloads_spread_is_set_against_every_seed()
     for o in &worse {
         assert!(s.owners.iter().any(|r| r.owner == *o), "{o} is listed");
     }
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let report = tmp.path().join("report.html");
     let out = ok(&[
         "compare",
         demo.to_str().expect("utf-8"),
@@ -148,10 +150,15 @@ fn with_several_baseline_seeds_each_workloads_spread_is_set_against_every_seed()
         "cpu",
         "--baseline-seeds",
         "3",
+        "--report",
+        report.to_str().expect("utf-8"),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("baseline under seeds 0-2"), "{text}");
     assert!(text.contains("than every seed:"), "{text}");
+    let html = std::fs::read_to_string(&report).expect("the report is written");
+    assert!(html.contains("<p class=\"note\" id=\"seed-counts\""), "the report has the counts");
+    assert!(html.contains("baseline ran under seeds 0–2"), "the report names the seeds");
     let out = kplace(&["compare", demo.to_str().expect("utf-8"), "--baseline-seeds", "0"]);
     assert_eq!(out.status.code(), Some(2), "at least one seed");
 }
