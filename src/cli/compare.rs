@@ -263,11 +263,7 @@ fn render_seeds(c: &Comparison) -> String {
     let Some(s) = &c.baseline_seeds else { return String::new() };
     let (first, last) =
         (s.seeds.first().copied().unwrap_or(0), s.seeds.last().copied().unwrap_or(0));
-    let range = |v: &[usize]| match (v.iter().min(), v.iter().max()) {
-        (Some(a), Some(b)) if a != b => format!("{a}-{b}"),
-        (Some(a), _) => a.to_string(),
-        _ => String::new(),
-    };
+    let range = |v: &[usize]| kplace::compare::seeds::range(v, "-");
     let mut out = format!(
         "\nbaseline under seeds {first}-{last} (ties between equally scored nodes are broken at \
          random): {} pods placed against the plan's {}\nworkloads more skewed under plan than \
@@ -288,20 +284,12 @@ fn render_seeds(c: &Comparison) -> String {
         "NODE SKEW (PLAN; BASELINE BY SEED)",
         "WORSE THAN EVERY SEED",
     ]);
-    let skews = |r: &kplace::compare::seeds::SeedRow, k: &str| {
-        let by_seed: Vec<String> = r
-            .baseline_skew
-            .get(k)
-            .map(|v| v.iter().map(i64::to_string).collect())
-            .unwrap_or_default();
-        format!("{}; {}", r.plan_skew.get(k).copied().unwrap_or(0), by_seed.join(" "))
-    };
     for r in s.owners.iter().take(TEXT_WORKLOADS) {
         t.row(vec![
             r.owner.clone(),
             format!("{}; {}", r.plan_placed, range(&r.baseline_placed)),
-            skews(r, ZONE_LABEL),
-            skews(r, HOSTNAME_LABEL),
+            r.skews(ZONE_LABEL),
+            r.skews(HOSTNAME_LABEL),
             if r.worse_than_every { "yes" } else { "no" }.to_string(),
         ]);
     }

@@ -437,11 +437,7 @@ fn seeds_section(h: &mut String, c: &Comparison) {
     let Some(s) = &c.baseline_seeds else { return };
     let (first, last) =
         (s.seeds.first().copied().unwrap_or(0), s.seeds.last().copied().unwrap_or(0));
-    let range = |v: &[usize]| match (v.iter().min(), v.iter().max()) {
-        (Some(a), Some(b)) if a != b => format!("{a}–{b}"),
-        (Some(a), _) => a.to_string(),
-        _ => String::new(),
-    };
+    let range = |v: &[usize]| super::seeds::range(v, "–");
     let _ = writeln!(
         h,
         "<h3>Against baseline under {} seeds</h3>\n<p class=\"note\" id=\"seed-counts\" \
@@ -468,14 +464,6 @@ fn seeds_section(h: &mut String, c: &Comparison) {
          <th>node skew (plan; baseline by seed)</th><th>worse than every seed</th></tr></thead>\n\
          <tbody>\n",
     );
-    let skews = |r: &super::seeds::SeedRow, k: &str| {
-        let by_seed: Vec<String> = r
-            .baseline_skew
-            .get(k)
-            .map(|v| v.iter().map(i64::to_string).collect())
-            .unwrap_or_default();
-        format!("{}; {}", r.plan_skew.get(k).copied().unwrap_or(0), by_seed.join(" "))
-    };
     for r in &s.owners {
         let _ = writeln!(
             h,
@@ -486,8 +474,8 @@ fn seeds_section(h: &mut String, c: &Comparison) {
             escape(&r.owner),
             r.plan_placed,
             range(&r.baseline_placed),
-            skews(r, ZONE_LABEL),
-            skews(r, HOSTNAME_LABEL),
+            r.skews(ZONE_LABEL),
+            r.skews(HOSTNAME_LABEL),
             if r.worse_than_every { "yes" } else { "no" },
         );
     }

@@ -59,6 +59,29 @@ pub struct SeedRow {
     pub worse_than_every: bool,
 }
 
+impl SeedRow {
+    /// The plan's skew over topology key `key` and baseline's under each seed, as
+    /// `plan; seed1 seed2 …` (how the text table and the report print it).
+    pub fn skews(&self, key: &str) -> String {
+        let by_seed: Vec<String> = self
+            .baseline_skew
+            .get(key)
+            .map(|v| v.iter().map(i64::to_string).collect())
+            .unwrap_or_default();
+        format!("{}; {}", self.plan_skew.get(key).copied().unwrap_or(0), by_seed.join(" "))
+    }
+}
+
+/// The range of `counts` as `least{dash}most`, or one number when they are all equal (empty
+/// when there are none).
+pub fn range(counts: &[usize], dash: &str) -> String {
+    match (counts.iter().min(), counts.iter().max()) {
+        (Some(a), Some(b)) if a != b => format!("{a}{dash}{b}"),
+        (Some(a), _) => a.to_string(),
+        _ => String::new(),
+    }
+}
+
 /// Baseline under one seed, for [`seed_comparison`].
 #[derive(Debug)]
 pub struct SeedRun {

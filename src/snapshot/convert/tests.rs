@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
