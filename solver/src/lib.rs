@@ -27,7 +27,7 @@ pub use greedy::{
 pub use lp::{Guide, LpError, LpOptions, lp_guide, solve_exact};
 pub use objective::{Objective, Rank, Strategy, solve_best};
 pub use preempt::{
-    Eviction, PreemptError, PreemptPlacement, PreemptPlan, PreemptProblem, PreemptorSpec,
-    VictimSpec, solve_preemption,
+    Eviction, NO_SPREAD_DOMAIN, PreemptError, PreemptPlacement, PreemptPlan, PreemptProblem,
+    PreemptSpread, PreemptorSpec, VictimSpec, solve_preemption,
 };
 pub use topology::{Counter, InterPod, Rule, TopologyState};

@@ -32,11 +32,18 @@
 //!    then earlier start time, then lower victim index) — keeping a pod whenever the preemptor
 //!    still fits with it.
 //! 3. The pod goes to the node of least cost, compared as upstream's `pickOneNodeForPreemption`
-//!    ranks candidates: fewest PodDisruptionBudget violations; lowest priority of the most
+//!    ranks candidates — fewest PodDisruptionBudget violations; lowest priority of the most
 //!    important victim; smallest sum of victim priorities (each shifted by `2^31`, so more
 //!    victims never sum lower); fewest victims; latest start time of the earliest-started victim
-//!    of the highest priority; then the lowest node index (upstream: Go map order). The victims
-//!    are evicted, the pod takes its room, and only what is left over stays free for others.
+//!    of the highest priority; then Go map order, i.e. arbitrarily — with one difference: when
+//!    the preemptor names spread groups ([`PreemptorSpec::spread`]: the caller names its soft
+//!    spread constraints, zones before nodes), the fewest of its workload's pods in the node's
+//!    domains comes before the victims' start time. Upstream places one pod at a time and
+//!    spreads a workload's replicas by its arbitrary pick among nodes whose victims differ
+//!    only in age; a batch placing them all by start time would pile them wherever the
+//!    youngest victims run. The disruption criteria (budgets, victim priorities, victim count)
+//!    keep their precedence. Then the lowest node index. The victims are evicted, the pod
+//!    takes its room, and only what is left over stays free for others.
 //! 4. After the last preemptor, pods still unplaced (in practice only `preemptionPolicy: Never`
 //!    pods: a pod that may preempt and found no node cannot fit later, since later pods only
 //!    evict pods it could have evicted itself) take room left over on the nodes where this pass
@@ -62,8 +69,8 @@
 //!   smallest possible one: reprieve is upstream's greedy, most important first).
 //! - Each pod's node is the least-cost node above at that moment (exactly: the lazy heap below
 //!   relies on costs only rising while a preemptor's pods are placed, which holds because a
-//!   node's victim set changes only when that node changes, and a budget used elsewhere can
-//!   only add violations).
+//!   node's victim set changes only when that node changes, a budget used elsewhere can
+//!   only add violations, and a pod placed in a domain only adds to its spread counts).
 //! - Maximality: a pod left unplaced fits on no eligible node (within its per-node limit) even
 //!   after evicting every pod of lower priority still running there (or, for a `Never` pod, in
 //!   the free room) at the end of the pass.
@@ -125,6 +132,34 @@ pub struct PreemptorSpec {
     /// already running are the caller's: reflect them here or in the eligibility); `None`: no
     /// limit.
     pub max_per_node: Option<u32>,
+    /// The spread groups ([`PreemptProblem::spread`]) its pods count in, most significant
+    /// first (at most [`SPREAD_LEVELS`] are read): between nodes whose victims cost the same
+    /// but for their start time, the one whose domains hold the fewest pods of these groups
+    /// wins (see the module documentation). Empty: upstream's ranking, then the lowest node
+    /// index.
+    pub spread: Vec<usize>,
+}
+
+/// How many of a preemptor's spread groups break its ties ([`PreemptorSpec::spread`]).
+pub const SPREAD_LEVELS: usize = 2;
+
+/// Most domains of a preemptor's first spread group for which [`solve_preemption`] keeps a heap
+/// of nodes per domain (zones, racks); a group of more (nodes) shares one heap.
+const MAX_PARTITIONS: usize = 64;
+
+/// The node of no domain in a [`PreemptSpread`].
+pub const NO_SPREAD_DOMAIN: u32 = u32::MAX;
+
+/// Pods of one workload counted per topology domain (its soft spread constraint's selector,
+/// over one topology key), for choosing between nodes whose victims cost the same.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PreemptSpread {
+    /// Per node, its domain ([`NO_SPREAD_DOMAIN`]: the node does not count for the
+    /// constraint; it loses every tie).
+    pub domain: Vec<u32>,
+    /// Per domain, the pods counted there now (a domain beyond the end counts 0). The pass
+    /// adds each pod it places; it does not take evicted victims off.
+    pub counts: Vec<u32>,
 }
 
 /// The preemption problem, as plain arrays. Matrices are row-major.
@@ -143,6 +178,8 @@ pub struct PreemptProblem {
     pub pdb_allowed: Vec<u32>,
     /// The unplaced pods, in the caller's queue order.
     pub preemptors: Vec<PreemptorSpec>,
+    /// Spread groups the preemptors name ([`PreemptorSpec::spread`]).
+    pub spread: Vec<PreemptSpread>,
     /// Whether a pod of the preemptor may go on the node if it had the room,
     /// `preemptors × nodes`: the node passes every filter except resource fit (upstream only
     /// tries nodes whose rejection was `Unschedulable`, never `UnschedulableAndUnresolvable`).
@@ -175,6 +212,14 @@ pub enum PreemptError {
         /// The budget it names.
         pdb: usize,
     },
+    /// A preemptor names a spread group that does not exist.
+    #[error("preemptor {preemptor} names spread group {group}, which does not exist")]
+    SpreadGroup {
+        /// The preemptor.
+        preemptor: usize,
+        /// The group it names.
+        group: usize,
+    },
     /// A victim requests a negative amount.
     #[error(
         "victim {victim} requests {value} of resource {resource}; requests must not be negative"
@@ -203,8 +248,14 @@ impl PreemptProblem {
             self.preemptors.len().checked_mul(self.nodes),
             self.eligible.len(),
         )?;
+        for group in &self.spread {
+            dim("spread domains", Some(self.nodes), group.domain.len())?;
+        }
         for (c, pre) in self.preemptors.iter().enumerate() {
             dim("requests of a preemptor", Some(self.resources), pre.requests.len())?;
+            if let Some(&g) = pre.spread.iter().find(|&&g| g >= self.spread.len()) {
+                return Err(PreemptError::SpreadGroup { preemptor: c, group: g });
+            }
             if let Some((r, &value)) = pre.requests.iter().enumerate().find(|(_, v)| **v < 0) {
                 return Err(SolverError::NegativeRequest { class: c, resource: r, value }.into());
             }
@@ -307,7 +358,8 @@ fn fits(req: &[i64], free: &[i64]) -> bool {
 }
 
 /// The cost of placing a pod on a node, compared lexicographically (smaller is better), in
-/// upstream's `pickOneNodeForPreemption` order with the node index as the last tie-break.
+/// upstream's `pickOneNodeForPreemption` order with the spread groups before the victims'
+/// start time and the node index as the last tie-break (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Cost {
     /// Evictions that would take a disruption budget below zero.
@@ -318,6 +370,9 @@ struct Cost {
     sum: i64,
     /// Number of victims.
     count: usize,
+    /// Pods of the preemptor's spread groups in the node's domains, most significant group
+    /// first ([`PreemptorSpec::spread`]; `u32::MAX` outside every domain).
+    spread: [u32; SPREAD_LEVELS],
     /// Earliest start time among the victims of the highest priority; later is better.
     earliest: Reverse<i64>,
     /// The node.
@@ -349,6 +404,8 @@ struct State<'p> {
     emptied: Vec<bool>,
     /// Scratch: uses of each budget while costing one node (zero between uses).
     uses: Vec<i64>,
+    /// The spread groups, with the pods this pass placed counted.
+    spread: Vec<PreemptSpread>,
     placements: Vec<PreemptPlacement>,
     /// The placements each preemptor made in its turn.
     turns: Vec<std::ops::Range<usize>>,
@@ -372,6 +429,7 @@ impl<'p> State<'p> {
             stamp: vec![0; p.nodes],
             emptied: vec![false; p.nodes],
             uses: vec![0; p.pdb_allowed.len()],
+            spread: p.spread.clone(),
             placements: Vec::new(),
             turns: vec![0..0; p.preemptors.len()],
             evictions: Vec::new(),
@@ -397,6 +455,21 @@ impl<'p> State<'p> {
 
     fn eligible(&self, c: usize, node: usize) -> bool {
         self.p.eligible[c * self.p.nodes + node]
+    }
+
+    /// The pods of `c`'s spread groups in `node`'s domains now (the tie-break of [`Cost`]).
+    fn spread_at(&self, c: usize, node: usize) -> [u32; SPREAD_LEVELS] {
+        let mut out = [0; SPREAD_LEVELS];
+        for (slot, &g) in out.iter_mut().zip(&self.p.preemptors[c].spread) {
+            let group = &self.spread[g];
+            *slot = match group.domain.get(node) {
+                Some(&d) if d != NO_SPREAD_DOMAIN => {
+                    group.counts.get(d as usize).copied().unwrap_or(0)
+                }
+                _ => u32::MAX,
+            };
+        }
+        out
     }
 
     /// Recomputes the suffix sums of `node`'s running victims.
@@ -466,6 +539,7 @@ impl<'p> State<'p> {
                 sum: 0,
                 count: 0,
                 earliest: Reverse(i64::MAX),
+                spread: self.spread_at(c, node),
                 node,
             };
             return Some(NodePlan { victims: Vec::new(), cost });
@@ -531,6 +605,7 @@ impl<'p> State<'p> {
             sum,
             count: victims.len(),
             earliest: Reverse(earliest),
+            spread: self.spread_at(c, node),
             node,
         };
         Some(NodePlan { victims, cost })
@@ -568,6 +643,18 @@ impl<'p> State<'p> {
         }
         self.placements.push(PreemptPlacement { preemptor: c, node });
         self.unplaced[c] = self.unplaced[c].saturating_sub(1);
+        for &g in &p.preemptors[c].spread {
+            let group = &mut self.spread[g];
+            if let Some(&d) = group.domain.get(node)
+                && d != NO_SPREAD_DOMAIN
+            {
+                let d = d as usize;
+                if group.counts.len() <= d {
+                    group.counts.resize(d + 1, 0);
+                }
+                group.counts[d] = group.counts[d].saturating_add(1);
+            }
+        }
         self.stamp[node] = self.stamp[node].wrapping_add(1);
         if !victims.is_empty() {
             // The victims are a subsequence of the node's list, in the same order.
@@ -591,7 +678,13 @@ impl<'p> State<'p> {
         self.turns[c] = start..self.placements.len();
     }
 
-    /// Places the pods of preemptor `c` one by one on their least-cost node (a lazy min-heap).
+    /// Places the pods of preemptor `c` one by one on their least-cost node (lazy min-heaps).
+    ///
+    /// A pod placed in a domain of `c`'s first spread group raises the cost of every node of
+    /// that domain at once. So when that group has at most [`MAX_PARTITIONS`] domains, each
+    /// domain (and the nodes outside every domain) gets its own heap, keyed without that
+    /// count, and the pod goes to the least of the heaps' tops with their domain's count now;
+    /// otherwise one heap holds every node.
     fn place_turn(&mut self, c: usize) {
         let limit = self.limit(c);
         if self.unplaced[c] == 0 || limit == 0 {
@@ -599,44 +692,101 @@ impl<'p> State<'p> {
         }
         let n_nodes = self.p.nodes;
         let labels = self.budget.clone();
+        // Per node, its heap; and how many heaps.
+        let (part, parts) = self.partitions(c);
+        let partitioned = parts > 1;
+        // The cost a heap keys a node by: without the first spread count when partitioned.
+        let keyed = |mut cost: Cost| {
+            if partitioned {
+                cost.spread[0] = 0;
+            }
+            cost
+        };
         let mut plans: Vec<Option<NodePlan>> = vec![None; n_nodes];
-        let mut heap = BinaryHeap::new();
+        let mut heaps: Vec<BinaryHeap<Reverse<(Cost, u32)>>> = vec![BinaryHeap::new(); parts];
         for (node, slot) in plans.iter_mut().enumerate() {
             if !self.eligible(c, node) {
                 continue;
             }
-            if let Some(plan) = self.evaluate(c, node, &labels) {
-                heap.push(Reverse((plan.cost, self.stamp[node])));
+            if let Some(mut plan) = self.evaluate(c, node, &labels) {
+                plan.cost = keyed(plan.cost);
+                heaps[part[node]].push(Reverse((plan.cost, self.stamp[node])));
                 *slot = Some(plan);
             }
         }
         let mut here: BTreeMap<usize, u32> = BTreeMap::new();
         while self.unplaced[c] > 0 {
-            let Some(Reverse((cost, stamp))) = heap.pop() else { break };
+            // Each heap's least node that is up to date, with its cost now; the least of them.
+            let mut best: Option<(Cost, usize)> = None;
+            for (k, heap) in heaps.iter_mut().enumerate() {
+                while let Some(&Reverse((cost, stamp))) = heap.peek() {
+                    let node = cost.node;
+                    let Some(plan) = plans[node].as_mut().filter(|_| stamp == self.stamp[node])
+                    else {
+                        heap.pop(); // Stale: the node changed, and was costed again then.
+                        continue;
+                    };
+                    // Only budgets used and pods placed on other nodes can have changed this
+                    // node's cost, and only upwards: cost it again and wait for its turn if
+                    // it did.
+                    let now = self.violations_now(&plan.victims);
+                    let spread = self.spread_at(c, node);
+                    let mut fresh = plan.cost;
+                    fresh.violations = now;
+                    fresh.spread = spread;
+                    let fresh = keyed(fresh);
+                    if fresh != plan.cost {
+                        plan.cost = fresh;
+                        heap.pop();
+                        heap.push(Reverse((fresh, stamp)));
+                        continue;
+                    }
+                    let mut real = cost;
+                    real.spread[0] = spread[0];
+                    if best.is_none_or(|(b, _)| real < b) {
+                        best = Some((real, k));
+                    }
+                    break;
+                }
+            }
+            let Some((cost, k)) = best else { break };
+            heaps[k].pop();
             let node = cost.node;
-            if stamp != self.stamp[node] {
-                continue; // Stale: the node changed, and was costed again then.
-            }
-            let Some(mut plan) = plans[node].take() else { continue };
-            // Only budgets used on other nodes can have changed this node's cost, and only
-            // upwards: cost it again and wait for its turn if it did.
-            let now = self.violations_now(&plan.victims);
-            if now != plan.cost.violations {
-                plan.cost.violations = now;
-                heap.push(Reverse((plan.cost, stamp)));
-                plans[node] = Some(plan);
-                continue;
-            }
+            let Some(plan) = plans[node].take() else { break };
             self.apply(c, node, &plan.victims);
             let count = here.entry(node).or_insert(0);
             *count += 1;
             if *count < limit
-                && let Some(plan) = self.evaluate(c, node, &labels)
+                && let Some(mut plan) = self.evaluate(c, node, &labels)
             {
-                heap.push(Reverse((plan.cost, self.stamp[node])));
+                plan.cost = keyed(plan.cost);
+                heaps[part[node]].push(Reverse((plan.cost, self.stamp[node])));
                 plans[node] = Some(plan);
             }
         }
+    }
+
+    /// The heap of each node for [`State::place_turn`] and how many heaps: one per domain of
+    /// `c`'s first spread group and one for the nodes outside them, when that group has at
+    /// most [`MAX_PARTITIONS`] domains; else one.
+    fn partitions(&self, c: usize) -> (Vec<usize>, usize) {
+        let n = self.p.nodes;
+        let Some(group) = self.p.preemptors[c].spread.first().map(|&g| &self.spread[g]) else {
+            return (vec![0; n], 1);
+        };
+        let mut ids: BTreeMap<u32, usize> = BTreeMap::new();
+        for node in 0..n {
+            let d = group.domain.get(node).copied().unwrap_or(NO_SPREAD_DOMAIN);
+            let next = ids.len();
+            ids.entry(d).or_insert(next);
+            if ids.len() > MAX_PARTITIONS {
+                return (vec![0; n], 1);
+            }
+        }
+        let part = (0..n)
+            .map(|node| ids[&group.domain.get(node).copied().unwrap_or(NO_SPREAD_DOMAIN)])
+            .collect();
+        (part, ids.len())
     }
 
     /// Places pods of `c` still unplaced in room left over on the nodes listed in `emptied`

@@ -193,6 +193,60 @@ pub(super) fn add_spread(
     soft
 }
 
+/// The spread groups that break `rep`'s ties in the batch preemption pass
+/// ([`kplace_solver::PreemptorSpec::spread`]): for each of its `ScheduleAnyway` constraints
+/// (its own, or the profile's defaults; none when [`has_soft_spread`] is false), the pods its
+/// selector matches in `rep`'s namespace per domain, over the nodes that count for the
+/// constraint as upstream's scoring counts them; zone-like keys before `kubernetes.io/hostname`.
+pub(super) fn preempt_spread(
+    cluster: &ClusterState,
+    rep: &Pod,
+    fws: &Frameworks,
+) -> Vec<kplace_solver::PreemptSpread> {
+    use kplace_solver::{NO_SPREAD_DOMAIN, PreemptSpread};
+    if !has_soft_spread(rep, fws) {
+        return Vec::new();
+    }
+    let profile = fws.full.profile();
+    let pts = PodTopologySpread::new(profile.args.pod_topology_spread.clone());
+    let mut constraints = pts.constraints(rep, UnsatisfiableAction::ScheduleAnyway);
+    let require_all = !rep.topology_spread_constraints.is_empty() || !pts.system_defaulted();
+    let incoming = IncomingPod::new(rep);
+    constraints.sort_by_key(|c| c.topology_key == HOSTNAME_LABEL);
+    constraints
+        .iter()
+        .map(|c| {
+            let mut ids: BTreeMap<&str, u32> = BTreeMap::new();
+            let mut counts: Vec<u32> = Vec::new();
+            let domain = cluster
+                .nodes
+                .iter()
+                .map(|node| {
+                    let Some(value) = node.labels.get(&c.topology_key) else {
+                        return NO_SPREAD_DOMAIN;
+                    };
+                    let counts_here = (!require_all
+                        || constraints.iter().all(|k| node.labels.contains_key(&k.topology_key)))
+                        && match_node_inclusion_policies(c, &incoming, node);
+                    if !counts_here {
+                        return NO_SPREAD_DOMAIN;
+                    }
+                    let next = u32::try_from(ids.len()).unwrap_or(NO_SPREAD_DOMAIN - 1);
+                    let d = *ids.entry(value.as_str()).or_insert(next);
+                    if counts.len() <= d as usize {
+                        counts.resize(d as usize + 1, 0);
+                    }
+                    let here = count_pods_match_selector(&node.pods, &c.selector, &rep.namespace);
+                    counts[d as usize] =
+                        counts[d as usize].saturating_add(u32::try_from(here).unwrap_or(u32::MAX));
+                    d
+                })
+                .collect();
+            PreemptSpread { domain, counts }
+        })
+        .collect()
+}
+
 /// The counter of constraint `c` of `rep`: pods in `rep`'s namespace that the selector matches,
 /// on nodes with `c`'s key and every key of `all` that pass `c`'s node inclusion policies for
 /// `rep`.

@@ -637,6 +637,21 @@ impl Run {
                         && fws.no_fit.filter(&state, rep, node).is_success();
             }
         }
+        // Per preemptor, its soft spread groups (the tie-break between equally costly nodes).
+        let mut spread = Vec::new();
+        let mut spread_of: Vec<Vec<usize>> = Vec::with_capacity(reps.len());
+        for rep in &reps {
+            let groups =
+                super::inter_pod::preempt_spread(cluster, rep, &frameworks[&rep.scheduler_name]);
+            spread_of.push((spread.len()..spread.len() + groups.len()).collect());
+            spread.extend(groups);
+        }
+        tracing::debug!(
+            "batch preemption: {} preemptor classes, {} victims, {} spread groups",
+            reps.len(),
+            victims.len(),
+            spread.len()
+        );
         let problem = PreemptProblem {
             resources: names.len(),
             nodes: n_nodes,
@@ -659,9 +674,11 @@ impl Run {
                         .collect(),
                     may_preempt: reps[k].preemption_policy != crate::model::PreemptionPolicy::Never,
                     max_per_node: None,
+                    spread: std::mem::take(&mut spread_of[k]),
                 })
                 .collect(),
             eligible,
+            spread,
         };
         let result = match solve_preemption(&problem) {
             Ok(r) => r,

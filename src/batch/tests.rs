@@ -1012,6 +1012,56 @@ fn default_spreading_puts_a_deployments_replicas_evenly_over_zones_and_nodes() {
 }
 
 #[test]
+fn batch_preemption_spreads_a_deployments_replicas_over_zones() {
+    // Nine full nodes, three per zone, each running one low-priority pod; zone a's are the
+    // youngest (upstream's last victim criterion would take them first). Three high-priority
+    // replicas of one Deployment (default spreading) preempt: one per zone.
+    let zone = crate::plugins::podtopologyspread::LABEL_TOPOLOGY_ZONE;
+    let nodes: Vec<_> = (0..9)
+        .map(|i| {
+            NodeBuilder::new(&format!("n{i}"))
+                .cpu(2000)
+                .memory(16 * GI)
+                .label(zone, ["a", "b", "c"][i / 3])
+                .label(HOSTNAME_LABEL, &format!("n{i}"))
+                .obj()
+        })
+        .collect();
+    let bound: Vec<Pod> = (0..9)
+        .map(|i| {
+            let started = if i < 3 { 900 + i as i64 } else { 100 + i as i64 };
+            PodBuilder::new("b", &format!("low-{i}"))
+                .cpu(2000)
+                .priority(1)
+                .started(started)
+                .node(&format!("n{i}"))
+                .obj()
+        })
+        .collect();
+    let state = cluster(nodes, bound);
+    let selector = crate::model::LabelSelector::from_match_labels([("app", "web")]);
+    let pending: Vec<Pod> = (0..3)
+        .map(|i| {
+            PodBuilder::new("d", &format!("web-{i}"))
+                .cpu(1500)
+                .priority(100)
+                .label("app", "web")
+                .default_spread_selector(selector.clone())
+                .obj()
+        })
+        .collect();
+    let p = plan(&state, &pending);
+    assert!(check(&state, &pending, &p).is_valid());
+    assert_eq!(p.evictions.len(), 3, "{p:?}");
+    assert_eq!(per_label(&state, &p, zone).into_values().collect::<Vec<_>>(), vec![1, 1, 1]);
+    // Without default spreading the youngest victims decide: zone a takes all three.
+    let loose: Vec<Pod> =
+        pending.iter().map(|q| Pod { default_spread_selector: None, ..q.clone() }).collect();
+    let p = plan(&state, &loose);
+    assert_eq!(per_label(&state, &p, zone).get("a"), Some(&3), "{p:?}");
+}
+
+#[test]
 fn default_spreading_counts_bound_replicas() {
     // Two replicas already in zone a: the next four go to b and c first.
     let bound = (0..2)

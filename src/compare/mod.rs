@@ -237,6 +237,14 @@ pub struct Side {
     pub unschedulable_by_priority: BTreeMap<i32, usize>,
     /// Running pods evicted.
     pub evictions: usize,
+    /// Running pods evicted, by priority (empty without evictions).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub evicted_by_priority: BTreeMap<i32, usize>,
+    /// CPU (millicores) and memory (bytes) the evicted pods requested.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub evicted_cpu_m: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub evicted_memory_bytes: i64,
     /// Nodes with at least one pod after the plan.
     pub nodes_used: usize,
     /// Per resource: allocatable, requested, mean, max and standard deviation (balance) of the
@@ -452,6 +460,30 @@ pub fn reference_shapes(pending: &[Pod], columns: &[String]) -> Vec<Vec<i64>> {
     minimal_shapes(pending.iter().map(|p| shape(p, columns)).collect())
 }
 
+fn is_zero(v: &i64) -> bool {
+    *v == 0
+}
+
+/// The pods `plan` evicts, by priority, and the CPU (millicores) and memory (bytes) they
+/// requested (running pods of `before`; an eviction naming no such pod counts nowhere).
+fn evicted(before: &ClusterState, plan: &Plan) -> (BTreeMap<i32, usize>, i64, i64) {
+    let mut by_priority = BTreeMap::new();
+    let (mut cpu, mut memory) = (0i64, 0i64);
+    if plan.evictions.is_empty() {
+        return (by_priority, cpu, memory);
+    }
+    let running: BTreeMap<String, &Pod> =
+        before.nodes.iter().flat_map(|n| n.pods.iter()).map(|p| (p.key(), p.as_ref())).collect();
+    for e in &plan.evictions {
+        if let Some(pod) = running.get(&e.pod) {
+            *by_priority.entry(pod.priority).or_insert(0) += 1;
+            cpu = cpu.saturating_add(pod.requests.milli_cpu);
+            memory = memory.saturating_add(pod.requests.memory);
+        }
+    }
+    (by_priority, cpu, memory)
+}
+
 /// Measures one plan: applies it, summarizes, computes stranded capacity and the soft rules,
 /// and runs `check`. Returns the side and the after-state.
 pub fn measure(
@@ -483,6 +515,7 @@ pub fn measure(
 
     let t = &plan.summary.timings_ms;
     let decision = t.encode + t.evaluate + t.solve;
+    let (evicted_by_priority, evicted_cpu_m, evicted_memory_bytes) = evicted(before, plan);
     let side = Side {
         algorithm: plan.summary.algorithm.clone(),
         backend: plan.summary.backend.clone(),
@@ -494,6 +527,9 @@ pub fn measure(
         unschedulable: summary.unschedulable,
         unschedulable_by_priority: summary.unschedulable_by_priority,
         evictions: summary.evicted,
+        evicted_by_priority,
+        evicted_cpu_m,
+        evicted_memory_bytes,
         nodes_used: summary.nodes_used,
         utilization: summary.utilization,
         stranded: stranded_by_resource,

@@ -5,9 +5,11 @@
 //! criterion is `better`, `worse` or `same` for the plan:
 //!
 //! * **placed pods per priority**: from the highest priority down, the first priority where the
-//!   plans place a different number of pods decides (the scheduling queue's order).
-//! * **placed resources**: cpu and memory requested by the pods placed; `mixed` when one is
-//!   higher and the other lower.
+//!   plans place a different number of pods decides (the scheduling queue's order), each plan's
+//!   count less the running pods of that priority it evicts (a plan that evicts a pod to place
+//!   another of lower priority in its room has gained nothing at the higher one).
+//! * **placed resources**: cpu and memory requested by the pods placed, less what the pods
+//!   each plan evicts requested; `mixed` when one is higher and the other lower.
 //! * **workloads starved**: workloads with pending pods of which none is placed; fewer is better.
 //! * **spread**: the sum over workloads of the zone skew, and of the node skew; both no higher
 //!   and one lower is better (`mixed` when they disagree).
@@ -119,17 +121,32 @@ pub fn verdict(baseline: &Side, plan: &Side, rows: &[OwnerRow]) -> Verdict {
 
     let priorities: BTreeSet<i32> =
         baseline.placed_by_priority.keys().chain(plan.placed_by_priority.keys()).copied().collect();
+    let priorities: BTreeSet<i32> = priorities
+        .into_iter()
+        .chain(baseline.evicted_by_priority.keys().copied())
+        .chain(plan.evicted_by_priority.keys().copied())
+        .collect();
     let mut outcome = Outcome::Same;
     let mut parts = Vec::new();
+    // Placed less evicted, per priority.
+    let net = |s: &Side, p: &i32| {
+        let count = |m: &std::collections::BTreeMap<i32, usize>| {
+            i64::try_from(m.get(p).copied().unwrap_or(0)).unwrap_or(i64::MAX)
+        };
+        count(&s.placed_by_priority) - count(&s.evicted_by_priority)
+    };
+    let evicting = !baseline.evicted_by_priority.is_empty() || !plan.evicted_by_priority.is_empty();
     for p in priorities.iter().rev() {
-        let a = baseline.placed_by_priority.get(p).copied().unwrap_or(0);
-        let b = plan.placed_by_priority.get(p).copied().unwrap_or(0);
+        let (a, b) = (net(baseline, p), net(plan, p));
         if a != b {
             if outcome == Outcome::Same {
                 outcome = Outcome::of(a, b, false);
             }
             parts.push(format!("priority {p}: {a} → {b}"));
         }
+    }
+    if evicting && !parts.is_empty() {
+        parts.push("placed less evicted".into());
     }
     if parts.is_empty() {
         parts.push(format!("{} placed by both", plan.placed));
@@ -141,20 +158,22 @@ pub fn verdict(baseline: &Side, plan: &Side, rows: &[OwnerRow]) -> Verdict {
     });
 
     let (cpu_a, cpu_b): (i64, i64) = (
-        rows.iter().map(|r| r.baseline.cpu_placed_m).sum(),
-        rows.iter().map(|r| r.plan.cpu_placed_m).sum(),
+        rows.iter().map(|r| r.baseline.cpu_placed_m).sum::<i64>() - baseline.evicted_cpu_m,
+        rows.iter().map(|r| r.plan.cpu_placed_m).sum::<i64>() - plan.evicted_cpu_m,
     );
     let (mem_a, mem_b): (i64, i64) = (
-        rows.iter().map(|r| r.baseline.memory_placed_bytes).sum(),
-        rows.iter().map(|r| r.plan.memory_placed_bytes).sum(),
+        rows.iter().map(|r| r.baseline.memory_placed_bytes).sum::<i64>()
+            - baseline.evicted_memory_bytes,
+        rows.iter().map(|r| r.plan.memory_placed_bytes).sum::<i64>() - plan.evicted_memory_bytes,
     );
     criteria.push(Criterion {
         name: "placed resources".into(),
         outcome: Outcome::of(cpu_a, cpu_b, false).and(Outcome::of(mem_a, mem_b, false)),
         detail: format!(
-            "cpu {cpu_a}m → {cpu_b}m, memory {:.1} → {:.1} GiB",
+            "cpu {cpu_a}m → {cpu_b}m, memory {:.1} → {:.1} GiB{}",
             mem_a as f64 / (1u64 << 30) as f64,
-            mem_b as f64 / (1u64 << 30) as f64
+            mem_b as f64 / (1u64 << 30) as f64,
+            if evicting { " (placed less evicted)" } else { "" }
         ),
     });
 
@@ -310,6 +329,34 @@ mod tests {
                 overall: Outcome::Worse,
             },
             Case {
+                name: "evicting fewer pods of a higher priority outweighs placing fewer of a lower one",
+                baseline: Side {
+                    evicted_by_priority: [(100, 5), (10, 2)].into(),
+                    ..side(&[(1000, 4), (10, 3)], 0)
+                },
+                plan: Side {
+                    evicted_by_priority: [(100, 3), (10, 2)].into(),
+                    ..side(&[(1000, 4), (10, 1)], 0)
+                },
+                rows: vec![row("a", (4, 0, 0), (4, 0, 0)), row("b", (3, 0, 0), (1, 2, 0))],
+                // Pods: priority 100 decides (-5 against -3); resources: 200m less placed.
+                overall: Outcome::Mixed,
+            },
+            Case {
+                name: "the pods a plan evicts count against what it placed",
+                baseline: side(&[(1000, 4)], 0),
+                plan: Side {
+                    evicted_by_priority: [(10, 1)].into(),
+                    evicted_cpu_m: 100,
+                    evicted_memory_bytes: 1000,
+                    ..side(&[(1000, 4), (10, 1)], 0)
+                },
+                rows: vec![row("a", (4, 0, 0), (4, 0, 0)), row("b", (0, 1, 0), (1, 0, 0))],
+                // One pod of priority 10 placed where one was evicted: no pod and no resource
+                // gained (only workload b is no longer starved).
+                overall: Outcome::Better,
+            },
+            Case {
                 name: "a plan that breaks a hard rule is invalid whatever else it does",
                 baseline: side(&[(0, 2)], 0),
                 plan: side(&[(0, 3)], 1),
@@ -327,6 +374,17 @@ mod tests {
         for c in cases {
             let v = verdict(&c.baseline, &c.plan, &c.rows);
             assert_eq!(v.overall, c.overall, "{}: {}", c.name, v.line);
+            if c.name.starts_with("the pods a plan evicts") {
+                assert_eq!(v.criteria[0].outcome, Outcome::Same, "{}", v.criteria[0].detail);
+                assert_eq!(v.criteria[1].outcome, Outcome::Same, "{}", v.criteria[1].detail);
+            }
+            if c.name.starts_with("evicting fewer") {
+                assert_eq!(v.criteria[0].outcome, Outcome::Better, "{}", v.criteria[0].detail);
+                assert_eq!(
+                    v.criteria[0].detail,
+                    "priority 100: -5 → -3, priority 10: 1 → -1, placed less evicted"
+                );
+            }
             assert!(v.line.starts_with("plan "), "{}", c.name);
             if c.baseline.violations > 0 {
                 assert!(

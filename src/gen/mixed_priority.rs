@@ -1,7 +1,8 @@
 //! `mixed-priority`: a shared cluster where batch work at low priority fills the nodes and
 //! production services at higher priority arrive: preemption territory. Five PriorityClasses
-//! (one the global default, one with `preemptionPolicy: Never`), seven services with
-//! PodDisruptionBudgets whose status is what the disruption controller would report for the
+//! (one the global default, one with `preemptionPolicy: Never`), seven services, each with its
+//! Service and ReplicaSet (whose selectors upstream's default spreading uses) and, for five, a
+//! PodDisruptionBudget whose status is what the disruption controller would report for the
 //! bound pods (`currentHealthy`, `desiredHealthy`, `expectedPods`, `disruptionsAllowed`).
 //!
 //! The bound batch is drawn mostly from the low classes and the pending pods mostly from the
@@ -31,7 +32,8 @@ pub const INFO: WorkloadInfo = WorkloadInfo {
            500m/2Gi, 12/8, minAvailable 60%), batch/etl (batch-low, 2/4Gi, 25/25, none), \
            batch/spark-executor (preemptible, 1/4Gi, 30/15, none), each pod owned by its \
            service's ReplicaSet <app>-<pod-template-hash> (controller: true); PDB status \
-           computed from the pods written",
+           computed from the pods written; each service's Service and ReplicaSet written after \
+           the pods (the selectors of upstream's default spreading)",
     knobs: "--nodes; --pods; --init-pods: pods already bound (round-robin where they fit); \
             --seed: which service each pod belongs to",
 };
@@ -238,8 +240,16 @@ impl Family for MixedPriority {
         }
     }
 
+    /// Each service's Service and ReplicaSet, as a real cluster has them (upstream's default
+    /// spreading takes its selector from them), then the PodDisruptionBudgets.
     fn epilogue(&mut self, ctx: &mut Ctx) -> Vec<Value> {
         let mut out = Vec::new();
+        for (app, &(_, written)) in APPS.iter().zip(&self.counts) {
+            if written > 0 {
+                let replicas = usize::try_from(written).unwrap_or(0);
+                out.extend(eks::service_and_replica_set(app.namespace, app.name, replicas, ctx));
+            }
+        }
         for (app, (bound, written)) in APPS.iter().zip(self.counts) {
             let Some(budget) = app.budget else { continue };
             let spec = PdbSpec {

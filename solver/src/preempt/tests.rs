@@ -14,6 +14,7 @@ fn pre(priority: i32, requests: &[i64], count: u32) -> PreemptorSpec {
         requests: requests.to_vec(),
         may_preempt: true,
         max_per_node: None,
+        spread: Vec::new(),
     }
 }
 
@@ -53,6 +54,7 @@ fn problem(
         pdb_allowed: pdb_allowed.to_vec(),
         eligible: vec![true; preemptors.len() * nodes],
         preemptors,
+        spread: Vec::new(),
     }
 }
 
@@ -86,7 +88,99 @@ fn the_pass_evicts_the_fewest_and_least_important_pods() {
     let two = |v: Vec<VictimSpec>, allowed: &[u32], p: PreemptorSpec| {
         problem(&[&[0], &[0]], v, allowed, vec![p])
     };
+    // Four nodes in zones 0, 1, 0, 1 (group 0, with three pods of the workload in zone 0
+    // already) and each node its own domain (group 1), for the spread tie-break.
+    let spread_groups = vec![
+        PreemptSpread { domain: vec![0, 1, 0, 1], counts: vec![3, 0] },
+        PreemptSpread { domain: vec![0, 1, 2, 3], counts: vec![] },
+    ];
+    let spreading = |p: PreemptorSpec| PreemptorSpec { spread: vec![0, 1], ..p };
     let cases = vec![
+        Case {
+            name: "equally costly nodes go to the zone, then the node, with the fewest of the workload's pods",
+            problem: PreemptProblem {
+                spread: spread_groups.clone(),
+                ..problem(&[&[2], &[2], &[2], &[2]], vec![], &[], vec![spreading(pre(10, &[1], 4))])
+            },
+            // Zone 1 until it holds three too (nodes 1, 3, 1), then zone 0's emptier node.
+            placements: vec![(0, 1), (0, 3), (0, 1), (0, 0)],
+            evictions: vec![],
+            pdb_violations: 0,
+            unplaced: vec![0],
+        },
+        Case {
+            name: "without spread groups equally costly nodes go by index",
+            problem: problem(&[&[2], &[2], &[2], &[2]], vec![], &[], vec![pre(10, &[1], 4)]),
+            placements: vec![(0, 0), (0, 0), (0, 1), (0, 1)],
+            evictions: vec![],
+            pdb_violations: 0,
+            unplaced: vec![0],
+        },
+        Case {
+            name: "spread only breaks ties: a node with fewer victims wins in the fuller zone",
+            problem: PreemptProblem {
+                spread: spread_groups.clone(),
+                ..problem(
+                    &[&[0], &[0], &[0], &[0]],
+                    vec![
+                        victim(0, 1, &[2]),
+                        victim(1, 1, &[1]),
+                        victim(1, 1, &[1]),
+                        victim(2, 1, &[1]),
+                        victim(2, 1, &[1]),
+                        victim(3, 1, &[1]),
+                        victim(3, 1, &[1]),
+                    ],
+                    &[],
+                    vec![spreading(pre(10, &[2], 1))],
+                )
+            },
+            placements: vec![(0, 0)],
+            evictions: vec![(0, 0, 0)],
+            pdb_violations: 0,
+            unplaced: vec![0],
+        },
+        Case {
+            name: "with spread groups the emptier zone wins over younger victims",
+            problem: PreemptProblem {
+                spread: spread_groups.clone(),
+                ..problem(
+                    &[&[0], &[0], &[0], &[0]],
+                    vec![
+                        started(victim(0, 1, &[1]), 9),
+                        started(victim(1, 1, &[1]), 1),
+                        started(victim(2, 1, &[1]), 9),
+                        started(victim(3, 1, &[1]), 2),
+                    ],
+                    &[],
+                    vec![spreading(pre(10, &[1], 1))],
+                )
+            },
+            // Nodes 0 and 2 run the youngest victims, but zone 0 already holds three pods; of
+            // zone 1's nodes, node 3's victim is the younger.
+            placements: vec![(0, 3)],
+            evictions: vec![(3, 0, 3)],
+            pdb_violations: 0,
+            unplaced: vec![0],
+        },
+        Case {
+            name: "without spread groups the youngest victims go first",
+            problem: problem(
+                &[&[0], &[0], &[0], &[0]],
+                vec![
+                    started(victim(0, 1, &[1]), 9),
+                    started(victim(1, 1, &[1]), 1),
+                    started(victim(2, 1, &[1]), 9),
+                    started(victim(3, 1, &[1]), 2),
+                ],
+                &[],
+                vec![pre(10, &[1], 1)],
+            ),
+            placements: vec![(0, 0)],
+            evictions: vec![(0, 0, 0)],
+            pdb_violations: 0,
+            unplaced: vec![0],
+        },
         Case {
             name: "a lower-priority pod is evicted to make room",
             problem: one(vec![victim(0, 1, &[4])], &[], pre(10, &[4], 1)),
@@ -736,6 +830,20 @@ fn reference(p: &PreemptProblem) -> PreemptPlan {
     let mut running = vec![true; p.victims.len()];
     let mut budget: Vec<i64> = p.pdb_allowed.iter().map(|&a| i64::from(a)).collect();
     let mut emptied = vec![false; p.nodes];
+    // Pods of each spread group per domain, the pass's placements added.
+    let mut counts: Vec<Vec<u32>> = p.spread.iter().map(|g| g.counts.clone()).collect();
+    let spread_at = |counts: &[Vec<u32>], c: usize, node: usize| -> [u32; SPREAD_LEVELS] {
+        let mut out = [0; SPREAD_LEVELS];
+        for (slot, &g) in out.iter_mut().zip(&p.preemptors[c].spread) {
+            let d = p.spread[g].domain[node];
+            *slot = if d == NO_SPREAD_DOMAIN {
+                u32::MAX
+            } else {
+                counts[g].get(d as usize).copied().unwrap_or(0)
+            };
+        }
+        out
+    };
     let mut plan = PreemptPlan {
         unplaced: p.preemptors.iter().map(|c| c.count).collect(),
         order: order.clone(),
@@ -795,7 +903,7 @@ fn reference(p: &PreemptProblem) -> PreemptPlan {
         let labels = budget.clone();
         let mut here = vec![0u32; p.nodes];
         while plan.unplaced[c] > 0 {
-            type Key = (usize, i64, i64, usize, Reverse<i64>, usize);
+            type Key = (usize, i64, i64, usize, [u32; SPREAD_LEVELS], Reverse<i64>, usize);
             let mut best: Option<(Key, Vec<usize>)> = None;
             for node in 0..p.nodes {
                 if !p.eligible[c * p.nodes + node]
@@ -805,7 +913,8 @@ fn reference(p: &PreemptProblem) -> PreemptPlan {
                 }
                 let row = &free[node * r..(node + 1) * r];
                 let option = if fit(&spec.requests, row) {
-                    Some(((0, i64::MIN, 0, 0, Reverse(i64::MAX), node), Vec::new()))
+                    let spread = spread_at(&counts, c, node);
+                    Some(((0, i64::MIN, 0, 0, spread, Reverse(i64::MAX), node), Vec::new()))
                 } else if spec.may_preempt {
                     let mut cands: Vec<usize> = (0..p.victims.len())
                         .filter(|&v| {
@@ -857,6 +966,7 @@ fn reference(p: &PreemptProblem) -> PreemptPlan {
                                 .map(|&v| i64::from(p.victims[v].priority) + (1i64 << 31))
                                 .sum(),
                             vs.len(),
+                            spread_at(&counts, c, node),
                             Reverse(
                                 vs.iter()
                                     .filter(|&&v| p.victims[v].priority == highest)
@@ -878,8 +988,19 @@ fn reference(p: &PreemptProblem) -> PreemptPlan {
                 }
             }
             let Some((key, vs)) = best else { break };
-            apply(&mut plan, &mut free, &mut running, &mut budget, &mut emptied, c, key.5, &vs);
-            here[key.5] += 1;
+            let node = key.6;
+            apply(&mut plan, &mut free, &mut running, &mut budget, &mut emptied, c, node, &vs);
+            here[node] += 1;
+            for &g in &spec.spread {
+                let d = p.spread[g].domain[node];
+                if d != NO_SPREAD_DOMAIN {
+                    let d = d as usize;
+                    if counts[g].len() <= d {
+                        counts[g].resize(d + 1, 0);
+                    }
+                    counts[g][d] += 1;
+                }
+            }
         }
     }
     plan.leftover_start = plan.placements.len();
@@ -989,25 +1110,32 @@ fn random_problem(
                 pdbs: pdbs.into_iter().collect(),
                 start_time,
             });
-        let preemptor =
-            (
-                0..=count,
-                0i32..5,
-                prop::collection::vec(0i64..5, 2),
-                prop::bool::weighted(0.8),
-                prop::option::weighted(0.3, 1u32..3),
-            )
-                .prop_map(|(count, priority, requests, may_preempt, max_per_node)| {
-                    PreemptorSpec { count, priority, requests, may_preempt, max_per_node }
-                });
+        let preemptor = (
+            0..=count,
+            0i32..5,
+            prop::collection::vec(0i64..5, 2),
+            prop::bool::weighted(0.8),
+            prop::option::weighted(0.3, 1u32..3),
+            prop::collection::vec(0usize..2, 0..=2),
+        )
+            .prop_map(|(count, priority, requests, may_preempt, max_per_node, spread)| {
+                PreemptorSpec { count, priority, requests, may_preempt, max_per_node, spread }
+            });
+        // Two spread groups: each node in one of two domains or none, a few pods counted.
+        let group = (
+            prop::collection::vec(prop_oneof![3 => 0u32..2, 1 => Just(NO_SPREAD_DOMAIN)], n_nodes),
+            prop::collection::vec(0u32..3, 0..=2),
+        )
+            .prop_map(|(domain, counts)| PreemptSpread { domain, counts });
         (
             prop::collection::vec(-1i64..4, n_nodes * 2),
             prop::collection::vec(victim, n_victims),
             prop::collection::vec(0u32..3, 3),
             prop::collection::vec(preemptor, n_pre),
             prop::collection::vec(prop::bool::weighted(0.8), n_pre * n_nodes),
+            prop::collection::vec(group, 2),
         )
-            .prop_map(move |(free, victims, pdb_allowed, preemptors, eligible)| {
+            .prop_map(move |(free, victims, pdb_allowed, preemptors, eligible, spread)| {
                 PreemptProblem {
                     resources: 2,
                     nodes: n_nodes,
@@ -1016,6 +1144,7 @@ fn random_problem(
                     pdb_allowed,
                     preemptors,
                     eligible,
+                    spread,
                 }
             })
     })
