@@ -140,7 +140,7 @@ pub struct PreemptorSpec {
     pub spread: Vec<usize>,
 }
 
-/// How many of a preemptor's spread groups break its ties ([`PreemptorSpec::spread`]).
+/// How many of a preemptor's spread groups weigh its nodes ([`PreemptorSpec::spread`]).
 pub const SPREAD_LEVELS: usize = 2;
 
 /// Most domains of a preemptor's first spread group for which [`solve_preemption`] keeps a heap
@@ -457,7 +457,7 @@ impl<'p> State<'p> {
         self.p.eligible[c * self.p.nodes + node]
     }
 
-    /// The pods of `c`'s spread groups in `node`'s domains now (the tie-break of [`Cost`]).
+    /// The pods of `c`'s spread groups in `node`'s domains now (their part of [`Cost`]).
     fn spread_at(&self, c: usize, node: usize) -> [u32; SPREAD_LEVELS] {
         let mut out = [0; SPREAD_LEVELS];
         for (slot, &g) in out.iter_mut().zip(&self.p.preemptors[c].spread) {

@@ -193,7 +193,7 @@ pub(super) fn add_spread(
     soft
 }
 
-/// The spread groups that break `rep`'s ties in the batch preemption pass
+/// The spread groups that weigh `rep`'s nodes in the batch preemption pass
 /// ([`kplace_solver::PreemptorSpec::spread`]): for each of its `ScheduleAnyway` constraints
 /// (its own, or the profile's defaults; none when [`has_soft_spread`] is false), the pods its
 /// selector matches in `rep`'s namespace per domain, over the nodes that count for the

@@ -637,7 +637,8 @@ impl Run {
                         && fws.no_fit.filter(&state, rep, node).is_success();
             }
         }
-        // Per preemptor, its soft spread groups (the tie-break between equally costly nodes).
+        // Per preemptor, its soft spread groups (between nodes whose victims cost the same but
+        // for their start time, the emptier zone, then node, wins).
         let mut spread = Vec::new();
         let mut spread_of: Vec<Vec<usize>> = Vec::with_capacity(reps.len());
         for rep in &reps {

@@ -240,9 +240,10 @@ pub struct Side {
     /// Running pods evicted, by priority (empty without evictions).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub evicted_by_priority: BTreeMap<i32, usize>,
-    /// CPU (millicores) and memory (bytes) the evicted pods requested.
+    /// CPU (millicores) the evicted pods requested.
     #[serde(skip_serializing_if = "is_zero")]
     pub evicted_cpu_m: i64,
+    /// Memory (bytes) the evicted pods requested.
     #[serde(skip_serializing_if = "is_zero")]
     pub evicted_memory_bytes: i64,
     /// Nodes with at least one pod after the plan.
