@@ -95,6 +95,9 @@ fn the_pass_evicts_the_fewest_and_least_important_pods() {
         PreemptSpread { domain: vec![0, 1, 2, 3], counts: vec![] },
     ];
     let spreading = |p: PreemptorSpec| PreemptorSpec { spread: vec![0, 1], ..p };
+    // One victim per node, the youngest on nodes 0 and 2 (zone 0).
+    let aged =
+        || [9, 1, 9, 2].iter().enumerate().map(|(n, &t)| started(victim(n, 1, &[1]), t)).collect();
     let cases = vec![
         Case {
             name: "equally costly nodes go to the zone, then the node, with the fewest of the workload's pods",
@@ -144,17 +147,7 @@ fn the_pass_evicts_the_fewest_and_least_important_pods() {
             name: "with spread groups the emptier zone wins over younger victims",
             problem: PreemptProblem {
                 spread: spread_groups.clone(),
-                ..problem(
-                    &[&[0], &[0], &[0], &[0]],
-                    vec![
-                        started(victim(0, 1, &[1]), 9),
-                        started(victim(1, 1, &[1]), 1),
-                        started(victim(2, 1, &[1]), 9),
-                        started(victim(3, 1, &[1]), 2),
-                    ],
-                    &[],
-                    vec![spreading(pre(10, &[1], 1))],
-                )
+                ..problem(&[&[0], &[0], &[0], &[0]], aged(), &[], vec![spreading(pre(10, &[1], 1))])
             },
             // Nodes 0 and 2 run the youngest victims, but zone 0 already holds three pods; of
             // zone 1's nodes, node 3's victim is the younger.
@@ -165,17 +158,7 @@ fn the_pass_evicts_the_fewest_and_least_important_pods() {
         },
         Case {
             name: "without spread groups the youngest victims go first",
-            problem: problem(
-                &[&[0], &[0], &[0], &[0]],
-                vec![
-                    started(victim(0, 1, &[1]), 9),
-                    started(victim(1, 1, &[1]), 1),
-                    started(victim(2, 1, &[1]), 9),
-                    started(victim(3, 1, &[1]), 2),
-                ],
-                &[],
-                vec![pre(10, &[1], 1)],
-            ),
+            problem: problem(&[&[0], &[0], &[0], &[0]], aged(), &[], vec![pre(10, &[1], 1)]),
             placements: vec![(0, 0)],
             evictions: vec![(0, 0, 0)],
             pdb_violations: 0,
