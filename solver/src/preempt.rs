@@ -162,6 +162,13 @@ pub struct PreemptSpread {
     pub counts: Vec<u32>,
 }
 
+impl PreemptSpread {
+    /// The domain of `node`, or `None` when it counts for no domain.
+    fn domain_of(&self, node: usize) -> Option<usize> {
+        self.domain.get(node).filter(|&&d| d != NO_SPREAD_DOMAIN).map(|&d| d as usize)
+    }
+}
+
 /// The preemption problem, as plain arrays. Matrices are row-major.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PreemptProblem {
@@ -462,12 +469,9 @@ impl<'p> State<'p> {
         let mut out = [0; SPREAD_LEVELS];
         for (slot, &g) in out.iter_mut().zip(&self.p.preemptors[c].spread) {
             let group = &self.spread[g];
-            *slot = match group.domain.get(node) {
-                Some(&d) if d != NO_SPREAD_DOMAIN => {
-                    group.counts.get(d as usize).copied().unwrap_or(0)
-                }
-                _ => u32::MAX,
-            };
+            *slot = group
+                .domain_of(node)
+                .map_or(u32::MAX, |d| group.counts.get(d).copied().unwrap_or(0));
         }
         out
     }
@@ -645,10 +649,7 @@ impl<'p> State<'p> {
         self.unplaced[c] = self.unplaced[c].saturating_sub(1);
         for &g in &p.preemptors[c].spread {
             let group = &mut self.spread[g];
-            if let Some(&d) = group.domain.get(node)
-                && d != NO_SPREAD_DOMAIN
-            {
-                let d = d as usize;
+            if let Some(d) = group.domain_of(node) {
                 if group.counts.len() <= d {
                     group.counts.resize(d + 1, 0);
                 }
@@ -774,18 +775,16 @@ impl<'p> State<'p> {
         let Some(group) = self.p.preemptors[c].spread.first().map(|&g| &self.spread[g]) else {
             return (vec![0; n], 1);
         };
-        let mut ids: BTreeMap<u32, usize> = BTreeMap::new();
+        // Heap ids in order of first appearance; `None` (outside every domain) is one of them.
+        let mut ids: BTreeMap<Option<usize>, usize> = BTreeMap::new();
+        let mut part = Vec::with_capacity(n);
         for node in 0..n {
-            let d = group.domain.get(node).copied().unwrap_or(NO_SPREAD_DOMAIN);
             let next = ids.len();
-            ids.entry(d).or_insert(next);
+            part.push(*ids.entry(group.domain_of(node)).or_insert(next));
             if ids.len() > MAX_PARTITIONS {
                 return (vec![0; n], 1);
             }
         }
-        let part = (0..n)
-            .map(|node| ids[&group.domain.get(node).copied().unwrap_or(NO_SPREAD_DOMAIN)])
-            .collect();
         (part, ids.len())
     }
 

@@ -197,9 +197,10 @@ pub(super) fn add_spread(
 /// ([`kplace_solver::PreemptorSpec::spread`]): for each of its `ScheduleAnyway` constraints
 /// (its own, or the profile's defaults; none when [`has_soft_spread`] is false), the pods its
 /// selector matches in `rep`'s namespace per domain, over the nodes that count for the
-/// constraint as upstream's scoring counts them; zone-like keys before `kubernetes.io/hostname`.
+/// constraint ([`counted`], as for the greedy's soft terms); zone-like keys before
+/// `kubernetes.io/hostname`.
 pub(super) fn preempt_spread(
-    cluster: &ClusterState,
+    keys: &mut Keys<'_>,
     rep: &Pod,
     fws: &Frameworks,
 ) -> Vec<kplace_solver::PreemptSpread> {
@@ -210,41 +211,57 @@ pub(super) fn preempt_spread(
     let profile = fws.full.profile();
     let pts = PodTopologySpread::new(profile.args.pod_topology_spread.clone());
     let mut constraints = pts.constraints(rep, UnsatisfiableAction::ScheduleAnyway);
-    let require_all = !rep.topology_spread_constraints.is_empty() || !pts.system_defaulted();
-    let incoming = IncomingPod::new(rep);
     constraints.sort_by_key(|c| c.topology_key == HOSTNAME_LABEL);
+    // As `add_spread`'s soft terms: upstream `requireAllTopologies`.
+    let require_all = !rep.topology_spread_constraints.is_empty() || !pts.system_defaulted();
+    let all: &[Constraint] = if require_all { &constraints } else { &[] };
     constraints
         .iter()
         .map(|c| {
-            let mut ids: BTreeMap<&str, u32> = BTreeMap::new();
-            let mut counts: Vec<u32> = Vec::new();
-            let domain = cluster
-                .nodes
+            let (topology, eligible, counts) = counted(keys, rep, c, all);
+            let domain = eligible
                 .iter()
-                .map(|node| {
-                    let Some(value) = node.labels.get(&c.topology_key) else {
-                        return NO_SPREAD_DOMAIN;
-                    };
-                    let counts_here = (!require_all
-                        || constraints.iter().all(|k| node.labels.contains_key(&k.topology_key)))
-                        && match_node_inclusion_policies(c, &incoming, node);
-                    if !counts_here {
-                        return NO_SPREAD_DOMAIN;
-                    }
-                    let next = u32::try_from(ids.len()).unwrap_or(NO_SPREAD_DOMAIN - 1);
-                    let d = *ids.entry(value.as_str()).or_insert(next);
-                    if counts.len() <= d as usize {
-                        counts.resize(d as usize + 1, 0);
-                    }
-                    let here = count_pods_match_selector(&node.pods, &c.selector, &rep.namespace);
-                    counts[d as usize] =
-                        counts[d as usize].saturating_add(u32::try_from(here).unwrap_or(u32::MAX));
-                    d
+                .enumerate()
+                .map(|(n, &ok)| {
+                    let d = keys.domain(topology, n);
+                    if ok && d != NO_DOMAIN { d } else { NO_SPREAD_DOMAIN }
                 })
                 .collect();
             PreemptSpread { domain, counts }
         })
         .collect()
+}
+
+/// Constraint `c` of `rep` over the cluster: its topology in `keys`, which nodes count for it
+/// (they have `c`'s key and every key of `all` and pass `c`'s node inclusion policies for
+/// `rep`), and per domain the pods in `rep`'s namespace its selector matches on those nodes.
+fn counted(
+    keys: &mut Keys<'_>,
+    rep: &Pod,
+    c: &Constraint,
+    all: &[Constraint],
+) -> (usize, Vec<bool>, Vec<u32>) {
+    let topology = keys.index(&c.topology_key);
+    let cluster = keys.cluster;
+    let incoming = IncomingPod::new(rep);
+    let mut counts = vec![0u32; cluster.nodes.len()];
+    let eligible: Vec<bool> = cluster
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(n, node)| {
+            let ok = all.iter().all(|k| node.labels.contains_key(&k.topology_key))
+                && match_node_inclusion_policies(c, &incoming, node);
+            let d = keys.domain(topology, n);
+            if ok && d != NO_DOMAIN {
+                let here = count_pods_match_selector(&node.pods, &c.selector, &rep.namespace);
+                let slot = &mut counts[d as usize];
+                *slot = slot.saturating_add(u32::try_from(here).unwrap_or(u32::MAX));
+            }
+            ok
+        })
+        .collect();
+    (topology, eligible, counts)
 }
 
 /// The counter of constraint `c` of `rep`: pods in `rep`'s namespace that the selector matches,
@@ -258,27 +275,8 @@ fn spread_counter(
     c: &Constraint,
     all: &[Constraint],
 ) -> usize {
-    let topology = keys.index(&c.topology_key);
-    let cluster = keys.cluster;
-    let incoming = IncomingPod::new(rep);
+    let (topology, eligible, mut initial) = counted(keys, rep, c, all);
     let selector = c.selector.as_ref().filter(|s| !s.is_empty());
-    let mut initial = vec![0u32; cluster.nodes.len()];
-    let eligible: Vec<bool> = cluster
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(n, node)| {
-            let ok = all.iter().all(|k| node.labels.contains_key(&k.topology_key))
-                && match_node_inclusion_policies(c, &incoming, node);
-            let d = keys.domain(topology, n);
-            if ok && d != NO_DOMAIN {
-                let here = count_pods_match_selector(&node.pods, &c.selector, &rep.namespace);
-                let slot = &mut initial[d as usize];
-                *slot = slot.saturating_add(u32::try_from(here).unwrap_or(u32::MAX));
-            }
-            ok
-        })
-        .collect();
     let members = reps
         .iter()
         .enumerate()

@@ -641,9 +641,10 @@ impl Run {
         // for their start time, the emptier zone, then node, wins).
         let mut spread = Vec::new();
         let mut spread_of: Vec<Vec<usize>> = Vec::with_capacity(reps.len());
+        let mut keys = inter_pod::Keys::new(cluster);
         for rep in &reps {
             let groups =
-                super::inter_pod::preempt_spread(cluster, rep, &frameworks[&rep.scheduler_name]);
+                inter_pod::preempt_spread(&mut keys, rep, &frameworks[&rep.scheduler_name]);
             spread_of.push((spread.len()..spread.len() + groups.len()).collect());
             spread.extend(groups);
         }

@@ -466,17 +466,17 @@ fn is_zero(v: &i64) -> bool {
 }
 
 /// The pods `plan` evicts, by priority, and the CPU (millicores) and memory (bytes) they
-/// requested (running pods of `before`; an eviction naming no such pod counts nowhere).
+/// requested: the pods of `before` that [`apply_plan`] takes off their nodes (an eviction
+/// naming no pod on its node counts nowhere).
 fn evicted(before: &ClusterState, plan: &Plan) -> (BTreeMap<i32, usize>, i64, i64) {
     let mut by_priority = BTreeMap::new();
     let (mut cpu, mut memory) = (0i64, 0i64);
-    if plan.evictions.is_empty() {
-        return (by_priority, cpu, memory);
-    }
-    let running: BTreeMap<String, &Pod> =
-        before.nodes.iter().flat_map(|n| n.pods.iter()).map(|p| (p.key(), p.as_ref())).collect();
     for e in &plan.evictions {
-        if let Some(pod) = running.get(&e.pod) {
+        let (ns, name) = e.pod.split_once('/').unwrap_or(("", e.pod.as_str()));
+        let on_node = before.node_index(&e.node).and_then(|n| {
+            before.nodes[n].pods.iter().find(|p| p.namespace == ns && p.name == name)
+        });
+        if let Some(pod) = on_node {
             *by_priority.entry(pod.priority).or_insert(0) += 1;
             cpu = cpu.saturating_add(pod.requests.milli_cpu);
             memory = memory.saturating_add(pod.requests.memory);

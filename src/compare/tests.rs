@@ -338,7 +338,7 @@ fn zoned(name: &str, zone: &str) -> crate::model::Node {
 #[test]
 fn workload_rows_count_placed_pods_and_skew_over_eligible_domains_only() {
     use crate::model::TaintEffect;
-    use workloads::{HOSTNAME_LABEL, ZONE_LABEL, owner_rows};
+    use workloads::{HOSTNAME_LABEL, Workloads, ZONE_LABEL, rows};
     // Zones a (2 nodes), b (1 node), c (1 node, tainted: not eligible for the replicas).
     let mut tainted = zoned("c1", "c");
     tainted.taints =
@@ -357,7 +357,8 @@ fn workload_rows_count_placed_pods_and_skew_over_eligible_domains_only() {
     let baseline = plan(&[("r1", "a2"), ("r2", "b1"), ("solo", "a1")]);
     let piled = plan(&[("r1", "a1"), ("r2", "a1"), ("r3", "a1")]);
     let (ba, pa) = (apply_plan(&state, &pending, &baseline), apply_plan(&state, &pending, &piled));
-    let rows = owner_rows(&state, &pending, (&baseline, &ba), (&piled, &pa));
+    let w = Workloads::new(&state, &pending);
+    let rows = rows(&w.sides(&baseline, &ba), &w.sides(&piled, &pa));
     let owners: Vec<&str> = rows.iter().map(|r| r.owner.as_str()).collect();
     assert_eq!(owners, ["ReplicaSet ns/web", "Pod ns/solo"], "the most different first");
     let web = &rows[0];

@@ -119,12 +119,10 @@ pub fn starved(rows: &[OwnerRow]) -> (usize, usize) {
 pub fn verdict(baseline: &Side, plan: &Side, rows: &[OwnerRow]) -> Verdict {
     let mut criteria = Vec::new();
 
-    let priorities: BTreeSet<i32> =
-        baseline.placed_by_priority.keys().chain(plan.placed_by_priority.keys()).copied().collect();
-    let priorities: BTreeSet<i32> = priorities
-        .into_iter()
-        .chain(baseline.evicted_by_priority.keys().copied())
-        .chain(plan.evicted_by_priority.keys().copied())
+    let priorities: BTreeSet<i32> = [baseline, plan]
+        .iter()
+        .flat_map(|s| s.placed_by_priority.keys().chain(s.evicted_by_priority.keys()))
+        .copied()
         .collect();
     let mut outcome = Outcome::Same;
     let mut parts = Vec::new();

@@ -259,14 +259,3 @@ pub fn rows(
     rows.sort_by(|x, y| y.difference().cmp(&x.difference()).then_with(|| x.owner.cmp(&y.owner)));
     rows
 }
-
-/// The per-workload rows of the two plans ([`rows`] of their [`Workloads::sides`]).
-pub fn owner_rows(
-    before: &ClusterState,
-    pending: &[Pod],
-    (baseline, baseline_after): (&Plan, &ClusterState),
-    (plan, plan_after): (&Plan, &ClusterState),
-) -> Vec<OwnerRow> {
-    let workloads = Workloads::new(before, pending);
-    rows(&workloads.sides(baseline, baseline_after), &workloads.sides(plan, plan_after))
-}
