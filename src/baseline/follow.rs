@@ -30,7 +30,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::scheduler::{Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, queue_order};
+use super::scheduler::{
+    Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, VictimExit, queue_order,
+};
 use crate::framework::config::SchedulerConfig;
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
 use crate::model::{ClusterState, Pod};
@@ -599,7 +601,8 @@ fn bind_preemptor(
 }
 
 /// Evicts the followed plan's victims of one preemptor: they terminate (still on their node,
-/// marked terminating) until the preemptor binds or a retried pod needs their room.
+/// marked terminating) until the preemptor binds or a retried pod needs their room, or, with
+/// [`VictimExit::AtOnce`], leave at once.
 fn apply_victims(
     sched: &mut Baseline,
     victims: &[(String, String)],
@@ -611,7 +614,11 @@ fn apply_victims(
         if let (Some(&n), Some((ns, name))) =
             (node_index.get(node.as_str()), victim.split_once('/'))
         {
-            sched.mark_terminating(n, ns, name);
+            if sched.victims_leave() == VictimExit::AtOnce {
+                sched.remove_victim(n, ns, name);
+            } else {
+                sched.mark_terminating(n, ns, name);
+            }
         }
         plan.evictions.push(Eviction {
             pod: victim.clone(),

@@ -13,6 +13,6 @@ pub mod queue;
 pub mod scheduler;
 
 pub use scheduler::{
-    BaselineError, BaselineOptions, StaticFilters, run_baseline, run_baseline_on,
+    BaselineError, BaselineOptions, StaticFilters, VictimExit, run_baseline, run_baseline_on,
     run_baseline_with_progress,
 };

@@ -13,14 +13,18 @@
 //! Modelled: victims terminate for longer than the first pass takes (a 30 s grace period
 //! against milliseconds per pod), so every pod's first attempt sees them still there, and the
 //! nominations of the preemptors reserving their room against pods of equal or lower priority;
-//! then the victims leave all at once. Not modelled: retries that a binding triggers (a pod
+//! then the victims leave all at once. Or, with [`VictimExit::AtOnce`], victims that leave as
+//! soon as they are evicted: the pods after a preemptor see the room they freed, less the
+//! preemptor's nomination, and the preemptors bind on their retry after the first pass. Not modelled: retries that a binding triggers (a pod
 //! whose required affinity a later pod satisfies is left unschedulable; kube-scheduler may
 //! place it on a retry), the order of equal-priority retries (upstream's queue orders them by
 //! when they were requeued; here by creation), and each victim's own grace period.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::scheduler::{Baseline, CycleResult, NO_NODES_AVAILABLE, StaticFilters, queue_order};
+use super::scheduler::{
+    Baseline, CycleResult, NO_NODES_AVAILABLE, StaticFilters, VictimExit, queue_order,
+};
 use crate::framework::runtime::Framework;
 use crate::model::{Pod, PreemptionPolicy};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
@@ -32,8 +36,10 @@ use crate::plan::{Eviction, Placement, Plan, Unschedulable};
 /// 1. every pod gets its first attempt in PrioritySort order; a preemptor is nominated to its
 ///    node ([`Baseline::preempt`]), its victims terminate meanwhile (they keep their room, and
 ///    the nomination reserves the room against pods of equal or lower priority), and the pods
-///    after it are scheduled around both;
-/// 2. while victims are terminating: they leave, and the preemptors and the pods that failed
+///    after it are scheduled around both (with [`VictimExit::AtOnce`] the victims are gone
+///    already, and the pods after it are scheduled around the nomination alone);
+/// 2. while victims are terminating, or a pod preempted in the round before: they leave, and
+///    the preemptors and the pods that failed
 ///    are attempted again in PrioritySort order (upstream requeues them on the deletions); a
 ///    preemptor tries its nominated node first, and one that no longer fits there (a pod of
 ///    higher priority took the room) may preempt again, elsewhere.
@@ -56,8 +62,9 @@ pub(super) fn run_cycles(
     // Each round needs a preemption in the round before, and a pod preempts again only when
     // it lost its node: bound the rounds all the same.
     let mut rounds = 0;
-    while sched.has_terminating_victims() && rounds <= pending.len() {
+    while (sched.has_terminating_victims() || run.preempted) && rounds <= pending.len() {
         rounds += 1;
+        run.preempted = false;
         sched.terminate_victims();
         let again: Vec<usize> = order.iter().copied().filter(|i| run.retry.contains(i)).collect();
         run.retry.clear();
@@ -86,6 +93,8 @@ struct Run {
     placed: BTreeMap<String, usize>,
     /// The priority of each victim evicted, by `namespace/name`.
     victim_priority: BTreeMap<String, i32>,
+    /// A pod preempted since the last round began (its victims may be gone already).
+    preempted: bool,
 }
 
 impl Run {
@@ -178,6 +187,10 @@ impl Run {
                         preemptor: key.clone(),
                     });
                 }
+                if sched.victims_leave() == VictimExit::AtOnce {
+                    sched.terminate_victims();
+                }
+                self.preempted = true;
                 self.retry.insert(i);
                 return;
             }
@@ -329,13 +342,66 @@ mod tests {
     }
 
     fn run(state: ClusterState, pending: &[Pod]) -> Plan {
+        run_with(state, pending, VictimExit::AfterQueue)
+    }
+
+    fn run_with(state: ClusterState, pending: &[Pod], victims_leave: VictimExit) -> Plan {
         crate::baseline::run_baseline(
             state,
             pending,
             &SchedulerConfig::default(),
-            BaselineOptions::default(),
+            BaselineOptions { victims_leave, ..Default::default() },
         )
         .unwrap()
+    }
+
+    #[test]
+    fn when_victims_leave_decides_whether_the_pods_after_a_preemptor_use_the_room_it_leaves_over() {
+        // `a` runs v1 (3 CPUs, the older victim), `b` runs h (priority 1000) and v2 (2 CPUs,
+        // the younger): both are full. p (3 CPUs) can only preempt v1, and leaves 1 CPU of
+        // its room over; q (1 CPU) fits there once v1 is gone, else it preempts the younger
+        // v2; l (priority 0, 1 CPU) may preempt no one and takes whatever room is left.
+        let state = cluster(
+            vec![
+                NodeBuilder::new("a").cpu(4000).memory(16 * GI).obj(),
+                NodeBuilder::new("b").cpu(4000).memory(16 * GI).obj(),
+            ],
+            vec![
+                pod("v1", 0, 3000).node("a").started(1).obj(),
+                pod("h", 1000, 2000).node("b").started(1).obj(),
+                pod("v2", 0, 2000).node("b").started(2).obj(),
+            ],
+        );
+        let pending = [
+            pod("p", 100, 3000).created(1).obj(),
+            pod("q", 100, 1000).created(2).obj(),
+            pod("l", 0, 1000).created(3).obj(),
+        ];
+        let strings = |v: &[&str]| v.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        let cases = [
+            (
+                "victims that stop after the queue drains: q preempts v2 and l takes a room left over",
+                VictimExit::AfterQueue,
+                (
+                    strings(&["d/p on a", "d/q on b", "d/l on b"]),
+                    strings(&["d/v1 from a by d/p", "d/v2 from b by d/q"]),
+                    strings(&[]),
+                ),
+            ),
+            (
+                "victims that leave at once: q takes p's room over, v2 stays, l fits nowhere",
+                VictimExit::AtOnce,
+                (
+                    strings(&["d/q on a", "d/p on a"]),
+                    strings(&["d/v1 from a by d/p"]),
+                    strings(&["d/l"]),
+                ),
+            ),
+        ];
+        for (name, victims_leave, want) in cases {
+            let plan = run_with(state.clone(), &pending, victims_leave);
+            assert_eq!(summary(&plan), want, "{name}");
+        }
     }
 
     #[test]

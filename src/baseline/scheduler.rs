@@ -52,6 +52,31 @@ pub const NO_NODES_AVAILABLE: &str = "no nodes available to schedule pods";
 /// `summary.strategy` of a sequential plan (`kplace baseline`).
 pub const SEQUENTIAL_STRATEGY: &str = "sequential";
 
+/// When the victims of a preemption leave their node, which decides what the pods queued after
+/// the preemptor see: upstream evicts them asynchronously and each stops within its grace
+/// period, so kube-scheduler's own plan depends on how fast they stop.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum VictimExit {
+    /// After every pending pod's first attempt: victims stop more slowly than the queue drains
+    /// (a 30 s grace period against milliseconds a pod; kso `--grace-delay 5s`). The pods
+    /// after a preemptor see its victims still there and its nomination reserving its room.
+    #[default]
+    AfterQueue,
+    /// At once (victims that stop on SIGTERM; kso's default `--grace-delay 10ms`): the pods
+    /// after a preemptor see the room its victims freed, less its nomination.
+    AtOnce,
+}
+
+impl VictimExit {
+    /// The name `--victims-leave` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            VictimExit::AfterQueue => "after-queue",
+            VictimExit::AtOnce => "at-once",
+        }
+    }
+}
+
 /// Options of a baseline run.
 #[derive(Debug, Clone, Default)]
 pub struct BaselineOptions {
@@ -66,6 +91,8 @@ pub struct BaselineOptions {
     /// than nominate it while they terminate and place it on a retry ([`super::queue`]): a plan
     /// whose evictions each make room for their preemptor (the batch planner's fallback).
     pub immediate_preemption: bool,
+    /// When a deferred preemption's victims leave their node.
+    pub victims_leave: VictimExit,
 }
 
 /// How many feasible nodes to find before scoring (upstream `numFeasibleNodesToFind`).
@@ -241,6 +268,11 @@ impl Baseline {
     /// Whether preemptions are deferred ([`Baseline::with_deferred_preemption`]).
     pub fn defers_preemption(&self) -> bool {
         self.deferred_preemption
+    }
+
+    /// When a deferred preemption's victims leave ([`BaselineOptions::victims_leave`]).
+    pub fn victims_leave(&self) -> VictimExit {
+        self.options.victims_leave
     }
 
     /// The node `pod` is nominated to, if any.

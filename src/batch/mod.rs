@@ -574,6 +574,7 @@ fn plan_once(
                 score_all_nodes: false,
                 now: options.now,
                 immediate_preemption: true,
+                ..Default::default()
             },
         ),
         plan: Plan::default(),

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
-use kplace::baseline::{BaselineOptions, run_baseline_on, run_baseline_with_progress};
+use clap::{Args, ValueEnum};
+use kplace::baseline::{BaselineOptions, VictimExit, run_baseline_on, run_baseline_with_progress};
 use kplace::eval::Evaluator;
 use kplace::plan::Plan;
 
@@ -13,6 +13,27 @@ use super::{
     BackendArgs, ListFormat, SnapshotArgs, load_cluster, load_config, open_evaluator,
     with_gpu_fallback,
 };
+
+/// When preemption victims leave their node (`--victims-leave`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum VictimsArg {
+    /// After every pending pod's first attempt: victims stop more slowly than the queue drains
+    /// (a 30 s grace period; kso `--grace-delay 5s`).
+    #[default]
+    AfterQueue,
+    /// As soon as they are evicted: victims that stop on SIGTERM (kso's default
+    /// `--grace-delay 10ms`); the pods after a preemptor may use the room it leaves over.
+    AtOnce,
+}
+
+impl From<VictimsArg> for VictimExit {
+    fn from(v: VictimsArg) -> Self {
+        match v {
+            VictimsArg::AfterQueue => VictimExit::AfterQueue,
+            VictimsArg::AtOnce => VictimExit::AtOnce,
+        }
+    }
+}
 
 /// `kplace baseline`.
 #[derive(Debug, Args)]
@@ -33,6 +54,10 @@ pub struct BaselineArgs {
     /// Score every feasible node instead of upstream's adaptive sample.
     #[arg(long)]
     score_all_nodes: bool,
+    /// When preemption victims leave their node: kube-scheduler's plan depends on it (the pods
+    /// queued after a preemptor see either the victims or the room they freed).
+    #[arg(long, value_enum, default_value_t = VictimsArg::AfterQueue)]
+    victims_leave: VictimsArg,
     /// Replay another scheduler's plan document (e.g. the real kube-scheduler's, from kso)
     /// decision by decision, checking each against kplace's own; divergences are listed in
     /// `summary.follow` and make the exit code 3.
@@ -66,6 +91,7 @@ pub fn run(args: &BaselineArgs) -> anyhow::Result<ExitCode> {
     let options = BaselineOptions {
         seed: args.seed,
         score_all_nodes: args.score_all_nodes,
+        victims_leave: args.victims_leave.into(),
         ..Default::default()
     };
     if let Some(path) = &args.follow {

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use kplace::baseline::VictimExit;
 use kplace::compare::bench::{
     BenchCase, BenchReport, BenchRun, DEFAULT_NODES, DEFAULT_WORKLOADS, MachineInfo, QualityDelta,
     SCHEMA_VERSION, generate_cluster, median, pod_counts, ratio,
@@ -169,7 +170,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
                     state.clone(),
                     pending,
                     &config,
-                    args.seed,
+                    (args.seed, VictimExit::AfterQueue),
                     &progress,
                     (Backend::Cpu, &mut cpu),
                 )?);
@@ -196,7 +197,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<ExitCode> {
                         state.clone(),
                         pending,
                         &config,
-                        args.seed,
+                        (args.seed, VictimExit::AfterQueue),
                         &progress,
                         (args.backend, &mut *evaluator),
                     )?);

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Args;
-use kplace::baseline::BaselineOptions;
+use kplace::baseline::{BaselineOptions, VictimExit};
 use kplace::batch::{BatchOptions, plan_greedy_on};
 use kplace::compare::{Comparison, Decided, Settings, SnapshotInfo, compare, report};
 use kplace::eval::{Backend, Evaluator};
@@ -16,6 +16,7 @@ use kplace::framework::config::SchedulerConfig;
 use kplace::model::{ClusterState, Pod};
 use kplace::progress::Progress;
 
+use super::baseline::VictimsArg;
 use super::output::{Table, count, print_document, print_stdout};
 use super::plan::{ObjectiveArg, Solver};
 use super::{
@@ -55,6 +56,10 @@ pub struct CompareArgs {
     /// --ensure-baseline`).
     #[arg(long)]
     ensure_baseline: bool,
+    /// When `baseline`'s preemption victims leave their node (as `kplace baseline
+    /// --victims-leave`).
+    #[arg(long, value_enum, default_value_t = VictimsArg::AfterQueue)]
+    victims_leave: VictimsArg,
     /// Accepted for compatibility and ignored (the fallback is off unless --ensure-baseline).
     #[arg(long = "no-fallback", hide = true)]
     _no_fallback: bool,
@@ -114,12 +119,12 @@ pub(super) fn run_baseline(
     state: ClusterState,
     pending: &[Pod],
     config: &SchedulerConfig,
-    seed: u64,
+    (seed, victims_leave): (u64, VictimExit),
     progress: &Progress,
     (backend, evaluator): (Backend, &mut Evaluator),
 ) -> anyhow::Result<Decided> {
     let start = Instant::now();
-    let options = BaselineOptions { seed, ..Default::default() };
+    let options = BaselineOptions { seed, victims_leave, ..Default::default() };
     let mut state = super::Attempts::new(state, backend, evaluator);
     let plan = with_gpu_fallback(backend, evaluator, |evaluator| {
         let options = options.clone();
@@ -150,7 +155,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             state.clone(),
             pending,
             &config,
-            seed,
+            (seed, args.victims_leave.into()),
             &progress,
             (args.backend, &mut evaluator),
         )?;
@@ -171,7 +176,15 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         objective: objective_name(args.objective).to_string(),
         ensure_baseline: settings.ensure_baseline,
         config: args.config.as_ref().map(|p| p.display().to_string()),
-        notes: Vec::new(),
+        victims_leave: VictimExit::from(args.victims_leave).name().to_string(),
+        notes: match args.victims_leave {
+            VictimsArg::AfterQueue => Vec::new(),
+            VictimsArg::AtOnce => vec![
+                "baseline: preemption victims leave their node as soon as they are evicted \
+                 (--victims-leave at-once)"
+                    .to_string(),
+            ],
+        },
     };
     let comparison = compare(
         state,

@@ -153,6 +153,9 @@ pub struct Settings {
     pub ensure_baseline: bool,
     /// `--config`, when given.
     pub config: Option<String>,
+    /// `--victims-leave`: when `baseline`'s preemption victims leave their node
+    /// (`after-queue` or `at-once`; empty in documents older than the flag).
+    pub victims_leave: String,
     /// Remarks on the settings (e.g. a flag accepted but not yet wired into `plan`).
     pub notes: Vec<String>,
 }

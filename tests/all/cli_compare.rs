@@ -163,6 +163,38 @@ fn with_several_baseline_seeds_each_workloads_spread_is_set_against_every_seed()
     assert_eq!(out.status.code(), Some(2), "at least one seed");
 }
 
+/// `--victims-leave` reaches `baseline` and the document: on a mixed-priority cluster, where
+/// high-priority services preempt batch pods throughout, victims that leave at once let the
+/// pods after a preemptor use the room it leaves over instead of preempting again, so
+/// `baseline` evicts fewer pods and leaves less room to lower priorities; `plan` is the same.
+#[test]
+fn when_baselines_preemption_victims_leave_changes_its_evictions_and_is_recorded() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let snap = tmp.path().join("mp.yaml");
+    ok(&["gen", "-q", "--workload", "mixed-priority", "--nodes", "40", "--pods", "700"]
+        .into_iter()
+        .chain(["--init-pods", "450", "--seed", "3", "-o", snap.to_str().expect("utf-8")])
+        .collect::<Vec<_>>());
+    let (queue, _, _) = compare_json(&snap, &["--backend", "cpu"]);
+    let (once, raw, _) = compare_json(&snap, &["--backend", "cpu", "--victims-leave", "at-once"]);
+    assert_eq!(queue.settings.victims_leave, "after-queue");
+    assert!(queue.settings.notes.is_empty(), "{:?}", queue.settings.notes);
+    assert_eq!(raw["settings"]["victims_leave"], "at-once");
+    assert!(once.settings.notes.iter().any(|n| n.contains("--victims-leave at-once")));
+    assert!(
+        once.baseline.evictions < queue.baseline.evictions,
+        "evictions: at once {}, after the queue {}",
+        once.baseline.evictions,
+        queue.baseline.evictions
+    );
+    assert!(once.baseline.placed < queue.baseline.placed, "the room left over goes unused");
+    assert_eq!(once.plan.placed, queue.plan.placed, "the plan does not depend on the flag");
+    assert_eq!(once.plan.evictions, queue.plan.evictions);
+    for c in [&queue, &once] {
+        check_side("baseline", &c.baseline, c.snapshot.pending_pods);
+    }
+}
+
 #[test]
 fn compare_prints_a_side_by_side_table() {
     let demo = demo_dir();

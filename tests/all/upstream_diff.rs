@@ -494,3 +494,76 @@ fn every_gen_workload_follows_the_real_kube_scheduler_without_divergence() {
         );
     }
 }
+
+/// `placed` and `evicted` of a plan document's summary.
+fn placed_and_evicted(plan: &Path) -> (i64, i64) {
+    let doc: Value = serde_json::from_slice(&std::fs::read(plan).unwrap()).unwrap();
+    let field = |f: &str| doc["summary"][f].as_i64().unwrap_or_else(|| panic!("{f}: {doc}"));
+    (field("placed"), field("evicted"))
+}
+
+/// Whether two `(placed, evicted)` agree within 2 % (at least 2 pods): kso with victims that
+/// leave at once is followed pod by pod only approximately (its evictions are API calls made
+/// beside the next scheduling cycles, which may or may not see them yet), so the two are
+/// compared in aggregate.
+fn close((p1, e1): (i64, i64), (p2, e2): (i64, i64)) -> bool {
+    let near = |a: i64, b: i64| (a - b).abs() <= (b / 50).max(2);
+    near(p1, p2) && near(e1, e2)
+}
+
+/// kube-scheduler's plan depends on how fast preemption victims stop: with victims that leave
+/// at once (kso `--grace-delay 0s`) the pods after a preemptor use the room it leaves over,
+/// where with slow ones they preempt elsewhere. `baseline --victims-leave at-once` places and
+/// evicts as many pods as kso then does, on `gen`'s mixed-priority workload, whose
+/// high-priority services preempt batch pods throughout; the default (`after-queue`) does not.
+#[test]
+fn with_victims_leaving_at_once_baseline_places_and_evicts_as_many_pods_as_kube_scheduler() {
+    let Some(kso) = require_kso("victims leaving at once") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("mp.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
+        .args(["gen", "-q", "--workload", "mixed-priority", "--nodes", "40", "--pods", "700"])
+        .args(["--init-pods", "450", "--seed", "3", "-o"])
+        .arg(&yaml)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "gen: {}", String::from_utf8_lossy(&out.stderr));
+    let items =
+        serde_saphyr::from_multiple::<Value>(&std::fs::read_to_string(&yaml).unwrap()).unwrap();
+    let snap = dir.path().join("mp.json");
+    std::fs::write(&snap, serde_json::to_vec(&pods_in_key_order(items)).unwrap()).unwrap();
+    let ours = |victims: &str| {
+        let path = dir.path().join(format!("kplace-{victims}.json"));
+        let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
+            .args(["baseline", "--backend", "cpu", "-q", "-o", "json", "--victims-leave", victims])
+            .arg(&snap)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "baseline: {}", String::from_utf8_lossy(&out.stderr));
+        std::fs::write(&path, &out.stdout).unwrap();
+        placed_and_evicted(&path)
+    };
+    let (at_once, after_queue) = (ours("at-once"), ours("after-queue"));
+    let mut runs = Vec::new();
+    for run in 1..=KSO_RUNS {
+        let theirs = dir.path().join(format!("kso-{run}.json"));
+        let out = Command::new(&kso)
+            .args(["schedule", "--grace-delay", "0s"])
+            .arg(&snap)
+            .arg("-o")
+            .arg(&theirs)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "kso: {}", String::from_utf8_lossy(&out.stderr));
+        let kso_run = placed_and_evicted(&theirs);
+        assert!(
+            !close(after_queue, kso_run),
+            "the instance should tell the two apart: after-queue {after_queue:?}, kso {kso_run:?}"
+        );
+        if close(at_once, kso_run) {
+            return;
+        }
+        runs.push(kso_run);
+    }
+    panic!("(placed, evicted): kplace at-once {at_once:?}, kso's runs {runs:?}");
+}
