@@ -49,6 +49,14 @@ pub struct CompareArgs {
     /// scored nodes at random, so one baseline run is one draw of its spread).
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     baseline_seeds: u32,
+    /// Set `plan` against this plan document instead of running `baseline`: another
+    /// scheduler's decisions on the same snapshot, e.g. the real kube-scheduler's
+    /// (`../shared/upstream/kso schedule SNAPSHOT -o PLAN`). Its `summary.wall_ms`, when it has
+    /// one, is its decision time. Pending pods it does not decide count as missing (`kplace
+    /// check`): with kso, `--scheduler-name default-scheduler` leaves out the pods it does not
+    /// serve.
+    #[arg(long, value_name = "PLAN", conflicts_with_all = ["baseline_seeds", "victims_leave"])]
+    baseline_plan: Option<PathBuf>,
     /// What `plan` maximizes within a priority tier (as `kplace plan --objective`).
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Resources)]
     objective: ObjectiveArg,
@@ -133,6 +141,35 @@ pub(super) fn run_baseline(
     Ok(Decided { plan, wall_ms: start.elapsed().as_secs_f64() * 1000.0 })
 }
 
+/// The plan document at `path` as the baseline side (`--baseline-plan`): its decision time is
+/// its `summary.wall_ms` (kso's), else its own `summary.timings_ms`; its `summary.algorithm`
+/// names the scheduler (`kube-scheduler VERSION` from kso's `summary.kube_scheduler_version`).
+fn external_baseline(path: &std::path::Path) -> anyhow::Result<Decided> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut plan = kplace::bind::parse_plan(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not a plan document: {e}", path.display()))?;
+    // kso's summary is not kplace's: read its two fields from the raw document.
+    let raw: serde_json::Value = if text.trim_start().starts_with('{') {
+        serde_json::from_str(&text).unwrap_or_default()
+    } else {
+        serde_saphyr::from_str(&text).unwrap_or_default()
+    };
+    let summary = &raw["summary"];
+    if let Some(wall) = summary["wall_ms"].as_f64().filter(|w| w.is_finite() && *w >= 0.0) {
+        plan.summary.timings_ms = kplace::plan::Timings { solve: wall, ..Default::default() };
+    }
+    if plan.summary.algorithm.is_empty() {
+        plan.summary.algorithm = match summary["kube_scheduler_version"].as_str() {
+            Some(v) => format!("kube-scheduler {v}"),
+            None => "plan document".to_string(),
+        };
+    }
+    let t = &plan.summary.timings_ms;
+    let wall_ms = t.encode + t.evaluate + t.solve;
+    Ok(Decided { plan, wall_ms })
+}
+
 pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config.as_deref())?;
     let loaded = load_cluster(&args.snapshot, Some(&config))?;
@@ -147,9 +184,16 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let state = &loaded.cluster.state;
     let pending = &loaded.cluster.pending;
     let mut evaluator = open_evaluator(args.backend)?;
-    // Baseline under `--seed` and, with `--baseline-seeds N`, the next N-1 seeds.
+    // Baseline under `--seed` and, with `--baseline-seeds N`, the next N-1 seeds; or the plan
+    // document given.
     let mut baselines = Vec::new();
+    if let Some(path) = &args.baseline_plan {
+        baselines.push((args.seed, external_baseline(path)?));
+    }
     for k in 0..u64::from(args.baseline_seeds) {
+        if args.baseline_plan.is_some() {
+            break;
+        }
         let seed = args.seed.wrapping_add(k);
         let decided = run_baseline(
             state.clone(),
@@ -177,9 +221,15 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         ensure_baseline: settings.ensure_baseline,
         config: args.config.as_ref().map(|p| p.display().to_string()),
         victims_leave: VictimExit::from(args.victims_leave).name().to_string(),
-        notes: match args.victims_leave {
-            VictimsArg::AfterQueue => Vec::new(),
-            VictimsArg::AtOnce => vec![
+        baseline_plan: args.baseline_plan.as_ref().map(|p| p.display().to_string()),
+        notes: match (&args.baseline_plan, args.victims_leave) {
+            (Some(path), _) => vec![format!(
+                "baseline: the plan document {} ({}), not simulated",
+                path.display(),
+                baseline.plan.summary.algorithm
+            )],
+            (None, VictimsArg::AfterQueue) => Vec::new(),
+            (None, VictimsArg::AtOnce) => vec![
                 "baseline: preemption victims leave their node as soon as they are evicted \
                  (--victims-leave at-once)"
                     .to_string(),

@@ -156,6 +156,9 @@ pub struct Settings {
     /// `--victims-leave`: when `baseline`'s preemption victims leave their node
     /// (`after-queue` or `at-once`; empty in documents older than the flag).
     pub victims_leave: String,
+    /// `--baseline-plan`: the plan document set against `plan` instead of `baseline`'s run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_plan: Option<String>,
     /// Remarks on the settings (e.g. a flag accepted but not yet wired into `plan`).
     pub notes: Vec<String>,
 }

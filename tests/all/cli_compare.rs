@@ -195,6 +195,58 @@ fn when_baselines_preemption_victims_leave_changes_its_evictions_and_is_recorded
     }
 }
 
+/// `--baseline-plan` sets `plan` against a plan document instead of a `baseline` run: `baseline`'s
+/// own document reads exactly as the run does; a document with kso's summary is named after the
+/// scheduler and timed by its `wall_ms`; it cannot be combined with simulating flags.
+#[test]
+fn a_plan_document_stands_in_for_baselines_run() {
+    let demo = demo_dir();
+    let demo_arg = demo.to_str().expect("utf-8");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let doc = tmp.path().join("baseline.json");
+    let out = ok(&["baseline", demo_arg, "--backend", "cpu", "-o", "json", "-q"]);
+    std::fs::write(&doc, &out.stdout).expect("write the plan");
+    let doc_arg = doc.to_str().expect("utf-8");
+
+    let (run, _, _) = compare_json(&demo, &["--backend", "cpu"]);
+    let (read, raw, _) = compare_json(&demo, &["--backend", "cpu", "--baseline-plan", doc_arg]);
+    assert_eq!(raw["settings"]["baseline_plan"], doc_arg);
+    assert!(read.settings.notes.iter().any(|n| n.contains("not simulated")), "{:?}", read.settings);
+    assert_eq!(read.baseline.placed, run.baseline.placed);
+    assert_eq!(read.baseline.placed_by_priority, run.baseline.placed_by_priority);
+    assert_eq!(read.baseline.evictions, run.baseline.evictions);
+    assert_eq!(read.baseline.utilization, run.baseline.utilization);
+    assert_eq!(read.owners, run.owners, "per workload the same");
+    assert_eq!(read.plan.placed, run.plan.placed);
+
+    // kso's document: its own summary fields, a wall time.
+    let mut kso: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let placed = kso["placements"].as_array().expect("placements").len();
+    kso["summary"] = serde_json::json!({
+        "placed": placed, "wall_ms": 1500.0, "pods_per_s": 1.0,
+        "kube_scheduler_version": "v1.35.4"
+    });
+    let kso_doc = tmp.path().join("kso.json");
+    std::fs::write(&kso_doc, serde_json::to_vec(&kso).expect("json")).expect("write");
+    let (c, _, _) = compare_json(
+        &demo,
+        &["--backend", "cpu", "--baseline-plan", kso_doc.to_str().expect("utf-8")],
+    );
+    assert_eq!(c.baseline.algorithm, "kube-scheduler v1.35.4");
+    assert_eq!(c.baseline.timings_ms.decision, 1500.0);
+    assert_eq!(c.baseline.placed, placed);
+
+    for extra in [["--baseline-seeds", "2"], ["--victims-leave", "at-once"]] {
+        let mut args = vec!["compare", demo_arg, "--baseline-plan", doc_arg];
+        args.extend(extra);
+        assert_eq!(kplace(&args).status.code(), Some(2), "{extra:?} simulates the baseline");
+    }
+    let missing = tmp.path().join("missing.json");
+    let out = kplace(&["compare", demo_arg, "--baseline-plan", missing.to_str().expect("utf-8")]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json"), "names the file");
+}
+
 #[test]
 fn compare_prints_a_side_by_side_table() {
     let demo = demo_dir();

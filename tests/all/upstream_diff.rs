@@ -418,6 +418,42 @@ fn the_demo_follows_the_real_kube_scheduler_without_divergence() {
     );
 }
 
+/// `compare --baseline-plan` reads the real kube-scheduler's plan document as the baseline
+/// side: named after it, timed by its `wall_ms`, its counts kso's own, and it passes `kplace
+/// check` (kplace's validator agrees with kube-scheduler's decisions). The demo's gangs name
+/// the `kplace` scheduler, which kso does not serve: the `default-scheduler` pods are compared.
+#[test]
+fn compare_sets_the_plan_against_the_real_kube_schedulers_decisions() {
+    let Some(kso) = require_kso("compare --baseline-plan") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let snap = fixture_snapshot("demo", dir.path());
+    let theirs = dir.path().join("kso-demo.json");
+    let out = Command::new(&kso)
+        .args(["schedule", "--grace-delay", GRACE_DELAY])
+        .arg(&snap)
+        .arg("-o")
+        .arg(&theirs)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "kso: {}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&theirs).unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
+        .args(["compare", "--backend", "cpu", "-o", "json", "--scheduler-name"])
+        .args(["default-scheduler", "--baseline-plan"])
+        .arg(&theirs)
+        .arg(&snap)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "compare: {}", String::from_utf8_lossy(&out.stderr));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let version = doc["summary"]["kube_scheduler_version"].as_str().unwrap();
+    assert_eq!(c["baseline"]["algorithm"], format!("kube-scheduler {version}"));
+    assert_eq!(c["baseline"]["placed"], doc["summary"]["placed"]);
+    assert_eq!(c["baseline"]["evictions"], doc["summary"]["evicted"]);
+    assert_eq!(c["baseline"]["timings_ms"]["decision"], doc["summary"]["wall_ms"]);
+    assert_eq!(c["baseline"]["violations"], 0, "{}", c["baseline"]["violation_list"]);
+}
+
 /// The volumes fixture (bound, missing, lost, deleted, foreign and unbound claims, generic
 /// ephemeral volumes) follows kube-scheduler without divergence, and kube-scheduler does fail
 /// the pods the fixture means to fail (so the agreement is not an empty one).
