@@ -488,6 +488,24 @@ fn the_volumes_fixture_follows_the_real_kube_scheduler_without_divergence() {
     );
 }
 
+/// `kplace gen --workload W --nodes N --pods P --init-pods I --seed 3` (`[N, P, I]`), written
+/// to `dir/W.json` with the pods in key order.
+fn gen_snapshot(dir: &Path, workload: &str, [nodes, pods, init]: [&str; 3]) -> PathBuf {
+    let yaml = dir.join(format!("{workload}.yaml"));
+    let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
+        .args(["gen", "-q", "--workload", workload, "--nodes", nodes, "--pods", pods])
+        .args(["--init-pods", init, "--seed", "3", "-o"])
+        .arg(&yaml)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "gen {workload}: {}", String::from_utf8_lossy(&out.stderr));
+    let items =
+        serde_saphyr::from_multiple::<Value>(&std::fs::read_to_string(&yaml).unwrap()).unwrap();
+    let snap = dir.join(format!("{workload}.json"));
+    std::fs::write(&snap, serde_json::to_vec(&pods_in_key_order(items)).unwrap()).unwrap();
+    snap
+}
+
 /// Every `kplace gen` workload at 20 nodes, 60 bound and 60 pending pods (the gang fixture and
 /// `ml-batch`'s gangs name the `kplace` scheduler, which kso does not serve: their
 /// `default-scheduler` pods are compared).
@@ -502,18 +520,7 @@ fn every_gen_workload_follows_the_real_kube_scheduler_without_divergence() {
     let dir = tempfile::tempdir().unwrap();
     let failures = in_parallel(workloads.len() as u64, |i| {
         let w = workloads[i as usize];
-        let yaml = dir.path().join(format!("{w}.yaml"));
-        let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
-            .args(["gen", "-q", "--workload", w, "--nodes", "20", "--pods", "120"])
-            .args(["--init-pods", "60", "--seed", "3", "-o"])
-            .arg(&yaml)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "gen {w}: {}", String::from_utf8_lossy(&out.stderr));
-        let items =
-            serde_saphyr::from_multiple::<Value>(&std::fs::read_to_string(&yaml).unwrap()).unwrap();
-        let snap = dir.path().join(format!("{w}.json"));
-        std::fs::write(&snap, serde_json::to_vec(&pods_in_key_order(items)).unwrap()).unwrap();
+        let snap = gen_snapshot(dir.path(), w, ["20", "120", "60"]);
         match follow_with_reruns(&kso, &snap, &dir.path().join(format!("kso-{w}.json")), w) {
             Ok(None) => None,
             Ok(Some(d)) => Some(format!("{w}: {}", serde_json::to_string_pretty(&d).unwrap())),
@@ -556,18 +563,7 @@ fn close((p1, e1): (i64, i64), (p2, e2): (i64, i64)) -> bool {
 fn with_victims_leaving_at_once_baseline_places_and_evicts_as_many_pods_as_kube_scheduler() {
     let Some(kso) = require_kso("victims leaving at once") else { return };
     let dir = tempfile::tempdir().unwrap();
-    let yaml = dir.path().join("mp.yaml");
-    let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
-        .args(["gen", "-q", "--workload", "mixed-priority", "--nodes", "40", "--pods", "700"])
-        .args(["--init-pods", "450", "--seed", "3", "-o"])
-        .arg(&yaml)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "gen: {}", String::from_utf8_lossy(&out.stderr));
-    let items =
-        serde_saphyr::from_multiple::<Value>(&std::fs::read_to_string(&yaml).unwrap()).unwrap();
-    let snap = dir.path().join("mp.json");
-    std::fs::write(&snap, serde_json::to_vec(&pods_in_key_order(items)).unwrap()).unwrap();
+    let snap = gen_snapshot(dir.path(), "mixed-priority", ["40", "700", "450"]);
     let ours = |victims: &str| {
         let path = dir.path().join(format!("kplace-{victims}.json"));
         let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
