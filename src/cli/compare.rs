@@ -189,21 +189,19 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     let mut baselines = Vec::new();
     if let Some(path) = &args.baseline_plan {
         baselines.push((args.seed, external_baseline(path)?));
-    }
-    for k in 0..u64::from(args.baseline_seeds) {
-        if args.baseline_plan.is_some() {
-            break;
+    } else {
+        for k in 0..u64::from(args.baseline_seeds) {
+            let seed = args.seed.wrapping_add(k);
+            let decided = run_baseline(
+                state.clone(),
+                pending,
+                &config,
+                (seed, args.victims_leave.into()),
+                &progress,
+                (args.backend, &mut evaluator),
+            )?;
+            baselines.push((seed, decided));
         }
-        let seed = args.seed.wrapping_add(k);
-        let decided = run_baseline(
-            state.clone(),
-            pending,
-            &config,
-            (seed, args.victims_leave.into()),
-            &progress,
-            (args.backend, &mut evaluator),
-        )?;
-        baselines.push((seed, decided));
     }
     let (_, baseline) = baselines.remove(0);
     let plan = run_plan(state.clone(), pending, &config, &settings, &progress, &mut evaluator)?;
@@ -220,7 +218,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         objective: objective_name(args.objective).to_string(),
         ensure_baseline: settings.ensure_baseline,
         config: args.config.as_ref().map(|p| p.display().to_string()),
-        victims_leave: VictimExit::from(args.victims_leave).name().to_string(),
+        victims_leave: match args.baseline_plan {
+            Some(_) => String::new(),
+            None => VictimExit::from(args.victims_leave).name().to_string(),
+        },
         baseline_plan: args.baseline_plan.as_ref().map(|p| p.display().to_string()),
         notes: match (&args.baseline_plan, args.victims_leave) {
             (Some(path), _) => vec![format!(

@@ -154,7 +154,8 @@ pub struct Settings {
     /// `--config`, when given.
     pub config: Option<String>,
     /// `--victims-leave`: when `baseline`'s preemption victims leave their node
-    /// (`after-queue` or `at-once`; empty in documents older than the flag).
+    /// (`after-queue` or `at-once`; empty with `--baseline-plan` and in documents older than
+    /// the flag).
     pub victims_leave: String,
     /// `--baseline-plan`: the plan document set against `plan` instead of `baseline`'s run.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -211,6 +211,7 @@ fn a_plan_document_stands_in_for_baselines_run() {
     let (run, _, _) = compare_json(&demo, &["--backend", "cpu"]);
     let (read, raw, _) = compare_json(&demo, &["--backend", "cpu", "--baseline-plan", doc_arg]);
     assert_eq!(raw["settings"]["baseline_plan"], doc_arg);
+    assert_eq!(read.settings.victims_leave, "", "not simulated");
     assert!(read.settings.notes.iter().any(|n| n.contains("not simulated")), "{:?}", read.settings);
     assert_eq!(read.baseline.placed, run.baseline.placed);
     assert_eq!(read.baseline.placed_by_priority, run.baseline.placed_by_priority);
