@@ -54,9 +54,11 @@ pub struct CompareArgs {
     /// (`../shared/upstream/kso schedule SNAPSHOT -o PLAN`). Its `summary.wall_ms`, when it has
     /// one, is its decision time. Pending pods it does not decide count as missing (`kplace
     /// check`): with kso, `--scheduler-name default-scheduler` leaves out the pods it does not
-    /// serve.
+    /// serve. Given more than once (runs of a scheduler that breaks ties at random), the first
+    /// is the baseline and each workload's spread is set against every one's, as with
+    /// `--baseline-seeds`.
     #[arg(long, value_name = "PLAN", conflicts_with_all = ["baseline_seeds", "victims_leave"])]
-    baseline_plan: Option<PathBuf>,
+    baseline_plan: Vec<PathBuf>,
     /// What `plan` maximizes within a priority tier (as `kplace plan --objective`).
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Resources)]
     objective: ObjectiveArg,
@@ -187,8 +189,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     // Baseline under `--seed` and, with `--baseline-seeds N`, the next N-1 seeds; or the plan
     // document given.
     let mut baselines = Vec::new();
-    if let Some(path) = &args.baseline_plan {
-        baselines.push((args.seed, external_baseline(path)?));
+    if !args.baseline_plan.is_empty() {
+        for (k, path) in (1u64..).zip(&args.baseline_plan) {
+            baselines.push((k, external_baseline(path)?));
+        }
     } else {
         for k in 0..u64::from(args.baseline_seeds) {
             let seed = args.seed.wrapping_add(k);
@@ -204,6 +208,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let (_, baseline) = baselines.remove(0);
+    let documents: Vec<String> =
+        args.baseline_plan.iter().map(|p| p.display().to_string()).collect();
     let plan = run_plan(state.clone(), pending, &config, &settings, &progress, &mut evaluator)?;
     let snapshot = SnapshotInfo {
         paths: loaded.origin.clone(),
@@ -218,15 +224,14 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         objective: objective_name(args.objective).to_string(),
         ensure_baseline: settings.ensure_baseline,
         config: args.config.as_ref().map(|p| p.display().to_string()),
-        victims_leave: match args.baseline_plan {
+        victims_leave: match documents.first() {
             Some(_) => String::new(),
             None => VictimExit::from(args.victims_leave).name().to_string(),
         },
-        baseline_plan: args.baseline_plan.as_ref().map(|p| p.display().to_string()),
-        notes: match (&args.baseline_plan, args.victims_leave) {
+        baseline_plan: documents.clone(),
+        notes: match (documents.first(), args.victims_leave) {
             (Some(path), _) => vec![format!(
-                "baseline: the plan document {} ({}), not simulated",
-                path.display(),
+                "baseline: the plan document {path} ({}), not simulated",
                 baseline.plan.summary.algorithm
             )],
             (None, VictimsArg::AfterQueue) => Vec::new(),
@@ -237,7 +242,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             ],
         },
     };
-    let comparison = compare(
+    let mut comparison = compare(
         state,
         pending,
         &baseline,
@@ -248,6 +253,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         doc_settings,
         &progress,
     );
+    // Several documents: their spread comparison numbers them from 1 and names them.
+    if let Some(s) = comparison.baseline_seeds.as_mut().filter(|_| !documents.is_empty()) {
+        s.seeds = (1..=documents.len() as u64).collect();
+        s.documents = documents;
+    }
     if let Some(path) = &args.report {
         let task = progress.spinner("writing the report");
         let html = report::render_html(&comparison);
@@ -325,13 +335,18 @@ fn render_workloads(c: &Comparison) -> String {
 fn render_seeds(c: &Comparison) -> String {
     use kplace::compare::workloads::{HOSTNAME_LABEL, ZONE_LABEL};
     let Some(s) = &c.baseline_seeds else { return String::new() };
-    let (first, last) =
-        (s.seeds.first().copied().unwrap_or(0), s.seeds.last().copied().unwrap_or(0));
+    let first = s.seeds.first().copied().unwrap_or(0);
+    let word = s.run_word();
     let range = |v: &[usize]| kplace::compare::seeds::range(v, "-");
+    let why = if s.documents.is_empty() {
+        " (ties between equally scored nodes are broken at random)"
+    } else {
+        ""
+    };
     let mut out = format!(
-        "\nbaseline under seeds {first}-{last} (ties between equally scored nodes are broken at \
-         random): {} pods placed against the plan's {}\nworkloads more skewed under plan than \
-         under seed {first}: {}, than the seeds' median: {}, than every seed: {}\n",
+        "\n{}{why}: {} pods placed against the plan's {}\nworkloads more skewed under plan than \
+         under {word} {first}: {}, than the {word}s' median: {}, than every {word}: {}\n",
+        s.origin("-"),
         range(&s.baseline_placed),
         c.plan.placed,
         s.worse_than_first,
@@ -341,13 +356,15 @@ fn render_seeds(c: &Comparison) -> String {
     if s.owners.is_empty() {
         return out;
     }
-    let mut t = Table::new(&[
-        "WORKLOAD",
-        "PLACED (PLAN; BASELINE)",
-        "ZONE SKEW (PLAN; BASELINE BY SEED)",
-        "NODE SKEW (PLAN; BASELINE BY SEED)",
-        "WORSE THAN EVERY SEED",
-    ]);
+    let by = word.to_uppercase();
+    let headers = [
+        "WORKLOAD".to_string(),
+        "PLACED (PLAN; BASELINE)".to_string(),
+        format!("ZONE SKEW (PLAN; BASELINE BY {by})"),
+        format!("NODE SKEW (PLAN; BASELINE BY {by})"),
+        format!("WORSE THAN EVERY {by}"),
+    ];
+    let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>());
     for r in s.owners.iter().take(TEXT_WORKLOADS) {
         t.row(vec![
             r.owner.clone(),

@@ -157,9 +157,10 @@ pub struct Settings {
     /// (`after-queue` or `at-once`; empty with `--baseline-plan` and in documents older than
     /// the flag).
     pub victims_leave: String,
-    /// `--baseline-plan`: the plan document set against `plan` instead of `baseline`'s run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baseline_plan: Option<String>,
+    /// `--baseline-plan`: the plan documents set against `plan` instead of `baseline`'s run
+    /// (the first is the baseline side).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub baseline_plan: Vec<String>,
     /// Remarks on the settings (e.g. a flag accepted but not yet wired into `plan`).
     pub notes: Vec<String>,
 }

@@ -435,20 +435,25 @@ pub fn render_html(c: &Comparison) -> String {
 fn seeds_section(h: &mut String, c: &Comparison) {
     use super::workloads::{HOSTNAME_LABEL, ZONE_LABEL};
     let Some(s) = &c.baseline_seeds else { return };
-    let (first, last) =
-        (s.seeds.first().copied().unwrap_or(0), s.seeds.last().copied().unwrap_or(0));
+    let first = s.seeds.first().copied().unwrap_or(0);
+    let word = s.run_word();
     let range = |v: &[usize]| super::seeds::range(v, "–");
+    let why = if s.documents.is_empty() {
+        "kube-scheduler breaks ties between equally scored nodes at random, so "
+    } else {
+        ""
+    };
     let _ = writeln!(
         h,
-        "<h3>Against baseline under {} seeds</h3>\n<p class=\"note\" id=\"seed-counts\" \
-         data-worse-first=\"{}\" data-worse-median=\"{}\" data-worse-every=\"{}\">kube-scheduler \
-         breaks ties between equally scored nodes at random, so baseline ran under seeds \
-         {first}–{last}: {} pods placed, against the plan's {}. Workloads more skewed under the \
-         plan than under seed {first}: {}; than the seeds' median: {}; than every seed: {}.</p>",
+        "<h3>Against baseline under {} {word}s</h3>\n<p class=\"note\" id=\"seed-counts\" \
+         data-worse-first=\"{}\" data-worse-median=\"{}\" data-worse-every=\"{}\">{why}{}: {} \
+         pods placed, against the plan's {}. Workloads more skewed under the plan than under \
+         {word} {first}: {}; than the {word}s' median: {}; than every {word}: {}.</p>",
         s.seeds.len(),
         s.worse_than_first,
         s.worse_than_median,
         s.worse_than_every,
+        escape(&s.origin("–")),
         range(&s.baseline_placed),
         c.plan.placed,
         s.worse_than_first,
@@ -458,11 +463,12 @@ fn seeds_section(h: &mut String, c: &Comparison) {
     if s.owners.is_empty() {
         return;
     }
-    h.push_str(
+    let _ = writeln!(
+        h,
         "<table id=\"baseline-seeds\">\n<thead><tr><th>workload</th>\
-         <th>placed (plan; baseline)</th><th>zone skew (plan; baseline by seed)</th>\
-         <th>node skew (plan; baseline by seed)</th><th>worse than every seed</th></tr></thead>\n\
-         <tbody>\n",
+         <th>placed (plan; baseline)</th><th>zone skew (plan; baseline by {word})</th>\
+         <th>node skew (plan; baseline by {word})</th><th>worse than every {word}</th></tr>\
+         </thead>\n<tbody>",
     );
     for r in &s.owners {
         let _ = writeln!(
@@ -961,6 +967,7 @@ mod tests {
                 row("ReplicaSet a/<web>", 3, vec![1, 2, 2], true),
                 row("ReplicaSet b/db", 2, vec![1, 2, 3], false),
             ],
+            documents: Vec::new(),
         });
         let html = render_html(&c);
         assert!(html.contains(
@@ -973,6 +980,19 @@ mod tests {
              <td>5; 4–5</td><td>3; 1 2 2</td><td>1; 1 1 1</td><td>yes</td>"
         ), "{html}");
         assert!(html.contains("data-owner=\"ReplicaSet b/db\" data-worse-every=\"false\""));
+
+        // Plan documents instead of seeds: named, and the rows say so.
+        if let Some(s) = c.baseline_seeds.as_mut() {
+            s.seeds = vec![1, 2, 3];
+            s.documents = vec!["k1.json".into(), "k2.json".into(), "<k3>.json".into()];
+        }
+        let html = render_html(&c);
+        assert!(html.contains("<h3>Against baseline under 3 plan documents</h3>"), "{html}");
+        assert!(html.contains(
+            "baseline is 3 plan documents (k1.json, k2.json, &lt;k3&gt;.json): 39–41 pods placed"
+        ));
+        assert!(html.contains("than every plan document: 1."), "{html}");
+        assert!(!html.contains("breaks ties"), "no seeds, no ties to explain");
     }
 
     #[test]

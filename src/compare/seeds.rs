@@ -24,8 +24,12 @@ use super::workloads::{SKEW_KEYS, WorkloadSide};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SeedComparison {
-    /// The seeds baseline ran with, the comparison's own first.
+    /// The seeds baseline ran with, the comparison's own first (with `documents`, their
+    /// numbers from 1).
     pub seeds: Vec<u64>,
+    /// With several `--baseline-plan` documents instead of seeds: their paths, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub documents: Vec<String>,
     /// Pods baseline placed under each seed.
     pub baseline_placed: Vec<usize>,
     /// Workloads whose zone or node skew under the plan exceeds baseline's under the first
@@ -91,6 +95,29 @@ pub struct SeedRun {
     pub placed: usize,
     /// Every workload's side ([`super::workloads::Workloads::sides`]).
     pub sides: BTreeMap<String, WorkloadSide>,
+}
+
+impl SeedComparison {
+    /// What each baseline run is called in text: `seed` or `plan document`.
+    pub fn run_word(&self) -> &'static str {
+        if self.documents.is_empty() { "seed" } else { "plan document" }
+    }
+
+    /// Where the runs come from, for a sentence: `baseline ran under seeds 3–5` or `baseline
+    /// is 3 plan documents (a.json, b.json, c.json)`; `dash` joins a range.
+    pub fn origin(&self, dash: &str) -> String {
+        if self.documents.is_empty() {
+            let first = self.seeds.first().copied().unwrap_or(0);
+            let last = self.seeds.last().copied().unwrap_or(0);
+            format!("baseline ran under seeds {first}{dash}{last}")
+        } else {
+            format!(
+                "baseline is {} plan documents ({})",
+                self.documents.len(),
+                self.documents.join(", ")
+            )
+        }
+    }
 }
 
 /// Where the plan's per-workload spread (`plan`, [`super::workloads::Workloads::sides`])

@@ -154,7 +154,7 @@ fn with_several_baseline_seeds_each_workloads_spread_is_set_against_every_seed()
         report.to_str().expect("utf-8"),
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("baseline under seeds 0-2"), "{text}");
+    assert!(text.contains("baseline ran under seeds 0-2"), "{text}");
     assert!(text.contains("than every seed:"), "{text}");
     let html = std::fs::read_to_string(&report).expect("the report is written");
     assert!(html.contains("<p class=\"note\" id=\"seed-counts\""), "the report has the counts");
@@ -210,7 +210,8 @@ fn a_plan_document_stands_in_for_baselines_run() {
 
     let (run, _, _) = compare_json(&demo, &["--backend", "cpu"]);
     let (read, raw, _) = compare_json(&demo, &["--backend", "cpu", "--baseline-plan", doc_arg]);
-    assert_eq!(raw["settings"]["baseline_plan"], doc_arg);
+    assert_eq!(raw["settings"]["baseline_plan"], serde_json::json!([doc_arg]));
+    assert!(raw.get("baseline_seeds").is_none(), "one document: no spread section");
     assert_eq!(read.settings.victims_leave, "", "not simulated");
     assert!(read.settings.notes.iter().any(|n| n.contains("not simulated")), "{:?}", read.settings);
     assert_eq!(read.baseline.placed, run.baseline.placed);
@@ -236,6 +237,25 @@ fn a_plan_document_stands_in_for_baselines_run() {
     assert_eq!(c.baseline.algorithm, "kube-scheduler v1.35.4");
     assert_eq!(c.baseline.timings_ms.decision, 1500.0);
     assert_eq!(c.baseline.placed, placed);
+
+    // Two documents (baseline under seeds 0 and 5): each workload's spread against both.
+    let seed5 = tmp.path().join("seed5.json");
+    let out5 = ok(&["baseline", demo_arg, "--backend", "cpu", "-o", "json", "-q", "--seed", "5"]);
+    std::fs::write(&seed5, &out5.stdout).expect("write the plan");
+    let seed5_arg = seed5.to_str().expect("utf-8");
+    let two = ["--backend", "cpu", "--baseline-plan", doc_arg, "--baseline-plan", seed5_arg];
+    let (c2, _, _) = compare_json(&demo, &two);
+    let (s5, _, _) = compare_json(&demo, &["--backend", "cpu", "--seed", "5"]);
+    let s = c2.baseline_seeds.as_ref().expect("two documents: the spread section");
+    assert_eq!(s.documents, vec![doc_arg.to_string(), seed5_arg.to_string()]);
+    assert_eq!(s.seeds, vec![1, 2]);
+    assert_eq!(s.baseline_placed, vec![run.baseline.placed, s5.baseline.placed]);
+    assert_eq!(c2.baseline.placed, run.baseline.placed, "the first document is the baseline");
+    let mut args = vec!["compare", demo_arg];
+    args.extend(two);
+    let text = String::from_utf8_lossy(&ok(&args).stdout).into_owned();
+    assert!(text.contains("baseline is 2 plan documents"), "{text}");
+    assert!(text.contains("than every plan document:"), "{text}");
 
     for extra in [["--baseline-seeds", "2"], ["--victims-leave", "at-once"]] {
         let mut args = vec!["compare", demo_arg, "--baseline-plan", doc_arg];
