@@ -61,11 +61,10 @@ fn require_kso(suite: &str) -> Option<PathBuf> {
     found
 }
 
-/// Runs kso then `kplace baseline --follow` on `snap`; the divergences (`Ok(None)` when
-/// there are none), or why a command failed.
-fn follow(kso: &Path, snap: &Path, theirs: &Path) -> Result<Option<Value>, String> {
+/// `kso schedule --grace-delay GRACE SNAP -o THEIRS`, or why it failed.
+fn schedule(kso: &Path, grace: &str, snap: &Path, theirs: &Path) -> Result<(), String> {
     let out = Command::new(kso)
-        .args(["schedule", "--grace-delay", GRACE_DELAY])
+        .args(["schedule", "--grace-delay", grace])
         .arg(snap)
         .arg("-o")
         .arg(theirs)
@@ -74,6 +73,13 @@ fn follow(kso: &Path, snap: &Path, theirs: &Path) -> Result<Option<Value>, Strin
     if !out.status.success() {
         return Err(format!("kso failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
+    Ok(())
+}
+
+/// Runs kso then `kplace baseline --follow` on `snap`; the divergences (`Ok(None)` when
+/// there are none), or why a command failed.
+fn follow(kso: &Path, snap: &Path, theirs: &Path) -> Result<Option<Value>, String> {
+    schedule(kso, GRACE_DELAY, snap, theirs)?;
     let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
         .args(["baseline", "--backend", "cpu", "-q", "-o", "json"])
         .args(["--scheduler-name", "default-scheduler"])
@@ -428,14 +434,7 @@ fn compare_sets_the_plan_against_the_real_kube_schedulers_decisions() {
     let dir = tempfile::tempdir().unwrap();
     let snap = fixture_snapshot("demo", dir.path());
     let theirs = dir.path().join("kso-demo.json");
-    let out = Command::new(&kso)
-        .args(["schedule", "--grace-delay", GRACE_DELAY])
-        .arg(&snap)
-        .arg("-o")
-        .arg(&theirs)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "kso: {}", String::from_utf8_lossy(&out.stderr));
+    schedule(&kso, GRACE_DELAY, &snap, &theirs).unwrap();
     let doc: Value = serde_json::from_slice(&std::fs::read(&theirs).unwrap()).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_kplace"))
         .args(["compare", "--backend", "cpu", "-o", "json", "--scheduler-name"])
@@ -579,14 +578,7 @@ fn with_victims_leaving_at_once_baseline_places_and_evicts_as_many_pods_as_kube_
     let mut runs = Vec::new();
     for run in 1..=KSO_RUNS {
         let theirs = dir.path().join(format!("kso-{run}.json"));
-        let out = Command::new(&kso)
-            .args(["schedule", "--grace-delay", "0s"])
-            .arg(&snap)
-            .arg("-o")
-            .arg(&theirs)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "kso: {}", String::from_utf8_lossy(&out.stderr));
+        schedule(&kso, "0s", &snap, &theirs).unwrap();
         let kso_run = placed_and_evicted(&theirs);
         assert!(
             !close(after_queue, kso_run),
