@@ -30,9 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::scheduler::{
-    Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, VictimExit, queue_order,
-};
+use super::scheduler::{Baseline, BaselineOptions, CycleResult, NO_NODES_AVAILABLE, queue_order};
 use crate::framework::config::SchedulerConfig;
 use crate::framework::runtime::{Framework, FrameworkError, PreFilterOutcome};
 use crate::model::{ClusterState, Pod};
@@ -600,9 +598,9 @@ fn bind_preemptor(
     plan.placements.push(Placement { pod: d.key, node: d.node });
 }
 
-/// Evicts the followed plan's victims of one preemptor: they terminate (still on their node,
-/// marked terminating) until the preemptor binds or a retried pod needs their room, or, with
-/// [`VictimExit::AtOnce`], leave at once.
+/// Evicts the followed plan's victims of one preemptor ([`Baseline::evict`]): they terminate
+/// (still on their node, marked terminating) until the preemptor binds or a retried pod needs
+/// their room, or leave at once, as the options say.
 fn apply_victims(
     sched: &mut Baseline,
     victims: &[(String, String)],
@@ -614,11 +612,7 @@ fn apply_victims(
         if let (Some(&n), Some((ns, name))) =
             (node_index.get(node.as_str()), victim.split_once('/'))
         {
-            if sched.victims_leave() == VictimExit::AtOnce {
-                sched.remove_victim(n, ns, name);
-            } else {
-                sched.mark_terminating(n, ns, name);
-            }
+            sched.evict(n, ns, name);
         }
         plan.evictions.push(Eviction {
             pod: victim.clone(),

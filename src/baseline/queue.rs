@@ -13,18 +13,17 @@
 //! Modelled: victims terminate for longer than the first pass takes (a 30 s grace period
 //! against milliseconds per pod), so every pod's first attempt sees them still there, and the
 //! nominations of the preemptors reserving their room against pods of equal or lower priority;
-//! then the victims leave all at once. Or, with [`VictimExit::AtOnce`], victims that leave as
-//! soon as they are evicted: the pods after a preemptor see the room they freed, less the
-//! preemptor's nomination, and the preemptors bind on their retry after the first pass. Not modelled: retries that a binding triggers (a pod
+//! then the victims leave all at once. Or victims that leave as soon as they are evicted
+//! ([`super::scheduler::VictimExit::AtOnce`]): the pods after a preemptor see the room they
+//! freed, less the preemptor's nomination, and the preemptors bind on their retry after the
+//! first pass. Not modelled: retries that a binding triggers (a pod
 //! whose required affinity a later pod satisfies is left unschedulable; kube-scheduler may
 //! place it on a retry), the order of equal-priority retries (upstream's queue orders them by
 //! when they were requeued; here by creation), and each victim's own grace period.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::scheduler::{
-    Baseline, CycleResult, NO_NODES_AVAILABLE, StaticFilters, VictimExit, queue_order,
-};
+use super::scheduler::{Baseline, CycleResult, NO_NODES_AVAILABLE, StaticFilters, queue_order};
 use crate::framework::runtime::Framework;
 use crate::model::{Pod, PreemptionPolicy};
 use crate::plan::{Eviction, Placement, Plan, Unschedulable};
@@ -36,13 +35,12 @@ use crate::plan::{Eviction, Placement, Plan, Unschedulable};
 /// 1. every pod gets its first attempt in PrioritySort order; a preemptor is nominated to its
 ///    node ([`Baseline::preempt`]), its victims terminate meanwhile (they keep their room, and
 ///    the nomination reserves the room against pods of equal or lower priority), and the pods
-///    after it are scheduled around both (with [`VictimExit::AtOnce`] the victims are gone
-///    already, and the pods after it are scheduled around the nomination alone);
-/// 2. while victims are terminating, or a pod preempted in the round before: they leave, and
-///    the preemptors and the pods that failed
-///    are attempted again in PrioritySort order (upstream requeues them on the deletions); a
-///    preemptor tries its nominated node first, and one that no longer fits there (a pod of
-///    higher priority took the room) may preempt again, elsewhere.
+///    after it are scheduled around both (with victims that leave
+///    [at once](super::scheduler::VictimExit::AtOnce), around the nomination alone);
+/// 2. while the round before saw a preemption: the victims leave, and the preemptors and the
+///    pods that failed are attempted again in PrioritySort order (upstream requeues them on
+///    the deletions); a preemptor tries its nominated node first, and one that no longer fits
+///    there (a pod of higher priority took the room) may preempt again, elsewhere.
 ///
 /// An unschedulable pod's message is its first attempt's (as kube-scheduler's event and kso's
 /// plan report it); a pod placed on a retry leaves the unschedulable list.
@@ -62,7 +60,7 @@ pub(super) fn run_cycles(
     // Each round needs a preemption in the round before, and a pod preempts again only when
     // it lost its node: bound the rounds all the same.
     let mut rounds = 0;
-    while (sched.has_terminating_victims() || run.preempted) && rounds <= pending.len() {
+    while run.preempted && rounds <= pending.len() {
         rounds += 1;
         run.preempted = false;
         sched.terminate_victims();
@@ -93,7 +91,8 @@ struct Run {
     placed: BTreeMap<String, usize>,
     /// The priority of each victim evicted, by `namespace/name`.
     victim_priority: BTreeMap<String, i32>,
-    /// A pod preempted since the last round began (its victims may be gone already).
+    /// A pod preempted since the last round began: its victims terminate (or are gone
+    /// already, [`super::scheduler::VictimExit::AtOnce`]) and it waits for a retry.
     preempted: bool,
 }
 
@@ -187,9 +186,6 @@ impl Run {
                         preemptor: key.clone(),
                     });
                 }
-                if sched.victims_leave() == VictimExit::AtOnce {
-                    sched.terminate_victims();
-                }
                 self.preempted = true;
                 self.retry.insert(i);
                 return;
@@ -215,7 +211,7 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::baseline::scheduler::BaselineOptions;
+    use crate::baseline::scheduler::{BaselineOptions, VictimExit};
     use crate::framework::config::SchedulerConfig;
     use crate::model::ClusterState;
     use crate::model::testing::{GI, NodeBuilder, PodBuilder, cluster};

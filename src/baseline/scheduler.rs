@@ -270,11 +270,6 @@ impl Baseline {
         self.deferred_preemption
     }
 
-    /// When a deferred preemption's victims leave ([`BaselineOptions::victims_leave`]).
-    pub fn victims_leave(&self) -> VictimExit {
-        self.options.victims_leave
-    }
-
     /// The node `pod` is nominated to, if any.
     pub fn nominated_node(&self, pod: &Pod) -> Option<usize> {
         self.nominated.iter().find_map(|(&n, pods)| {
@@ -283,18 +278,37 @@ impl Baseline {
     }
 
     /// Starts a preemption decided by [`Baseline::decide_with`] or followed: the victims on
-    /// `node` are marked terminating (they keep their room until [`Baseline::terminate_victims`])
-    /// and `pod` is nominated to `node`. Victims already terminating are not evicted again
-    /// (upstream skips the API call for them). Returns the victims newly evicted.
+    /// `node` are evicted ([`Baseline::evict`]) and `pod` is nominated to `node`. Victims
+    /// already terminating are not evicted again (upstream skips the API call for them).
+    /// Returns the victims newly evicted.
     pub fn preempt(&mut self, pod: &Pod, node: usize, victims: &[Arc<Pod>]) -> Vec<Arc<Pod>> {
         let mut evicted = Vec::new();
         for v in victims {
-            if self.mark_terminating(node, &v.namespace, &v.name) {
+            if self.evict(node, &v.namespace, &v.name) {
                 evicted.push(Arc::clone(v));
             }
         }
         self.nominate(node, pod);
         evicted
+    }
+
+    /// Evicts the pod `namespace/name` on `node` by preemption, as
+    /// [`BaselineOptions::victims_leave`] says: it terminates there, keeping its room until
+    /// [`Baseline::terminate_victims`] ([`Baseline::mark_terminating`]), or leaves at once.
+    /// `false` when it is not there or already terminating.
+    pub fn evict(&mut self, node: usize, namespace: &str, name: &str) -> bool {
+        match self.options.victims_leave {
+            VictimExit::AfterQueue => self.mark_terminating(node, namespace, name),
+            VictimExit::AtOnce => {
+                !self.is_terminating(node, namespace, name)
+                    && self
+                        .cluster
+                        .nodes
+                        .get_mut(node)
+                        .and_then(|n| n.remove_pod(namespace, name))
+                        .is_some()
+            }
+        }
     }
 
     /// Marks the pod `namespace/name` on `node` terminating by preemption; `false` when it is

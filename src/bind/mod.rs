@@ -77,7 +77,7 @@ use crate::plan::{Eviction, Placement, Plan};
 pub use kubeconfig::load_config;
 pub use limit::RateLimiter;
 pub use moves::MoveResult;
-pub use plan_file::{parse_plan, read_plan, validate};
+pub use plan_file::{parse_plan, parse_plan_and_summary, read_plan, validate};
 pub use preflight::{contact, preflight};
 pub use retry::{Fail, RetryPolicy};
 

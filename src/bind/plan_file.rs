@@ -6,8 +6,10 @@
 
 use std::path::Path;
 
+use serde::Deserialize;
+
 use super::{BindError, Work, moves};
-use crate::plan::Plan;
+use crate::plan::{Plan, Summary};
 
 /// Reads a plan document (JSON or YAML) as `kplace` writes it and as other tools write it:
 /// `placements` is required; `evictions`, `unschedulable` and `moves` default to empty; evictions
@@ -22,6 +24,12 @@ pub fn read_plan(path: &Path) -> Result<Plan, BindError> {
 
 /// Parses the text of a plan document (see [`read_plan`]); the error says where and why.
 pub fn parse_plan(text: &str) -> Result<Plan, String> {
+    parse_plan_and_summary(text).map(|(plan, _)| plan)
+}
+
+/// [`parse_plan`], also returning the document's `summary` as written, for summaries that are
+/// not kplace's (kso's `wall_ms`, `kube_scheduler_version`).
+pub fn parse_plan_and_summary(text: &str) -> Result<(Plan, Option<serde_json::Value>), String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: serde_json::Value = if text.trim_start().starts_with('{') {
         crate::json::from_str(text).map_err(|(e, dup)| match dup {
@@ -40,13 +48,13 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
     let summary = doc.remove("summary");
     let mut plan: Plan = serde_path_to_error::deserialize(serde_json::Value::Object(doc))
         .map_err(|e| format!("{}: {}", e.path(), e.inner()))?;
-    if let Some(summary) = summary {
-        match serde_json::from_value(summary) {
+    if let Some(summary) = &summary {
+        match Summary::deserialize(summary) {
             Ok(summary) => plan.summary = summary,
             Err(e) => tracing::debug!("the plan's summary is not kplace's; ignored: {e}"),
         }
     }
-    Ok(plan)
+    Ok((plan, summary))
 }
 
 /// Checks a plan before anything is sent: pod keys parse, nodes are named, no pod is placed

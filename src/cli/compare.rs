@@ -149,15 +149,10 @@ pub(super) fn run_baseline(
 fn external_baseline(path: &std::path::Path) -> anyhow::Result<Decided> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut plan = kplace::bind::parse_plan(&text)
+    let (mut plan, summary) = kplace::bind::parse_plan_and_summary(&text)
         .map_err(|e| anyhow::anyhow!("{}: not a plan document: {e}", path.display()))?;
-    // kso's summary is not kplace's: read its two fields from the raw document.
-    let raw: serde_json::Value = if text.trim_start().starts_with('{') {
-        serde_json::from_str(&text).unwrap_or_default()
-    } else {
-        serde_saphyr::from_str(&text).unwrap_or_default()
-    };
-    let summary = &raw["summary"];
+    // kso's summary is not kplace's: its two fields are read as written.
+    let summary = summary.unwrap_or_default();
     if let Some(wall) = summary["wall_ms"].as_f64().filter(|w| w.is_finite() && *w >= 0.0) {
         plan.summary.timings_ms = kplace::plan::Timings { solve: wall, ..Default::default() };
     }
@@ -242,7 +237,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             ],
         },
     };
-    let mut comparison = compare(
+    let comparison = compare(
         state,
         pending,
         &baseline,
@@ -253,11 +248,6 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         doc_settings,
         &progress,
     );
-    // Several documents: their spread comparison numbers them from 1 and names them.
-    if let Some(s) = comparison.baseline_seeds.as_mut().filter(|_| !documents.is_empty()) {
-        s.seeds = (1..=documents.len() as u64).collect();
-        s.documents = documents;
-    }
     if let Some(path) = &args.report {
         let task = progress.spinner("writing the report");
         let html = report::render_html(&comparison);

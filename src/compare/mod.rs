@@ -364,13 +364,22 @@ pub struct Decided {
     pub wall_ms: f64,
 }
 
+/// Where eviction `e` takes its pod from: the index of its node in `cluster` (`None` when the
+/// node is unknown) and the pod's namespace and name.
+fn victim_at<'e>(
+    cluster: &ClusterState,
+    e: &'e crate::plan::Eviction,
+) -> Option<(usize, &'e str, &'e str)> {
+    let (ns, name) = e.pod.split_once('/').unwrap_or(("", e.pod.as_str()));
+    cluster.node_index(&e.node).map(|n| (n, ns, name))
+}
+
 /// Applies `plan` to a copy of `before`: evictions first, then placements (pending pods with
 /// their node set). Entries naming unknown pods or nodes are skipped (`check` reports them).
 pub fn apply_plan(before: &ClusterState, pending: &[Pod], plan: &Plan) -> ClusterState {
     let mut after = before.clone();
     for e in &plan.evictions {
-        let Some(n) = after.node_index(&e.node) else { continue };
-        let (ns, name) = e.pod.split_once('/').unwrap_or(("", e.pod.as_str()));
+        let Some((n, ns, name)) = victim_at(&after, e) else { continue };
         after.nodes[n].remove_pod(ns, name);
     }
     let by_key: BTreeMap<String, &Pod> = pending.iter().map(|p| (p.key(), p)).collect();
@@ -480,8 +489,7 @@ fn evicted(before: &ClusterState, plan: &Plan) -> (BTreeMap<i32, usize>, i64, i6
     let mut by_priority = BTreeMap::new();
     let (mut cpu, mut memory) = (0i64, 0i64);
     for e in &plan.evictions {
-        let (ns, name) = e.pod.split_once('/').unwrap_or(("", e.pod.as_str()));
-        let on_node = before.node_index(&e.node).and_then(|n| {
+        let on_node = victim_at(before, e).and_then(|(n, ns, name)| {
             before.nodes[n].pods.iter().find(|p| p.namespace == ns && p.name == name)
         });
         if let Some(pod) = on_node {
@@ -607,8 +615,10 @@ pub fn compare(
     let plan_sides = workloads.sides(&plan.plan, &plan_after);
     let mut owners = workloads::rows(&baseline_sides, &plan_sides);
     let baseline_seeds = (!other_baselines.is_empty()).then(|| {
+        // Plan documents (`--baseline-plan`) are numbered from 1; a baseline run has its seed.
+        let documents = &settings.baseline_plan;
         let own = seeds::SeedRun {
-            seed: settings.seed,
+            seed: if documents.is_empty() { settings.seed } else { 1 },
             placed: baseline.plan.placements.len(),
             sides: baseline_sides,
         };
@@ -617,7 +627,11 @@ pub fn compare(
             placed: p.placements.len(),
             sides: workloads.sides(p, &apply_plan(before, pending, p)),
         });
-        seeds::seed_comparison(&plan_sides, &std::iter::once(own).chain(others).collect::<Vec<_>>())
+        let runs: Vec<seeds::SeedRun> = std::iter::once(own).chain(others).collect();
+        seeds::SeedComparison {
+            documents: documents.clone(),
+            ..seeds::seed_comparison(&plan_sides, &runs)
+        }
     });
     let verdict = verdict::verdict(&baseline_side, &plan_side, &owners);
     let owners_not_listed = owners.len().saturating_sub(MAX_LISTED_OWNERS);
