@@ -47,9 +47,12 @@
 //!   `Honor` — matching `P`'s node selection / tolerating its hard taints); a domain counts the
 //!   non-terminating pods of `P`'s namespace that the selector matches; the global minimum is
 //!   0 when there are fewer domains than `minDomains` (default 1); and
-//!   `count(N's domain) + (P matches the selector) − minimum ≤ maxSkew`. The counts are kept per
-//!   constraint and moved by each change of the replay (`check/spread.rs`), so a plan of many
-//!   spread pods is not a scan of every node and pod per placement.
+//!   `count(N's domain) + (P matches the selector) − minimum ≤ maxSkew`.
+//!
+//! The counts behind the inter-pod rules are kept per constraint or term and moved by each
+//! change of the replay (`check/spread.rs`, `check/terms.rs`; the bound pods' anti-affinity
+//! terms per domain in [`Replay`]), so a plan of many such pods is not a scan of every node
+//! and pod per placement.
 //!
 //! * **Gangs** (`crate::model::gang`), on the final state: for every group of pods (a pod's
 //!   namespace and its [`crate::model::GangRef`]: convention and name), let `placed` be its
@@ -115,6 +118,7 @@
 pub mod budgets;
 pub mod rules;
 mod spread;
+mod terms;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -122,7 +126,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use self::rules::TermOwner;
-use crate::model::{ClusterState, Node, Pod, PreemptionPolicy};
+use crate::model::{ClusterState, Node, Pod, PodAffinityTerm, PreemptionPolicy};
 use crate::plan::Plan;
 use crate::resources::{CPU, EPHEMERAL_STORAGE, MEMORY};
 
@@ -287,6 +291,14 @@ struct Ghost<'a> {
     turn: usize,
 }
 
+/// Live pods with one required anti-affinity term (see [`Replay::repelling_terms`]).
+struct Repelling<'a> {
+    namespace: &'a str,
+    term: &'a PodAffinityTerm,
+    /// The pods per value of the term's key.
+    counts: BTreeMap<&'a str, i64>,
+}
+
 /// The replayed cluster.
 struct Replay<'a> {
     cluster: &'a ClusterState,
@@ -299,8 +311,15 @@ struct Replay<'a> {
     /// The live pods with a required anti-affinity term, with their nodes, in `live`'s order
     /// (the few pods the existing-pod side of the rule reads).
     repelling: Vec<(usize, &'a Pod)>,
+    /// The terms of `repelling` by owner namespace and term, with how many of those pods are
+    /// in each domain of the term's key: the placed pod is compared with the terms of the
+    /// groups present in its node's domains, not with every such pod. `None`: no index (every
+    /// placement scans `repelling`).
+    repelling_terms: Option<BTreeMap<String, Repelling<'a>>>,
     /// The spread rule's counts, kept as the replay goes.
     tallies: spread::Tallies,
+    /// The pod (anti-)affinity rules' counts, kept as the replay goes.
+    terms: terms::Tallies,
 }
 
 impl<'a> Replay<'a> {
@@ -322,6 +341,7 @@ impl<'a> Replay<'a> {
                 // Kept in `live`'s order: by node, then as added.
                 let at = self.repelling.partition_point(|&(m, _)| m <= n);
                 self.repelling.insert(at, (n, pod));
+                self.count_repelling(n, pod, 1);
             }
         }
     }
@@ -333,8 +353,43 @@ impl<'a> Replay<'a> {
         {
             pods.remove(i);
             self.changes.push((n, pod, false));
-            self.repelling.retain(|&(m, q)| m != n || !std::ptr::eq(q, pod));
+            if !pod.pod_anti_affinity.required.is_empty() {
+                self.repelling.retain(|&(m, q)| m != n || !std::ptr::eq(q, pod));
+                self.count_repelling(n, pod, -1);
+            }
         }
+    }
+
+    /// Counts `pod`'s anti-affinity terms on node `n` in [`Replay::repelling_terms`] (`by`: 1
+    /// as it comes, -1 as it goes).
+    fn count_repelling(&mut self, n: usize, pod: &'a Pod, by: i64) {
+        let (Some(groups), Some(node)) = (self.repelling_terms.as_mut(), self.cluster.nodes.get(n))
+        else {
+            return;
+        };
+        for term in &pod.pod_anti_affinity.required {
+            let Some(v) = node.labels.get(&term.topology_key) else { continue };
+            let group =
+                groups.entry(format!("{:?} {term:?}", pod.namespace)).or_insert_with(|| {
+                    Repelling { namespace: &pod.namespace, term, counts: BTreeMap::new() }
+                });
+            *group.counts.entry(v.as_str()).or_insert(0) += by;
+        }
+    }
+
+    /// Whether a live pod's required anti-affinity term may select `pod` in node `n`'s domain
+    /// (always, without the index).
+    fn may_be_repelled(&self, n: usize, pod: &Pod) -> bool {
+        let (Some(groups), Some(node)) = (&self.repelling_terms, self.node(n)) else {
+            return true;
+        };
+        groups.values().any(|g| {
+            node.labels
+                .get(&g.term.topology_key)
+                .and_then(|v| g.counts.get(v.as_str()))
+                .is_some_and(|&c| c > 0)
+                && rules::term_selects(self.cluster, g.namespace, TermOwner::Existing, g.term, pod)
+        })
     }
 
     fn live_pods(&self) -> impl Iterator<Item = (usize, &'a Pod)> + '_ {
@@ -359,15 +414,16 @@ impl<'a> Replay<'a> {
 /// Checks `plan` against the snapshot `cluster` and its `pending` pods. See the module
 /// documentation for the exact rules. Never panics, whatever the plan says.
 pub fn check(cluster: &ClusterState, pending: &[Pod], plan: &Plan) -> CheckReport {
-    check_with(cluster, pending, plan, spread::Tallies::default())
+    check_with(cluster, pending, plan, None)
 }
 
-/// [`check`] with the spread rule's tallies given (the tests compare kept tallies with none).
+/// [`check`] keeping at most `tallies` counts per inter-pod rule (`None`: the default; the
+/// tests compare kept tallies with none).
 fn check_with(
     cluster: &ClusterState,
     pending: &[Pod],
     plan: &Plan,
-    tallies: spread::Tallies,
+    tallies: Option<usize>,
 ) -> CheckReport {
     let mut report = CheckReport::default();
 
@@ -473,10 +529,15 @@ fn check_with(
         ghosts: Vec::new(),
         changes: Vec::new(),
         repelling: Vec::new(),
-        tallies,
+        repelling_terms: (tallies != Some(0)).then(BTreeMap::new),
+        tallies: tallies.map_or_else(spread::Tallies::default, spread::Tallies::new),
+        terms: tallies.map_or_else(terms::Tallies::default, terms::Tallies::new),
     };
     replay.repelling =
         replay.live_pods().filter(|(_, p)| !p.pod_anti_affinity.required.is_empty()).collect();
+    for (m, q) in replay.repelling.clone() {
+        replay.count_repelling(m, q, 1);
+    }
     let mut evicted: BTreeSet<&str> = BTreeSet::new();
     for e in &plan.evictions {
         let Some(&(victim_node, victim)) = bound_by_key.get(&e.pod) else {
@@ -888,10 +949,25 @@ fn check_placement(
 
     // Required anti-affinity, both ways, on live pods.
     for term in &pod.pod_anti_affinity.required {
-        if let Some((_, other)) = replay.live_pods().find(|&(m, q)| {
-            replay.same_domain(n, m, &term.topology_key)
-                && rules::term_selects(replay.cluster, &pod.namespace, TermOwner::Incoming, term, q)
-        }) {
+        let selects = |q: &Pod| {
+            rules::term_selects(replay.cluster, &pod.namespace, TermOwner::Incoming, term, q)
+        };
+        let counted = terms::Term {
+            signature: format!("anti {:?} {term:?}", pod.namespace),
+            key: &term.topology_key,
+            ghosts: false,
+            selects: &selects,
+        };
+        let in_domain = node
+            .labels
+            .get(&term.topology_key)
+            .is_some_and(|v| terms::counts_at(replay, turn, &counted, v).0 > 0);
+        // The pod to name: the first in the live pods' order.
+        if let Some((_, other)) = replay
+            .live_pods()
+            .filter(|_| in_domain)
+            .find(|&(m, q)| replay.same_domain(n, m, &term.topology_key) && selects(q))
+        {
             push(
                 ViolationKind::PodAntiAffinity,
                 format!(
@@ -902,7 +978,9 @@ fn check_placement(
             );
         }
     }
-    for &(m, q) in &replay.repelling {
+    let repelling: &[(usize, &Pod)] =
+        if replay.may_be_repelled(n, pod) { &replay.repelling } else { &[] };
+    for &(m, q) in repelling {
         for term in &q.pod_anti_affinity.required {
             if replay.same_domain(n, m, &term.topology_key)
                 && rules::term_selects(replay.cluster, &q.namespace, TermOwner::Existing, term, pod)
@@ -929,36 +1007,35 @@ fn check_placement(
 
 /// Upstream's required pod affinity filter for `pod` on node `n`, over the pods seen at `turn`.
 fn affinity_violation(replay: &Replay<'_>, turn: usize, pod: &Pod, n: usize) -> Option<String> {
-    let terms = &pod.pod_affinity.required;
-    if terms.is_empty() {
+    let required = &pod.pod_affinity.required;
+    if required.is_empty() {
         return None;
     }
     let node = replay.node(n)?;
-    if let Some(t) = terms.iter().find(|t| !node.labels.contains_key(&t.topology_key)) {
+    if let Some(t) = required.iter().find(|t| !node.labels.contains_key(&t.topology_key)) {
         return Some(format!("node has no {:?} label for an affinity term", t.topology_key));
     }
     let matches_all = |q: &Pod| {
-        terms
+        required
             .iter()
             .all(|t| rules::term_selects(replay.cluster, &pod.namespace, TermOwner::Incoming, t, q))
     };
     // (term index) → whether some pod matching every term is in n's domain; and whether any
     // pod matching every term sits on a node with one of the terms' keys.
-    let mut satisfied = vec![false; terms.len()];
+    let mut satisfied = vec![false; required.len()];
     let mut any_counted = false;
-    for (m, q) in replay.seen_at(turn) {
-        if !matches_all(q) {
-            continue;
-        }
-        let Some(m_node) = replay.node(m) else { continue };
-        for (i, t) in terms.iter().enumerate() {
-            if m_node.labels.contains_key(&t.topology_key) {
-                any_counted = true;
-                if replay.same_domain(n, m, &t.topology_key) {
-                    satisfied[i] = true;
-                }
-            }
-        }
+    let signature = format!("affinity {:?} {required:?}", pod.namespace);
+    for (i, t) in required.iter().enumerate() {
+        let counted = terms::Term {
+            signature: signature.clone(),
+            key: &t.topology_key,
+            ghosts: true,
+            selects: &matches_all,
+        };
+        let value = node.labels.get(&t.topology_key).map_or("", String::as_str);
+        let (here, total) = terms::counts_at(replay, turn, &counted, value);
+        satisfied[i] = here > 0;
+        any_counted |= total > 0;
     }
     if satisfied.iter().all(|s| *s) {
         return None;
@@ -966,7 +1043,7 @@ fn affinity_violation(replay: &Replay<'_>, turn: usize, pod: &Pod, n: usize) -> 
     if !any_counted && matches_all(pod) {
         return None; // The first pod of a group with affinity to itself.
     }
-    let missing: Vec<&str> = terms
+    let missing: Vec<&str> = required
         .iter()
         .zip(&satisfied)
         .filter(|(_, s)| !**s)

@@ -503,6 +503,35 @@ fn inter_pod_rules_are_checked() {
             // not match its own term.
             want: vec![K::PodAffinity],
         },
+        Case {
+            name: "an affinity target stops counting at its preemptor's turn for the pods after it",
+            state: with_bound(vec![
+                PodBuilder::new("d", "target")
+                    .cpu(4000)
+                    .label("app", "t")
+                    .priority(0)
+                    .node("a1")
+                    .obj(),
+            ]),
+            pending: vec![
+                PodBuilder::new("d", "before")
+                    .priority(10)
+                    .pod_affinity(affinity_term("zone", &[("app", "t")]))
+                    .obj(),
+                PodBuilder::new("d", "preemptor").cpu(4000).priority(5).obj(),
+                PodBuilder::new("d", "after")
+                    .priority(1)
+                    .pod_affinity(affinity_term("zone", &[("app", "t")]))
+                    .obj(),
+            ],
+            plan: plan(
+                vec![place("d/before", "a2"), place("d/preemptor", "a1"), place("d/after", "a2")],
+                vec![evict("d/target", "a1", "d/preemptor")],
+                vec![],
+            ),
+            // The same terms as the first follower's, counted since its turn.
+            want: vec![K::PodAffinity],
+        },
     ];
     run_cases(cases);
 }
@@ -970,11 +999,12 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-    /// The spread rule's tallies, kept and moved as the replay goes, give the verdicts of a
-    /// full count per placement: on baseline's plans and on arbitrary placements and evictions
-    /// (violations; victims seen until their preemptor's turn), in any order.
+    /// The inter-pod rules' tallies (spread, pod affinity and anti-affinity), kept and moved
+    /// as the replay goes, give the verdicts of a full count per placement: on baseline's plans
+    /// and on arbitrary placements and evictions (violations; victims seen until their
+    /// preemptor's turn), in any order.
     #[test]
-    fn kept_spread_tallies_agree_with_a_full_count_per_placement(
+    fn kept_inter_pod_tallies_agree_with_a_full_count_per_placement(
         (state, pending) in random_instance(true),
         picks in prop::collection::vec((0usize..8, any::<bool>()), 25),
         victims in prop::collection::vec((any::<bool>(), 0usize..25), 40),
@@ -1000,7 +1030,7 @@ proptest! {
         let arbitrary = plan(placements, evictions, vec![]);
         for p in [baseline_plan(&state, &pending), arbitrary] {
             let kept = check(&state, &pending, &p);
-            let fresh = check_with(&state, &pending, &p, spread::Tallies::new(0));
+            let fresh = check_with(&state, &pending, &p, Some(0));
             prop_assert_eq!(format!("{:?}", kept.violations), format!("{:?}", fresh.violations));
         }
     }
