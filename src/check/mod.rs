@@ -116,6 +116,7 @@
 //! `spec.nodeName` (pending pods have none).
 
 pub mod budgets;
+mod kept;
 pub mod rules;
 mod spread;
 mod terms;

@@ -13,38 +13,16 @@
 //! A tally costs one scan of the nodes and pods, then each change once, instead of a scan per
 //! placement; a replay that goes back in turns rebuilds it.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use super::{Replay, rules};
+use super::{Replay, kept, rules};
 use crate::model::{InclusionPolicy, Node, Pod, TopologySpreadConstraint, UnsatisfiableAction};
 
-/// The most tallies kept at once; past it a constraint's counts are worked out afresh for
-/// each placement (as correct, only slower).
-const MAX_TALLIES: usize = 256;
-
 /// The tallies of one replay, by the constraint's signature.
-pub(super) struct Tallies {
-    by_signature: RefCell<BTreeMap<String, Tally>>,
-    /// The most kept at once.
-    limit: usize,
-}
-
-impl Tallies {
-    /// Keeping at most `limit` tallies (0: every placement's counts by a full scan).
-    pub(super) fn new(limit: usize) -> Self {
-        Tallies { by_signature: RefCell::new(BTreeMap::new()), limit }
-    }
-}
-
-impl Default for Tallies {
-    fn default() -> Self {
-        Tallies::new(MAX_TALLIES)
-    }
-}
+pub(super) type Tallies = kept::Kept<Tally>;
 
 /// Matching pods per eligible domain of one constraint, as of one turn and one change.
-struct Tally {
+pub(super) struct Tally {
     /// Per node: whether it counts (has every constraint's key, passes the policies).
     eligible: Vec<bool>,
     /// Matching pods per eligible domain (every eligible domain present, 0 or more).
@@ -141,8 +119,7 @@ fn counts_at(
     value: &str,
 ) -> (usize, i64, i64) {
     let signature = signature(pod, c, keys);
-    let mut tallies = replay.tallies.by_signature.borrow_mut();
-    let stored = tallies.remove(&signature).filter(|t| t.turn <= turn);
+    let stored = replay.tallies.take(&signature).filter(|t| t.turn <= turn);
     let mut tally = match stored {
         Some(t) => t,
         None => build(replay, turn, pod, c, keys),
@@ -153,9 +130,7 @@ fn counts_at(
         tally.histogram.keys().next().copied().unwrap_or(0),
         tally.counts.get(value).copied().unwrap_or(0),
     );
-    if tallies.len() < replay.tallies.limit {
-        tallies.insert(signature, tally);
-    }
+    replay.tallies.put(signature, tally);
     answer
 }
 

@@ -12,35 +12,13 @@
 //! the replayed cluster since, as the spread rule's tallies are (`check/spread.rs`): one scan of
 //! the pods per tally instead of one per placement.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use super::Replay;
+use super::{Replay, kept};
 use crate::model::Pod;
 
-/// The most tallies kept at once; past it a term's counts are worked out afresh for each
-/// placement (as correct, only slower).
-const MAX_TALLIES: usize = 256;
-
 /// The tallies of one replay, by signature.
-pub(super) struct Tallies {
-    by_signature: RefCell<BTreeMap<String, Tally>>,
-    /// The most kept at once.
-    limit: usize,
-}
-
-impl Tallies {
-    /// Keeping at most `limit` tallies (0: every placement's counts by a full scan).
-    pub(super) fn new(limit: usize) -> Self {
-        Tallies { by_signature: RefCell::new(BTreeMap::new()), limit }
-    }
-}
-
-impl Default for Tallies {
-    fn default() -> Self {
-        Tallies::new(MAX_TALLIES)
-    }
-}
+pub(super) type Tallies = kept::Kept<Tally>;
 
 /// The pods one term counts, on nodes with its key.
 pub(super) struct Term<'s> {
@@ -56,7 +34,7 @@ pub(super) struct Term<'s> {
 }
 
 /// Counted pods per value of one key, as of one turn and one change.
-struct Tally {
+pub(super) struct Tally {
     /// Counted pods per value of the key.
     counts: BTreeMap<String, i64>,
     /// Counted pods on nodes with the key.
@@ -86,17 +64,14 @@ pub(super) fn counts_at(
     value: &str,
 ) -> (i64, i64) {
     let signature = format!("{} {:?} {}", term.signature, term.key, term.ghosts);
-    let mut tallies = replay.terms.by_signature.borrow_mut();
-    let stored = tallies.remove(&signature).filter(|t| t.turn <= turn);
+    let stored = replay.terms.take(&signature).filter(|t| t.turn <= turn);
     let mut tally = match stored {
         Some(t) => t,
         None => build(replay, turn, term),
     };
     advance(replay, &mut tally, turn, term);
     let answer = (tally.counts.get(value).copied().unwrap_or(0), tally.total);
-    if tallies.len() < replay.terms.limit {
-        tallies.insert(signature, tally);
-    }
+    replay.terms.put(signature, tally);
     answer
 }
 
