@@ -42,7 +42,7 @@ use crate::plugins::podtopologyspread::{
     match_node_inclusion_policies,
 };
 
-use super::{Frameworks, HOSTNAME_LABEL};
+use super::{Frameworks, HOSTNAME_LABEL, ZONE_LABEL};
 
 /// The topology whose every node is its own domain (host-port conflicts).
 pub(super) const NODE_TOPOLOGY: &str = "";
@@ -125,16 +125,19 @@ pub(super) fn has_soft_spread(rep: &Pod, fws: &Frameworks) -> bool {
 }
 
 /// Adds the spread rules of the first `placing` classes of `reps` (the classes the solve
-/// places; the others are pods placed earlier that it may move, counted as members). Returns,
-/// per class of `reps`, whether soft terms replace its PodTopologySpread score.
+/// places; the others are pods placed earlier that it may move, counted as members; `sizes`:
+/// each class's pods). Returns, per class of `reps`, whether soft terms replace its
+/// PodTopologySpread score.
 pub(super) fn add_spread(
     problem: &mut Problem,
     keys: &mut Keys<'_>,
     reps: &[&Pod],
+    sizes: &[usize],
     placing: usize,
     frameworks: &BTreeMap<String, Frameworks>,
 ) -> Vec<bool> {
     let mut soft = vec![false; reps.len()];
+    let mut owners: Option<Owners> = None;
     for (k, rep) in reps.iter().enumerate().take(placing) {
         let fws = &frameworks[&rep.scheduler_name];
         let profile = fws.full.profile();
@@ -153,6 +156,28 @@ pub(super) fn add_spread(
         }
         let Some(weight) = profile.score_weight(PluginName::PodTopologySpread) else { continue };
         let constraints = pts.constraints(rep, UnsatisfiableAction::ScheduleAnyway);
+        if weight > 0 && constraints.is_empty() && hard.is_empty() {
+            // A workload of two pods or more with no spread constraint at all (no Service,
+            // ReplicaSet, … gives it the profile's defaults): the solver's evening out still
+            // spreads its pods over zones, then nodes, after every other counter (weight 0: no
+            // score, no bound on the skew), where kube-scheduler's resource scores alone tend
+            // to spread them.
+            let owners = owners.get_or_insert_with(|| Owners::new(keys.cluster, reps, sizes));
+            let Some(pods) = owner_key(rep).and_then(|o| owners.0.get(&o)) else { continue };
+            if pods.pods < 2 {
+                continue;
+            }
+            for key in [ZONE_LABEL, HOSTNAME_LABEL] {
+                if let Some(counter) = owner_counter(problem, keys, pods, key) {
+                    problem.inter_pod.rules.push(Rule::Soft {
+                        class: k,
+                        counter,
+                        weight: 0,
+                        max_skew: u32::MAX,
+                    });
+                }
+            }
+        }
         // As `has_soft_spread`.
         if weight <= 0 || constraints.is_empty() {
             continue;
@@ -297,6 +322,77 @@ fn spread_counter(
     }
     problem.inter_pod.counters.push(Counter { topology, members, eligible, initial });
     problem.inter_pod.counters.len() - 1
+}
+
+/// A pod's controlling owner: namespace, kind, name (none for a bare or terminating pod).
+fn owner_key(p: &Pod) -> Option<(&str, &str, &str)> {
+    let o = p.owner.as_ref().filter(|_| !p.terminating)?;
+    Some((p.namespace.as_str(), o.kind.as_str(), o.name.as_str()))
+}
+
+/// The pods of one controlling owner.
+#[derive(Default)]
+struct OwnerPods {
+    /// The classes of `reps` with the owner.
+    classes: Vec<usize>,
+    /// Its pods: the classes' and the bound ones.
+    pods: usize,
+    /// Its bound pods per node.
+    on_nodes: BTreeMap<usize, u32>,
+}
+
+/// The pods of every controlling owner of a class, worked out once per tier.
+struct Owners<'p>(BTreeMap<(&'p str, &'p str, &'p str), OwnerPods>);
+
+impl<'p> Owners<'p> {
+    fn new(cluster: &'p ClusterState, reps: &[&'p Pod], sizes: &[usize]) -> Self {
+        let mut by: BTreeMap<(&str, &str, &str), OwnerPods> = BTreeMap::new();
+        for (i, rep) in reps.iter().enumerate() {
+            if let Some(o) = owner_key(rep) {
+                let entry = by.entry(o).or_default();
+                entry.classes.push(i);
+                entry.pods += sizes.get(i).copied().unwrap_or(1);
+            }
+        }
+        for (n, node) in cluster.nodes.iter().enumerate() {
+            for p in &node.pods {
+                if let Some(entry) = owner_key(p).and_then(|o| by.get_mut(&o)) {
+                    entry.pods += 1;
+                    *entry.on_nodes.entry(n).or_insert(0) += 1;
+                }
+            }
+        }
+        Owners(by)
+    }
+}
+
+/// A counter of one owner's pods per domain of `key`: its bound pods as initial counts, its
+/// classes as members. `None` when no node has the key.
+fn owner_counter(
+    problem: &mut Problem,
+    keys: &mut Keys<'_>,
+    owner: &OwnerPods,
+    key: &str,
+) -> Option<usize> {
+    if !keys.cluster.nodes.iter().any(|n| n.labels.contains_key(key)) {
+        return None;
+    }
+    let topology = keys.index(key);
+    let mut initial: Vec<u32> = Vec::new();
+    for (&n, &here) in &owner.on_nodes {
+        let d = keys.domain(topology, n);
+        if d == NO_DOMAIN {
+            continue;
+        }
+        let d = d as usize;
+        if initial.len() <= d {
+            initial.resize(d + 1, 0);
+        }
+        initial[d] = initial[d].saturating_add(here);
+    }
+    let members = owner.classes.clone();
+    problem.inter_pod.counters.push(Counter { topology, members, eligible: Vec::new(), initial });
+    Some(problem.inter_pod.counters.len() - 1)
 }
 
 /// Whether `rep`'s profile filters with InterPodAffinity and `rep` has required pod affinity:

@@ -186,6 +186,9 @@ thread_local! {
 /// The hostname label (`kubernetes.io/hostname`).
 pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 
+/// The zone label: the zone-level key of owner-spreading tie-breaks (`batch/inter_pod.rs`).
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
 /// Which assignment stages a batch run uses for its greedy classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SolverChoice {

@@ -155,8 +155,26 @@ impl Run {
         };
         let mut keys = inter_pod::Keys::new(cluster);
         add_conflicts(&mut problem, &mut keys, cluster, &reps[..to_place.len()]);
-        let soft_spread =
-            inter_pod::add_spread(&mut problem, &mut keys, &reps, to_place.len(), frameworks);
+        // Pods per class: the tier's to place, the earlier tiers' placed.
+        let sizes: Vec<usize> = global
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| {
+                if k < to_place.len() {
+                    classes[c].members.len()
+                } else {
+                    self.by_class.get(&c).map_or(0, Vec::len)
+                }
+            })
+            .collect();
+        let soft_spread = inter_pod::add_spread(
+            &mut problem,
+            &mut keys,
+            &reps,
+            &sizes,
+            to_place.len(),
+            frameworks,
+        );
         let affinity_masks =
             inter_pod::add_affinity(&mut problem, &mut keys, &reps, to_place.len(), frameworks);
         inter_pod::add_preferred(&mut problem, &mut keys, &reps, to_place.len(), frameworks);

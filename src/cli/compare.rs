@@ -316,6 +316,12 @@ fn render_workloads(c: &Comparison) -> String {
         ]);
     }
     out.push_str(&t.render());
+    let m = c.more_skewed;
+    out.push_str(&format!(
+        "workloads more skewed (zone or node) under plan than baseline: {}, of which beyond \
+         their own constraints' maxSkew: {}\n",
+        m.workloads, m.beyond_max_skew
+    ));
     out
 }
 

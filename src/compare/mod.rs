@@ -102,6 +102,9 @@ pub struct Comparison {
     pub owners: Vec<workloads::OwnerRow>,
     /// How many workloads are not listed.
     pub owners_not_listed: usize,
+    /// How many workloads (listed or not) are more skewed under the plan than under baseline,
+    /// and how many of them beyond their own `maxSkew`.
+    pub more_skewed: workloads::MoreSkewed,
     /// Better, worse or mixed, criterion by criterion.
     pub verdict: verdict::Verdict,
     /// Where the plans differ.
@@ -613,7 +616,8 @@ pub fn compare(
     let workloads = workloads::Workloads::new(before, pending);
     let baseline_sides = workloads.sides(&baseline.plan, &baseline_after);
     let plan_sides = workloads.sides(&plan.plan, &plan_after);
-    let mut owners = workloads::rows(&baseline_sides, &plan_sides);
+    let mut owners = workloads::rows(&workloads, &baseline_sides, &plan_sides);
+    let more_skewed = workloads::MoreSkewed::of(&owners);
     let baseline_seeds = (!other_baselines.is_empty()).then(|| {
         // Plan documents (`--baseline-plan`) are numbered from 1; a baseline run has its seed.
         let documents = &settings.baseline_plan;
@@ -647,6 +651,7 @@ pub fn compare(
         valid: plan_side.violations == 0,
         owners,
         owners_not_listed,
+        more_skewed,
         verdict,
         snapshot,
         settings,

@@ -358,7 +358,7 @@ fn workload_rows_count_placed_pods_and_skew_over_eligible_domains_only() {
     let piled = plan(&[("r1", "a1"), ("r2", "a1"), ("r3", "a1")]);
     let (ba, pa) = (apply_plan(&state, &pending, &baseline), apply_plan(&state, &pending, &piled));
     let w = Workloads::new(&state, &pending);
-    let rows = rows(&w.sides(&baseline, &ba), &w.sides(&piled, &pa));
+    let rows = rows(&w, &w.sides(&baseline, &ba), &w.sides(&piled, &pa));
     let owners: Vec<&str> = rows.iter().map(|r| r.owner.as_str()).collect();
     assert_eq!(owners, ["ReplicaSet ns/web", "Pod ns/solo"], "the most different first");
     let web = &rows[0];
@@ -378,6 +378,89 @@ fn workload_rows_count_placed_pods_and_skew_over_eligible_domains_only() {
     let solo = &rows[1];
     assert_eq!((solo.baseline.placed, solo.plan.placed, solo.plan.unplaced), (1, 0, 1));
     assert_eq!(verdict::starved(&rows), (0, 1));
+}
+
+#[test]
+fn a_workload_is_more_skewed_beyond_its_own_max_skew_only_past_its_own_constraint() {
+    use workloads::{HOSTNAME_LABEL, MoreSkewed, OwnerRow, WorkloadSide, ZONE_LABEL};
+    let side = |zone: i64, node: i64| WorkloadSide {
+        skew: [(ZONE_LABEL.to_string(), zone), (HOSTNAME_LABEL.to_string(), node)].into(),
+        ..Default::default()
+    };
+    struct Case {
+        name: &'static str,
+        /// Zone and node skew under baseline, then under the plan.
+        baseline: (i64, i64),
+        plan: (i64, i64),
+        /// The workload's own zone `maxSkew`.
+        own: Option<i64>,
+        more_skewed: bool,
+        beyond: bool,
+    }
+    let case = |name, baseline, plan, own, more_skewed, beyond| Case {
+        name,
+        baseline,
+        plan,
+        own,
+        more_skewed,
+        beyond,
+    };
+    let cases = [
+        case("as skewed as under baseline is not more skewed", (1, 1), (1, 1), None, false, false),
+        case("less skewed is not more skewed", (3, 2), (1, 1), None, false, false),
+        case(
+            "more skewed without a constraint of its own is beyond",
+            (0, 1),
+            (1, 1),
+            None,
+            true,
+            true,
+        ),
+        case(
+            "more skewed within its own maxSkew is not beyond",
+            (0, 1),
+            (1, 1),
+            Some(1),
+            true,
+            false,
+        ),
+        case("more skewed past its own maxSkew is beyond it", (0, 1), (2, 1), Some(1), true, true),
+        case("a zone constraint does not cover the node skew", (0, 0), (1, 2), Some(1), true, true),
+    ];
+    let mut rows = Vec::new();
+    for c in cases {
+        let row = OwnerRow {
+            owner: c.name.into(),
+            baseline: side(c.baseline.0, c.baseline.1),
+            plan: side(c.plan.0, c.plan.1),
+            max_skew: c.own.map(|m| (ZONE_LABEL.to_string(), m)).into_iter().collect(),
+        };
+        assert_eq!(row.more_skewed(), c.more_skewed, "{}", c.name);
+        assert_eq!(row.more_skewed_beyond_max_skew(), c.beyond, "{}", c.name);
+        rows.push(row);
+    }
+    assert_eq!(MoreSkewed::of(&rows), MoreSkewed { workloads: 4, beyond_max_skew: 3 });
+}
+
+#[test]
+fn a_workloads_own_max_skew_comes_from_its_constraints_that_select_it() {
+    use crate::model::UnsatisfiableAction::{DoNotSchedule, ScheduleAnyway};
+    use crate::model::testing::spread_constraint;
+    use workloads::{HOSTNAME_LABEL, Workloads, ZONE_LABEL, rows};
+    let state = cluster(vec![zoned("a1", "a"), zoned("b1", "b")], vec![]);
+    let mut web = replica("r1", "web");
+    web.topology_spread_constraints = vec![
+        spread_constraint(3, ZONE_LABEL, ScheduleAnyway, &[("app", "web")]),
+        spread_constraint(2, ZONE_LABEL, DoNotSchedule, &[("app", "web")]),
+        // Another workload's pods: not this one's own spread.
+        spread_constraint(1, HOSTNAME_LABEL, DoNotSchedule, &[("app", "db")]),
+    ];
+    let pending = vec![web];
+    let none = plan(&[]);
+    let after = apply_plan(&state, &pending, &none);
+    let w = Workloads::new(&state, &pending);
+    let rows = rows(&w, &w.sides(&none, &after), &w.sides(&none, &after));
+    assert_eq!(rows[0].max_skew, [(ZONE_LABEL.to_string(), 2)].into());
 }
 
 #[test]

@@ -285,7 +285,7 @@ mod tests {
             skew: [(ZONE_LABEL.to_string(), zone)].into(),
             ..Default::default()
         };
-        OwnerRow { owner: owner.into(), baseline: w(a), plan: w(b) }
+        OwnerRow { owner: owner.into(), baseline: w(a), plan: w(b), ..Default::default() }
     }
 
     #[test]

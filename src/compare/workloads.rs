@@ -17,6 +17,9 @@
 //!   nodes the workload can never use is not an empty domain of its spread). Pods on other
 //!   nodes do not count. The workload's scheduling terms are those of its first pending pod.
 //!   No eligible domain: skew 0.
+//! * `max_skew` per topology key: the least `maxSkew` of the workload's own topology spread
+//!   constraints on that key (those of its first pending pod whose selector matches the pod),
+//!   what the workload itself tolerates; none without such a constraint.
 //!
 //! No upstream counterpart (PodTopologySpread computes the same skew for one constraint).
 
@@ -65,9 +68,53 @@ pub struct OwnerRow {
     pub baseline: WorkloadSide,
     /// Under `plan`.
     pub plan: WorkloadSide,
+    /// Per topology key of [`SKEW_KEYS`]: the least `maxSkew` of the workload's own spread
+    /// constraints on it (see the module docs); absent without one.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub max_skew: BTreeMap<String, i64>,
+}
+
+/// The workloads more skewed under the plan than under baseline.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MoreSkewed {
+    /// Zone or node skew above baseline's ([`OwnerRow::more_skewed`]).
+    pub workloads: usize,
+    /// Of them, those above their own `maxSkew` too, or with no constraint of their own on a
+    /// key whose skew rose ([`OwnerRow::more_skewed_beyond_max_skew`]).
+    pub beyond_max_skew: usize,
+}
+
+impl MoreSkewed {
+    /// Counted over `rows`.
+    pub fn of(rows: &[OwnerRow]) -> MoreSkewed {
+        MoreSkewed {
+            workloads: rows.iter().filter(|r| r.more_skewed()).count(),
+            beyond_max_skew: rows.iter().filter(|r| r.more_skewed_beyond_max_skew()).count(),
+        }
+    }
 }
 
 impl OwnerRow {
+    /// The keys of [`SKEW_KEYS`] on which the workload is more skewed under the plan.
+    fn keys_more_skewed(&self) -> impl Iterator<Item = (&'static str, i64)> + '_ {
+        SKEW_KEYS.iter().filter_map(|&k| {
+            let plan = self.plan.skew.get(k).copied().unwrap_or(0);
+            (plan > self.baseline.skew.get(k).copied().unwrap_or(0)).then_some((k, plan))
+        })
+    }
+
+    /// Whether the zone or node skew is above baseline's.
+    pub fn more_skewed(&self) -> bool {
+        self.keys_more_skewed().next().is_some()
+    }
+
+    /// Whether a skew above baseline's is also above the workload's own `maxSkew` on that key,
+    /// or the workload has no constraint of its own there.
+    pub fn more_skewed_beyond_max_skew(&self) -> bool {
+        self.keys_more_skewed().any(|(k, skew)| self.max_skew.get(k).is_none_or(|&m| skew > m))
+    }
+
     /// How much the two plans differ on this workload: `|Δplaced| + |Δmax_per_node| +
     /// Σ |Δskew|`.
     pub fn difference(&self) -> i64 {
@@ -188,6 +235,21 @@ fn pods_by_owner<T>(
     out
 }
 
+/// Per [`SKEW_KEYS`] key, the least `maxSkew` of `pod`'s topology spread constraints on it
+/// whose selector matches the pod itself.
+fn own_max_skew(pod: &Pod) -> BTreeMap<String, i64> {
+    let mut out: BTreeMap<String, i64> = BTreeMap::new();
+    for c in &pod.topology_spread_constraints {
+        if SKEW_KEYS.contains(&c.topology_key.as_str())
+            && c.label_selector.as_ref().is_some_and(|s| s.matches(&pod.labels))
+        {
+            let m = i64::from(c.max_skew);
+            out.entry(c.topology_key.clone()).and_modify(|v| *v = (*v).min(m)).or_insert(m);
+        }
+    }
+    out
+}
+
 /// The workloads of a batch, what every plan's figures are measured against: each
 /// workload's pending pods and its eligible nodes and domains, worked out once.
 #[derive(Debug)]
@@ -245,6 +307,7 @@ impl<'a> Workloads<'a> {
 /// The per-workload rows of two plans' sides ([`Workloads::sides`]), the rows that differ
 /// most ([`OwnerRow::difference`]) first, then by owner.
 pub fn rows(
+    workloads: &Workloads<'_>,
     baseline: &BTreeMap<String, WorkloadSide>,
     plan: &BTreeMap<String, WorkloadSide>,
 ) -> Vec<OwnerRow> {
@@ -254,6 +317,12 @@ pub fn rows(
             owner: owner.clone(),
             baseline: side.clone(),
             plan: plan.get(owner).cloned().unwrap_or_default(),
+            max_skew: workloads
+                .members
+                .get(owner)
+                .and_then(|(pods, _)| pods.first())
+                .map(|p| own_max_skew(p))
+                .unwrap_or_default(),
         })
         .collect();
     rows.sort_by(|x, y| y.difference().cmp(&x.difference()).then_with(|| x.owner.cmp(&y.owner)));

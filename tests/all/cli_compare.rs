@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::run::{kplace, ok};
+use kplace::compare::verdict::Outcome;
 use kplace::compare::{Comparison, SCHEMA_VERSION, Side};
 
 fn demo_dir() -> PathBuf {
@@ -98,6 +99,11 @@ fn compare_on_the_demo_fixture_reports_both_plans_side_by_side() {
     assert_eq!(c.settings.solver, "auto");
     assert!(c.baseline.utilization.contains_key("nvidia.com/gpu"));
     assert_eq!(raw["baseline"]["stranded_reference"], "pending");
+    // The demo has no Service or ReplicaSet object, so no pod gets the profile's default
+    // spreading: the solver still evens out each owner's pods over zones and nodes.
+    assert_eq!(c.verdict.overall, Outcome::Better, "{}", c.verdict.line);
+    assert_eq!(c.more_skewed.workloads, 0, "{:?}", c.more_skewed);
+    assert_eq!(raw["more_skewed"]["beyond_max_skew"], 0);
 }
 
 #[test]
