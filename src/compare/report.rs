@@ -539,6 +539,12 @@ fn workloads_section(h: &mut String, c: &Comparison) {
         );
     }
     h.push_str("</tbody>\n</table>\n");
+    let _ = writeln!(
+        h,
+        "<p class=\"note\" id=\"more-skewed\">Workloads more skewed (zone or node) under the plan \
+         than under baseline: {}, of which beyond their own constraints' maxSkew: {}.</p>",
+        c.more_skewed.workloads, c.more_skewed.beyond_max_skew
+    );
 
     // Zone skew per workload, a pair of bars each.
     let rows: Vec<&super::workloads::OwnerRow> = c.owners.iter().take(MAX_COLUMNS).collect();

@@ -305,6 +305,15 @@ fn the_report_shows_every_workload_and_its_zone_skew_under_both_plans() {
         assert_eq!(cells[6], format!("{} / {}", a.skew[host], b.skew[host]));
         assert_eq!(cells[7], format!("{} / {}", a.max_per_node, b.max_per_node));
     }
+    let more = c.owners.iter().filter(|r| r.more_skewed()).count();
+    let beyond = c.owners.iter().filter(|r| r.more_skewed_beyond_max_skew()).count();
+    assert_eq!((c.more_skewed.workloads, c.more_skewed.beyond_max_skew), (more, beyond));
+    assert!(
+        dom.contains(&format!(
+            "under baseline: {more}, of which beyond their own constraints' maxSkew: {beyond}."
+        )),
+        "the count of workloads more skewed under the table"
+    );
 
     // The chart: a pair of bars per workload, each carrying its zone skew, taller for more.
     let chart = svg(&dom, "zone-skew");
