@@ -183,7 +183,7 @@ pub struct TopologyState {
     counted_hard: Vec<bool>,
     /// Per counter read by a spread rule: its eligible domains and how many eligible domains
     /// hold each count (for the minimum).
-    spread: BTreeMap<usize, SpreadDomains>,
+    spread: Vec<Option<SpreadDomains>>,
     /// Per topology: whether every node is its own domain (a placement changes only its node).
     local: Vec<bool>,
     /// Bumped whenever the minimum of a spread counter changes.
@@ -306,7 +306,7 @@ impl TopologyState {
             member_of,
             rules_of,
             counted_hard,
-            spread: BTreeMap::new(),
+            spread: vec![None; inter.counters.len()],
             local,
             generation: 0,
         };
@@ -318,7 +318,7 @@ impl TopologyState {
                 }
                 _ => continue,
             };
-            if let Some(s) = state.spread.get_mut(&counter) {
+            if let Some(s) = state.spread.get_mut(counter).and_then(Option::as_mut) {
                 s.hard |= hard;
                 s.tie_break &= tie_break;
                 s.soft_max_skew = s.soft_max_skew.min(soft_max_skew);
@@ -346,19 +346,17 @@ impl TopologyState {
                     bound_sums.push(bound_sums.last().copied().unwrap_or(0) + u64::from(b));
                 }
             }
-            state.spread.insert(
-                counter,
-                SpreadDomains {
-                    eligible,
-                    number,
-                    histogram,
-                    hard,
-                    tie_break,
-                    soft_max_skew,
-                    bound,
-                    bound_sums,
-                },
-            );
+            let Some(slot) = state.spread.get_mut(counter) else { continue };
+            *slot = Some(SpreadDomains {
+                eligible,
+                number,
+                histogram,
+                hard,
+                tie_break,
+                soft_max_skew,
+                bound,
+                bound_sums,
+            });
         }
         state
     }
@@ -407,7 +405,7 @@ impl TopologyState {
             self.counts[k][d] = new;
             self.totals[k] =
                 if add { self.totals[k] + 1 } else { self.totals[k].saturating_sub(1) };
-            if let Some(s) = self.spread.get_mut(&k)
+            if let Some(s) = self.spread.get_mut(k).and_then(Option::as_mut)
                 && s.eligible[d]
             {
                 let before = s.histogram.keys().next().copied();
@@ -505,7 +503,7 @@ impl TopologyState {
         max_skew: u32,
         min_domains: u32,
     ) -> bool {
-        let Some(s) = self.spread.get(&k) else { return true };
+        let Some(s) = self.spread.get(k).and_then(Option::as_ref) else { return true };
         let Some((min, _)) = s.extremes() else { return true };
         let min = if s.number < min_domains { 0 } else { min };
         let self_match = u64::from(self.member_of[c].contains(&k));
@@ -515,27 +513,35 @@ impl TopologyState {
     /// The counters whose minimum only `ScheduleAnyway` terms read (no hard rule reads them),
     /// sorted: the ones the solver may even out by moving the pods it placed.
     pub fn soft_spread_counters(&self) -> Vec<usize> {
-        self.spread.iter().filter(|(_, s)| !s.hard).map(|(&k, _)| k).collect()
+        self.spread
+            .iter()
+            .enumerate()
+            .filter_map(|(k, s)| s.as_ref().filter(|s| !s.hard).map(|_| k))
+            .collect()
     }
 
     /// Whether counter `k` is read only by `ScheduleAnyway` terms of weight 0: a tie-break,
     /// evened out after the others and read by nothing else of the solve (trading and
     /// substitution leave it out).
     pub fn is_tie_break(&self, k: usize) -> bool {
-        self.spread.get(&k).is_some_and(|s| s.tie_break)
+        self.spread.get(k).and_then(Option::as_ref).is_some_and(|s| s.tie_break)
     }
 
     /// The `maxSkew` the `ScheduleAnyway` terms reading counter `k` ask for (the smallest of
     /// them): none for a counter a hard rule reads, a tie-break, or one no spread term reads.
     pub fn soft_max_skew(&self, k: usize) -> Option<u32> {
-        self.spread.get(&k).filter(|s| !s.hard && !s.tie_break).map(|s| s.soft_max_skew)
+        self.spread
+            .get(k)
+            .and_then(Option::as_ref)
+            .filter(|s| !s.hard && !s.tie_break)
+            .map(|s| s.soft_max_skew)
     }
 
     /// The imbalance of counter `k` over its eligible domains: its skew (`max − min`) and the
     /// sum of the squared counts, which falls with every pod moved from a domain to one
     /// holding at least two fewer. `(0, 0)` for a counter no spread term reads.
     pub fn imbalance(&self, k: usize) -> (u64, u64) {
-        let Some(s) = self.spread.get(&k) else { return (0, 0) };
+        let Some(s) = self.spread.get(k).and_then(Option::as_ref) else { return (0, 0) };
         let Some((min, max)) = s.extremes() else { return (0, 0) };
         let squares = s.histogram.iter().map(|(&v, &n)| u64::from(v).pow(2) * u64::from(n)).sum();
         (u64::from(max - min), squares)
@@ -546,7 +552,7 @@ impl TopologyState {
     /// the present maximum and the source at least at the present minimum. True for a counter
     /// no spread term reads or a move within a domain.
     pub fn move_within_extremes(&self, k: usize, from: usize, to: usize) -> bool {
-        let Some(s) = self.spread.get(&k) else { return true };
+        let Some(s) = self.spread.get(k).and_then(Option::as_ref) else { return true };
         let Some((min, max)) = s.extremes() else { return true };
         let t = self.counters[k].topology;
         let (df, dt) = (self.domain(t, from), self.domain(t, to));
@@ -588,7 +594,9 @@ impl TopologyState {
 
     /// The two removal rules above; `over_bound` picks the second.
     fn removal_keeps(&self, k: usize, node: usize, over_bound: bool) -> bool {
-        let Some(s) = self.spread.get(&k).filter(|s| !s.tie_break) else { return true };
+        let Some(s) = self.spread.get(k).and_then(Option::as_ref).filter(|s| !s.tie_break) else {
+            return true;
+        };
         let Some((min, _)) = s.extremes() else { return true };
         let Some(d) = self.counted_domain(s, k, node) else { return true };
         if self.counts[k][d] <= min {
@@ -609,14 +617,16 @@ impl TopologyState {
     /// cannot grow: the node's domain holds fewer than the present maximum. True for a counter
     /// no spread term reads, a tie-break and a node the counter does not count on.
     pub fn addition_keeps_maximum(&self, k: usize, node: usize) -> bool {
-        let Some(s) = self.spread.get(&k).filter(|s| !s.tie_break) else { return true };
+        let Some(s) = self.spread.get(k).and_then(Option::as_ref).filter(|s| !s.tie_break) else {
+            return true;
+        };
         let Some((_, max)) = s.extremes() else { return true };
         self.counted_domain(s, k, node).is_none_or(|d| self.counts[k][d] < max)
     }
 
     /// Counter `k`'s eligible domains with their counts, by domain id.
     pub fn eligible_counts(&self, k: usize) -> Vec<(u32, u32)> {
-        let Some(s) = self.spread.get(&k) else { return Vec::new() };
+        let Some(s) = self.spread.get(k).and_then(Option::as_ref) else { return Vec::new() };
         s.eligible
             .iter()
             .enumerate()

@@ -163,19 +163,13 @@ pub(super) fn add_spread(
             // score, no bound on the skew), where kube-scheduler's resource scores alone tend
             // to spread them.
             let owners = owners.get_or_insert_with(|| Owners::new(keys.cluster, reps, sizes));
-            let Some(pods) = owner_key(rep).and_then(|o| owners.0.get(&o)) else { continue };
-            if pods.pods < 2 {
-                continue;
-            }
-            for key in [ZONE_LABEL, HOSTNAME_LABEL] {
-                if let Some(counter) = owner_counter(problem, keys, pods, key) {
-                    problem.inter_pod.rules.push(Rule::Soft {
-                        class: k,
-                        counter,
-                        weight: 0,
-                        max_skew: u32::MAX,
-                    });
-                }
+            for counter in owners.counters(problem, keys, rep) {
+                problem.inter_pod.rules.push(Rule::Soft {
+                    class: k,
+                    counter,
+                    weight: 0,
+                    max_skew: u32::MAX,
+                });
             }
         }
         // As `has_soft_spread`.
@@ -330,6 +324,10 @@ fn owner_key(p: &Pod) -> Option<(&str, &str, &str)> {
     Some((p.namespace.as_str(), o.kind.as_str(), o.name.as_str()))
 }
 
+/// The most counters × nodes the owners' counters may add to a solve (the solver keeps a row
+/// per node for each counter): past it only the owners with the most pods get them.
+const OWNER_COUNTER_CELLS: usize = 1 << 25;
+
 /// The pods of one controlling owner.
 #[derive(Default)]
 struct OwnerPods {
@@ -339,12 +337,34 @@ struct OwnerPods {
     pods: usize,
     /// Its bound pods per node.
     on_nodes: BTreeMap<usize, u32>,
+    /// Whether it gets counters: two pods or more, within [`OWNER_COUNTER_CELLS`].
+    counted: bool,
+    /// Its counters, once made (one per key, shared by its classes).
+    counters: Option<Vec<usize>>,
 }
 
 /// The pods of every controlling owner of a class, worked out once per tier.
 struct Owners<'p>(BTreeMap<(&'p str, &'p str, &'p str), OwnerPods>);
 
 impl<'p> Owners<'p> {
+    /// The counters of `rep`'s owner over zones and nodes, made on first use.
+    fn counters(&mut self, problem: &mut Problem, keys: &mut Keys<'_>, rep: &'p Pod) -> Vec<usize> {
+        let Some(owner) = owner_key(rep).and_then(|o| self.0.get_mut(&o)) else {
+            return Vec::new();
+        };
+        if !owner.counted {
+            return Vec::new();
+        }
+        if owner.counters.is_none() {
+            let made = [ZONE_LABEL, HOSTNAME_LABEL]
+                .iter()
+                .filter_map(|key| owner_counter(problem, keys, owner, key))
+                .collect();
+            owner.counters = Some(made);
+        }
+        owner.counters.clone().unwrap_or_default()
+    }
+
     fn new(cluster: &'p ClusterState, reps: &[&'p Pod], sizes: &[usize]) -> Self {
         let mut by: BTreeMap<(&str, &str, &str), OwnerPods> = BTreeMap::new();
         for (i, rep) in reps.iter().enumerate() {
@@ -360,6 +380,16 @@ impl<'p> Owners<'p> {
                     entry.pods += 1;
                     *entry.on_nodes.entry(n).or_insert(0) += 1;
                 }
+            }
+        }
+        // Two counters each; the owners with the most pods first.
+        let room = OWNER_COUNTER_CELLS / cluster.nodes.len().max(1) / 2;
+        let mut many: Vec<(usize, (&str, &str, &str))> =
+            by.iter().filter(|(_, o)| o.pods >= 2).map(|(&k, o)| (o.pods, k)).collect();
+        many.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (_, k) in many.into_iter().take(room) {
+            if let Some(o) = by.get_mut(&k) {
+                o.counted = true;
             }
         }
         Owners(by)
