@@ -503,7 +503,7 @@ impl TopologyState {
         max_skew: u32,
         min_domains: u32,
     ) -> bool {
-        let Some(s) = self.spread.get(k).and_then(Option::as_ref) else { return true };
+        let Some(s) = self.spread_of(k) else { return true };
         let Some((min, _)) = s.extremes() else { return true };
         let min = if s.number < min_domains { 0 } else { min };
         let self_match = u64::from(self.member_of[c].contains(&k));
@@ -520,28 +520,29 @@ impl TopologyState {
             .collect()
     }
 
+    /// The eligible domains of counter `k` when a spread rule reads it.
+    fn spread_of(&self, k: usize) -> Option<&SpreadDomains> {
+        self.spread.get(k).and_then(Option::as_ref)
+    }
+
     /// Whether counter `k` is read only by `ScheduleAnyway` terms of weight 0: a tie-break,
     /// evened out after the others and read by nothing else of the solve (trading and
     /// substitution leave it out).
     pub fn is_tie_break(&self, k: usize) -> bool {
-        self.spread.get(k).and_then(Option::as_ref).is_some_and(|s| s.tie_break)
+        self.spread_of(k).is_some_and(|s| s.tie_break)
     }
 
     /// The `maxSkew` the `ScheduleAnyway` terms reading counter `k` ask for (the smallest of
     /// them): none for a counter a hard rule reads, a tie-break, or one no spread term reads.
     pub fn soft_max_skew(&self, k: usize) -> Option<u32> {
-        self.spread
-            .get(k)
-            .and_then(Option::as_ref)
-            .filter(|s| !s.hard && !s.tie_break)
-            .map(|s| s.soft_max_skew)
+        self.spread_of(k).filter(|s| !s.hard && !s.tie_break).map(|s| s.soft_max_skew)
     }
 
     /// The imbalance of counter `k` over its eligible domains: its skew (`max − min`) and the
     /// sum of the squared counts, which falls with every pod moved from a domain to one
     /// holding at least two fewer. `(0, 0)` for a counter no spread term reads.
     pub fn imbalance(&self, k: usize) -> (u64, u64) {
-        let Some(s) = self.spread.get(k).and_then(Option::as_ref) else { return (0, 0) };
+        let Some(s) = self.spread_of(k) else { return (0, 0) };
         let Some((min, max)) = s.extremes() else { return (0, 0) };
         let squares = s.histogram.iter().map(|(&v, &n)| u64::from(v).pow(2) * u64::from(n)).sum();
         (u64::from(max - min), squares)
@@ -552,7 +553,7 @@ impl TopologyState {
     /// the present maximum and the source at least at the present minimum. True for a counter
     /// no spread term reads or a move within a domain.
     pub fn move_within_extremes(&self, k: usize, from: usize, to: usize) -> bool {
-        let Some(s) = self.spread.get(k).and_then(Option::as_ref) else { return true };
+        let Some(s) = self.spread_of(k) else { return true };
         let Some((min, max)) = s.extremes() else { return true };
         let t = self.counters[k].topology;
         let (df, dt) = (self.domain(t, from), self.domain(t, to));
@@ -594,7 +595,7 @@ impl TopologyState {
 
     /// The two removal rules above; `over_bound` picks the second.
     fn removal_keeps(&self, k: usize, node: usize, over_bound: bool) -> bool {
-        let Some(s) = self.spread.get(k).and_then(Option::as_ref).filter(|s| !s.tie_break) else {
+        let Some(s) = self.spread_of(k).filter(|s| !s.tie_break) else {
             return true;
         };
         let Some((min, _)) = s.extremes() else { return true };
@@ -617,7 +618,7 @@ impl TopologyState {
     /// cannot grow: the node's domain holds fewer than the present maximum. True for a counter
     /// no spread term reads, a tie-break and a node the counter does not count on.
     pub fn addition_keeps_maximum(&self, k: usize, node: usize) -> bool {
-        let Some(s) = self.spread.get(k).and_then(Option::as_ref).filter(|s| !s.tie_break) else {
+        let Some(s) = self.spread_of(k).filter(|s| !s.tie_break) else {
             return true;
         };
         let Some((_, max)) = s.extremes() else { return true };
@@ -626,7 +627,7 @@ impl TopologyState {
 
     /// Counter `k`'s eligible domains with their counts, by domain id.
     pub fn eligible_counts(&self, k: usize) -> Vec<(u32, u32)> {
-        let Some(s) = self.spread.get(k).and_then(Option::as_ref) else { return Vec::new() };
+        let Some(s) = self.spread_of(k) else { return Vec::new() };
         s.eligible
             .iter()
             .enumerate()

@@ -344,22 +344,24 @@ struct OwnerPods {
 }
 
 /// The pods of every controlling owner of a class, worked out once per tier.
-struct Owners<'p>(BTreeMap<(&'p str, &'p str, &'p str), OwnerPods>);
+struct Owners<'p> {
+    by: BTreeMap<(&'p str, &'p str, &'p str), OwnerPods>,
+    /// The keys of the counters, zone then node, that some node carries.
+    keys: Vec<&'static str>,
+}
 
 impl<'p> Owners<'p> {
     /// The counters of `rep`'s owner over zones and nodes, made on first use.
     fn counters(&mut self, problem: &mut Problem, keys: &mut Keys<'_>, rep: &'p Pod) -> Vec<usize> {
-        let Some(owner) = owner_key(rep).and_then(|o| self.0.get_mut(&o)) else {
+        let Some(owner) = owner_key(rep).and_then(|o| self.by.get_mut(&o)) else {
             return Vec::new();
         };
         if !owner.counted {
             return Vec::new();
         }
         if owner.counters.is_none() {
-            let made = [ZONE_LABEL, HOSTNAME_LABEL]
-                .iter()
-                .filter_map(|key| owner_counter(problem, keys, owner, key))
-                .collect();
+            let made =
+                self.keys.iter().map(|key| owner_counter(problem, keys, owner, key)).collect();
             owner.counters = Some(made);
         }
         owner.counters.clone().unwrap_or_default()
@@ -392,21 +394,22 @@ impl<'p> Owners<'p> {
                 o.counted = true;
             }
         }
-        Owners(by)
+        let keys = [ZONE_LABEL, HOSTNAME_LABEL]
+            .into_iter()
+            .filter(|k| cluster.nodes.iter().any(|n| n.labels.contains_key(*k)))
+            .collect();
+        Owners { by, keys }
     }
 }
 
 /// A counter of one owner's pods per domain of `key`: its bound pods as initial counts, its
-/// classes as members. `None` when no node has the key.
+/// classes as members.
 fn owner_counter(
     problem: &mut Problem,
     keys: &mut Keys<'_>,
     owner: &OwnerPods,
     key: &str,
-) -> Option<usize> {
-    if !keys.cluster.nodes.iter().any(|n| n.labels.contains_key(key)) {
-        return None;
-    }
+) -> usize {
     let topology = keys.index(key);
     let mut initial: Vec<u32> = Vec::new();
     for (&n, &here) in &owner.on_nodes {
@@ -422,7 +425,7 @@ fn owner_counter(
     }
     let members = owner.classes.clone();
     problem.inter_pod.counters.push(Counter { topology, members, eligible: Vec::new(), initial });
-    Some(problem.inter_pod.counters.len() - 1)
+    problem.inter_pod.counters.len() - 1
 }
 
 /// Whether `rep`'s profile filters with InterPodAffinity and `rep` has required pod affinity:

@@ -333,6 +333,29 @@ impl<'a> Replay<'a> {
         live.chain(ghosts)
     }
 
+    /// What changed among the pods seen since a tally counted the first `changes` changes at
+    /// turn `from`, up to the present at turn `to`: each later change of `live` as `(node,
+    /// pod, 1)` or `(node, pod, -1)`, then, with `ghosts`, the victims whose preemptor's turn
+    /// came in between (no longer seen: -1).
+    fn seen_since(
+        &self,
+        changes: usize,
+        from: usize,
+        to: usize,
+        ghosts: bool,
+    ) -> impl Iterator<Item = (usize, &'a Pod, i64)> + '_ {
+        let changed =
+            self.changes[changes..].iter().map(|&(m, q, added)| (m, q, if added { 1 } else { -1 }));
+        // The ghosts are sorted by their preemptor's turn.
+        let gone = if ghosts {
+            self.ghosts.partition_point(|g| g.turn <= from)
+                ..self.ghosts.partition_point(|g| g.turn <= to)
+        } else {
+            0..0
+        };
+        changed.chain(self.ghosts[gone].iter().map(|g| (g.node, g.pod, -1)))
+    }
+
     /// Adds `pod` to the live pods of node `n`.
     fn add(&mut self, n: usize, pod: &'a Pod) {
         if let Some(pods) = self.live.get_mut(n) {
@@ -950,24 +973,22 @@ fn check_placement(
 
     // Required anti-affinity, both ways, on live pods.
     for term in &pod.pod_anti_affinity.required {
+        let Some(value) = node.labels.get(&term.topology_key) else { continue };
         let selects = |q: &Pod| {
             rules::term_selects(replay.cluster, &pod.namespace, TermOwner::Incoming, term, q)
         };
         let counted = terms::Term {
             signature: format!("anti {:?} {term:?}", pod.namespace),
-            key: &term.topology_key,
+            keys: &[&term.topology_key],
             ghosts: false,
             selects: &selects,
         };
-        let in_domain = node
-            .labels
-            .get(&term.topology_key)
-            .is_some_and(|v| terms::counts_at(replay, turn, &counted, v).0 > 0);
+        let in_domain = terms::counts_at(replay, turn, &counted, &[value])[0].0 > 0;
         // The pod to name: the first in the live pods' order.
-        if let Some((_, other)) = replay
-            .live_pods()
-            .filter(|_| in_domain)
-            .find(|&(m, q)| replay.same_domain(n, m, &term.topology_key) && selects(q))
+        if in_domain
+            && let Some((_, other)) = replay
+                .live_pods()
+                .find(|&(m, q)| replay.same_domain(n, m, &term.topology_key) && selects(q))
         {
             push(
                 ViolationKind::PodAntiAffinity,
@@ -1021,23 +1042,20 @@ fn affinity_violation(replay: &Replay<'_>, turn: usize, pod: &Pod, n: usize) -> 
             .iter()
             .all(|t| rules::term_selects(replay.cluster, &pod.namespace, TermOwner::Incoming, t, q))
     };
-    // (term index) → whether some pod matching every term is in n's domain; and whether any
-    // pod matching every term sits on a node with one of the terms' keys.
-    let mut satisfied = vec![false; required.len()];
-    let mut any_counted = false;
-    let signature = format!("affinity {:?} {required:?}", pod.namespace);
-    for (i, t) in required.iter().enumerate() {
-        let counted = terms::Term {
-            signature: signature.clone(),
-            key: &t.topology_key,
-            ghosts: true,
-            selects: &matches_all,
-        };
-        let value = node.labels.get(&t.topology_key).map_or("", String::as_str);
-        let (here, total) = terms::counts_at(replay, turn, &counted, value);
-        satisfied[i] = here > 0;
-        any_counted |= total > 0;
-    }
+    // Per term: whether some pod matching every term is in n's domain; and whether any pod
+    // matching every term sits on a node with one of the terms' keys.
+    let keys: Vec<&str> = required.iter().map(|t| t.topology_key.as_str()).collect();
+    let values: Vec<&str> =
+        keys.iter().map(|k| node.labels.get(*k).map_or("", String::as_str)).collect();
+    let counted = terms::Term {
+        signature: format!("affinity {:?} {required:?}", pod.namespace),
+        keys: &keys,
+        ghosts: true,
+        selects: &matches_all,
+    };
+    let counts = terms::counts_at(replay, turn, &counted, &values);
+    let satisfied: Vec<bool> = counts.iter().map(|&(here, _)| here > 0).collect();
+    let any_counted = counts.iter().any(|&(_, total)| total > 0);
     if satisfied.iter().all(|s| *s) {
         return None;
     }

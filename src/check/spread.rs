@@ -205,15 +205,8 @@ fn advance(
     c: &TopologySpreadConstraint,
 ) {
     let nodes = &replay.cluster.nodes;
-    for &(m, q, added) in &replay.changes[tally.changes..] {
-        tally.count(nodes, pod, c, m, q, if added { 1 } else { -1 });
-    }
-    // The ghosts are sorted by their preemptor's turn.
-    let ghosts = &replay.ghosts;
-    let gone = ghosts.partition_point(|g| g.turn <= tally.turn)
-        ..ghosts.partition_point(|g| g.turn <= turn);
-    for g in &ghosts[gone] {
-        tally.count(nodes, pod, c, g.node, g.pod, -1);
+    for (m, q, by) in replay.seen_since(tally.changes, tally.turn, turn, true) {
+        tally.count(nodes, pod, c, m, q, by);
     }
     tally.changes = replay.changes.len();
     tally.turn = turn;

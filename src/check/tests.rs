@@ -352,6 +352,9 @@ fn inter_pod_rules_are_checked() {
     let web = |name: &str| PodBuilder::new("d", name).cpu(100).label("app", "web");
     let anti = |name: &str| web(name).pod_anti_affinity(affinity_term("zone", &[("app", "web")]));
     let with_bound = |bound: Vec<Pod>| cluster(nodes(), bound);
+    // An affinity target filling node a1, evictable by any pod of higher priority.
+    let target =
+        || PodBuilder::new("d", "target").cpu(4000).label("app", "t").priority(0).node("a1").obj();
     let cases = vec![
         Case {
             name: "a pod whose anti-affinity selects a pod in its zone is reported",
@@ -455,14 +458,7 @@ fn inter_pod_rules_are_checked() {
         },
         Case {
             name: "an affinity target evicted for a later preemptor still counts",
-            state: with_bound(vec![
-                PodBuilder::new("d", "target")
-                    .cpu(4000)
-                    .label("app", "t")
-                    .priority(0)
-                    .node("a1")
-                    .obj(),
-            ]),
+            state: with_bound(vec![target()]),
             pending: vec![
                 PodBuilder::new("d", "follower")
                     .priority(10)
@@ -479,14 +475,7 @@ fn inter_pod_rules_are_checked() {
         },
         Case {
             name: "an affinity target evicted before the pod is placed does not count",
-            state: with_bound(vec![
-                PodBuilder::new("d", "target")
-                    .cpu(4000)
-                    .label("app", "t")
-                    .priority(0)
-                    .node("a1")
-                    .obj(),
-            ]),
+            state: with_bound(vec![target()]),
             pending: vec![
                 PodBuilder::new("d", "preemptor").cpu(4000).priority(5).obj(),
                 PodBuilder::new("d", "follower")
@@ -505,14 +494,7 @@ fn inter_pod_rules_are_checked() {
         },
         Case {
             name: "an affinity target stops counting at its preemptor's turn for the pods after it",
-            state: with_bound(vec![
-                PodBuilder::new("d", "target")
-                    .cpu(4000)
-                    .label("app", "t")
-                    .priority(0)
-                    .node("a1")
-                    .obj(),
-            ]),
+            state: with_bound(vec![target()]),
             pending: vec![
                 PodBuilder::new("d", "before")
                     .priority(10)
